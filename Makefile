@@ -1,0 +1,116 @@
+# gitpack build.
+#
+#   make                  build ./gitpack (and t/helper/test-tool)
+#   make DEVELOPER=1      warnings are errors (CI uses this)
+#   make SANITIZE=address,undefined test
+#                         the suite under ASan+UBSan
+#   make test             the whole suite; ends with "N passed, N failed"
+#   make demo             install missing deps, build, run the main job
+#   make fuzz             build libFuzzer targets (clang) in t/fuzz/
+#   make check-headers    compile each header alone
+#
+# Knobs (also settable in config.mak, or found by ./configure, which
+# writes config.mak.autogen): NO_LIBDEFLATE=1, CC, CFLAGS, LDFLAGS,
+# GP_TEST_JOBS (parallel test scripts).
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+LDFLAGS ?=
+PROVE_JOBS ?= 2
+
+-include config.mak.autogen
+-include config.mak
+
+WARNINGS = -Wall -Wextra -Wvla -Wsign-compare -Wno-unused-parameter \
+	   -Wno-missing-field-initializers -Wshadow=local
+ifdef DEVELOPER
+WARNINGS += -Werror -Wstrict-prototypes -Wmissing-prototypes -Wdeclaration-after-statement -Wno-declaration-after-statement
+endif
+
+BASIC_CFLAGS = -std=gnu11 -pthread -I. $(WARNINGS) -D_FILE_OFFSET_BITS=64
+LIBS = -lcrypto -lz -lpthread
+
+ifndef NO_LIBDEFLATE
+HAVE_LIBDEFLATE := $(shell printf '\043include <libdeflate.h>\nint main(void){return 0;}\n' | \
+	$(CC) -x c - -o /dev/null -ldeflate >/dev/null 2>&1 && echo yes)
+ifeq ($(HAVE_LIBDEFLATE),yes)
+BASIC_CFLAGS += -DHAVE_LIBDEFLATE
+LIBS := -ldeflate $(LIBS)
+endif
+endif
+
+ifdef SANITIZE
+BASIC_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all -DGP_DEBUG
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+ifdef DEBUG
+BASIC_CFLAGS += -DGP_DEBUG
+endif
+
+ALL_CFLAGS = $(BASIC_CFLAGS) $(CFLAGS)
+
+LIB_SRC = $(filter-out gitpack.c,$(wildcard *.c)) $(wildcard ewah/*.c)
+LIB_OBJ = $(LIB_SRC:.c=.o)
+BUILTIN_SRC = $(wildcard builtin/*.c)
+BUILTIN_OBJ = $(BUILTIN_SRC:.c=.o)
+TEST_TOOL_SRC = $(wildcard t/helper/*.c)
+TEST_TOOL_OBJ = $(TEST_TOOL_SRC:.c=.o)
+BENCH_SRC = $(wildcard bench/*.c)
+BENCH_BIN = $(BENCH_SRC:.c=)
+HEADERS = $(wildcard *.h) $(wildcard ewah/*.h) $(wildcard t/helper/*.h)
+
+# Rebuild everything when the flags change (e.g. SANITIZE toggled).
+FLAGS_FILE = .build-flags
+FLAGS_NOW = $(CC) $(ALL_CFLAGS) $(LDFLAGS) $(LIBS)
+$(shell echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_FILE) || echo '$(FLAGS_NOW)' > $(FLAGS_FILE))
+
+all: gitpack t/helper/test-tool $(BENCH_BIN)
+
+%.o: %.c $(HEADERS) $(FLAGS_FILE)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+libgitpack.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+gitpack: gitpack.o $(BUILTIN_OBJ) libgitpack.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ gitpack.o $(BUILTIN_OBJ) libgitpack.a $(LIBS)
+
+t/helper/test-tool: $(TEST_TOOL_OBJ) libgitpack.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(TEST_TOOL_OBJ) libgitpack.a $(LIBS)
+
+bench/%: bench/%.c $(FLAGS_FILE)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
+
+test: all
+	@$(SHELL) t/run-tests.sh
+
+demo:
+	@$(SHELL) bench/demo.sh
+
+# libFuzzer targets: one per parser, t/fuzz/fuzz-<format>.c.
+FUZZ_SRC = $(wildcard t/fuzz/fuzz-*.c)
+FUZZ_BIN = $(FUZZ_SRC:.c=)
+FUZZ_CC ?= clang
+FUZZ_FLAGS = -std=gnu11 -pthread -I. -g -O1 -DGP_DEBUG -DGP_FUZZ \
+	     -fsanitize=fuzzer,address,undefined -D_FILE_OFFSET_BITS=64 \
+	     $(filter -DHAVE_LIBDEFLATE,$(BASIC_CFLAGS))
+fuzz: $(FUZZ_BIN)
+t/fuzz/fuzz-%: t/fuzz/fuzz-%.c $(LIB_SRC) $(HEADERS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
+fuzz-run: fuzz
+	@$(SHELL) t/fuzz/run.sh $(FUZZ_SECONDS)
+
+check-headers:
+	@for h in $(wildcard *.h) $(wildcard ewah/*.h); do \
+		printf '#include "%s"\n' $$h | $(CC) $(BASIC_CFLAGS) -Werror -x c -fsyntax-only - || exit 1; \
+	done; \
+	if grep -l '#include' ewah/*.h ewah/*.c 2>/dev/null | xargs grep -lE '#include "\.\./|#include "[a-z-]+\.h"' | xargs grep -E '#include "(\.\./)?[a-z-]+\.h"' 2>/dev/null | grep -v 'ewah'; then \
+		echo "ewah/ must not include gitpack headers"; exit 1; fi; \
+	echo "headers ok"
+
+clean:
+	rm -f gitpack *.o builtin/*.o ewah/*.o t/helper/*.o libgitpack.a \
+		t/helper/test-tool $(BENCH_BIN) $(FUZZ_BIN) $(FLAGS_FILE)
+	rm -rf t/trash* t/results
+
+.PHONY: all test demo fuzz fuzz-run check-headers clean

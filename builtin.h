@@ -1,0 +1,32 @@
+/*
+ * builtin.h: the commands. Each builtin/<name>.c defines cmd_<name>(),
+ * which parses its options (parse-options.h), calls the library and
+ * prints. Only builtins (and gitpack.c) may exit or die.
+ *
+ * repo is the discovered repository, or NULL for commands that run
+ * outside one (RUN_SETUP_GENTLY in gitpack.c's table).
+ */
+#ifndef GP_BUILTIN_H
+#define GP_BUILTIN_H
+
+#include "util.h"
+
+struct repository;
+struct gp_error;
+
+int cmd_cat_file(int argc, const char **argv, struct repository *repo);
+int cmd_count_objects(int argc, const char **argv, struct repository *repo);
+int cmd_index_pack(int argc, const char **argv, struct repository *repo);
+int cmd_show_index(int argc, const char **argv, struct repository *repo);
+int cmd_verify_pack(int argc, const char **argv, struct repository *repo);
+
+/* Print "fatal: <msg>\n" to stderr and exit 128, as git does. */
+GP_NORETURN GP_PRINTF(1, 2) void die(const char *fmt, ...);
+/* die() with the message carried by err. */
+GP_NORETURN void die_error(const struct gp_error *err);
+/* Print "error: <msg>\n"; returns -1. */
+GP_PRINTF(1, 2) int error(const char *fmt, ...);
+/* Print "warning: <msg>\n". */
+GP_PRINTF(1, 2) void warning(const char *fmt, ...);
+
+#endif

@@ -1,0 +1,1024 @@
+/*
+ * config.c: reading git's configuration files (see config.h, and the
+ * "CONFIGURATION FILE" section of git-config(1) for the syntax).
+ *
+ * The parser makes one pass over a byte buffer through a bounded reader
+ * (buf, len, pos): next_char() is the only place that touches the bytes,
+ * and it reports the end of the buffer rather than reading past it.
+ * Config text is not trusted: it may come from any repository a server
+ * opens, and the fuzz target feeds it arbitrary bytes, NULs included.
+ *
+ * Behaviour follows git 2.39 where git documents it or where testing
+ * git shows it, including its corners: a header may be followed by an
+ * entry on the same line ("[core] bare"), CR before LF is dropped,
+ * whitespace between words of a value is kept (one space per
+ * whitespace byte), and trailing whitespace is dropped unless quoted.
+ * Where git's behaviour is an accident (a NUL byte silently truncating
+ * a value or a subsection), we refuse the line instead.
+ */
+#include "config.h"
+#include "error.h"
+#include "strbuf.h"
+#include <fcntl.h>
+#include <pwd.h>
+
+/* git allows this many nested includes; one more is an error. */
+#define MAX_INCLUDE_DEPTH 10
+
+#define CH_EOF (-1)
+
+/*
+ * Our own character classes: <ctype.h> depends on the locale and takes
+ * int arguments that must be unsigned-char values, both traps for a
+ * parser of untrusted bytes.
+ */
+static bool is_alpha(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool is_key_char(int c)
+{
+	return is_alpha(c) || (c >= '0' && c <= '9') || c == '-';
+}
+
+/* git's whitespace inside a line: SP, HT and a CR not before LF. */
+static bool is_blank(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+static int to_lower(int c)
+{
+	return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
+}
+
+struct reader {
+	const unsigned char *buf;
+	size_t len, pos;
+	size_t linenr;    /* 1-based line of the byte at pos */
+	size_t char_line; /* line of the character next_char() last returned */
+};
+
+/*
+ * The next character, with CRLF read as LF, or CH_EOF at the end. An LF
+ * counts as part of the line it ends, so errors found at a line's end
+ * name that line.
+ */
+static int next_char(struct reader *rd)
+{
+	int c;
+
+	rd->char_line = rd->linenr;
+	if (rd->pos >= rd->len)
+		return CH_EOF;
+	c = rd->buf[rd->pos++];
+	if (c == '\r' && rd->pos < rd->len && rd->buf[rd->pos] == '\n') {
+		c = '\n';
+		rd->pos++;
+	}
+	if (c == '\n')
+		rd->linenr++;
+	return c;
+}
+
+struct parse_ctx {
+	struct config_set *cs;
+	enum config_scope scope;
+	const char *path;   /* the file being read; NULL for memory or -c */
+	const char *origin; /* names the source in messages */
+	int depth;          /* include nesting; 0 for the outermost source */
+	int bad_code;       /* GP_ECORRUPT for text, GP_EINVAL for -c */
+	size_t linenr;      /* line of the entry being added; 0 for -c */
+	struct gp_error *err;
+};
+
+/* What a parse step can return besides 0 and a negative GP_E* code. */
+#define PARSE_SYNTAX 1
+
+static int parse_text(struct parse_ctx *ctx, const char *buf, size_t len);
+
+void config_set_init(struct config_set *cs)
+{
+	cs->items = NULL;
+	cs->nr = cs->alloc = 0;
+}
+
+/* Drop the entries from nr on: undoes a failed parse. */
+static void config_set_truncate(struct config_set *cs, size_t nr)
+{
+	while (cs->nr > nr) {
+		struct config_entry *e = &cs->items[--cs->nr];
+		free(e->key);
+		free(e->value);
+	}
+}
+
+void config_set_release(struct config_set *cs)
+{
+	config_set_truncate(cs, 0);
+	free(cs->items);
+	config_set_init(cs);
+}
+
+/*
+ * Config files are small; the bound keeps an include of /dev/zero (or
+ * a runaway generated file) from eating the server's memory.
+ */
+#define CONFIG_FILE_MAX (32u << 20)
+
+/* Reads a config file into text; 1 when it does not exist. */
+static int read_config_text(const char *path, struct strbuf *text,
+			    struct gp_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 1;
+		return gp_error_errno(err, "could not read config file '%s'", path);
+	}
+	/* Not fstat's size: /dev/null and pipes are valid config files. */
+	for (;;) {
+		ssize_t got;
+
+		strbuf_grow(text, 8192);
+		got = read(fd, text->buf + text->len, text->alloc - text->len - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ret = gp_error_errno(err, "could not read config file '%s'", path);
+			break;
+		}
+		if (!got)
+			break;
+		strbuf_setlen(text, text->len + (size_t)got);
+		if (text->len > CONFIG_FILE_MAX) {
+			ret = gp_error_set(err, GP_EIO,
+					   "config file '%s' is larger than %u bytes",
+					   path, CONFIG_FILE_MAX);
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+/* Says where in the including text a failed include.path was. */
+static int include_error(struct parse_ctx *ctx, int code)
+{
+	if (ctx->linenr)
+		gp_error_prefix(ctx->err, "bad config line %zu in %s%s",
+				ctx->linenr, ctx->path ? "file " : "",
+				ctx->origin);
+	return code;
+}
+
+/*
+ * include.path: "~/x" and "~user/x" are expanded, a relative path is
+ * taken from the directory of the including file, and the named file
+ * is read in place (a missing file is ignored, as in git).
+ * Errors in the included text name their own file and line; the rest
+ * are reported at the include.path line.
+ */
+static int handle_include(struct parse_ctx *ctx, const char *value)
+{
+	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
+	struct parse_ctx sub;
+	char *user = NULL;
+	int ret = 0;
+
+	if (!value) {
+		ret = include_error(ctx, gp_error_set(ctx->err, ctx->bad_code,
+				    "missing value for 'include.path'"));
+		goto out;
+	}
+	if (value[0] == '~') {
+		size_t user_len = strcspn(value + 1, "/");
+		const char *home;
+
+		if (!user_len) {
+			home = getenv("HOME");
+		} else {
+			struct passwd *pw;
+			user = xstrndup(value + 1, user_len);
+			pw = getpwnam(user);
+			home = pw ? pw->pw_dir : NULL;
+		}
+		if (!home) {
+			ret = include_error(ctx, gp_error_set(ctx->err, ctx->bad_code,
+					    "could not expand include path '%s'", value));
+			goto out;
+		}
+		strbuf_addstr(&path, home);
+		strbuf_addstr(&path, value + 1 + user_len);
+	} else if (value[0] != '/') {
+		const char *slash;
+		if (!ctx->path) {
+			ret = include_error(ctx, gp_error_set(ctx->err, ctx->bad_code,
+					    "relative config includes must come from files"));
+			goto out;
+		}
+		slash = strrchr(ctx->path, '/');
+		if (slash)
+			strbuf_add(&path, ctx->path, slash - ctx->path + 1);
+		strbuf_addstr(&path, value);
+	} else {
+		strbuf_addstr(&path, value);
+	}
+
+	ret = read_config_text(path.buf, &text, ctx->err);
+	if (ret) {
+		if (ret < 0)
+			include_error(ctx, ret);
+		else
+			ret = 0;
+		goto out;
+	}
+	/* Checked once the file exists: a missing deep include is ignored. */
+	if (ctx->depth + 1 > MAX_INCLUDE_DEPTH) {
+		ret = include_error(ctx, CORRUPT(ctx->err,
+				    "exceeded maximum include depth (%d) while including '%s'; circular includes?",
+				    MAX_INCLUDE_DEPTH, path.buf));
+		goto out;
+	}
+	sub = *ctx;
+	sub.path = path.buf;
+	sub.origin = path.buf;
+	sub.depth = ctx->depth + 1;
+	sub.bad_code = GP_ECORRUPT;
+	ret = parse_text(&sub, text.buf, text.len);
+out:
+	free(user);
+	strbuf_release(&text);
+	strbuf_release(&path);
+	return ret;
+}
+
+/* Takes ownership of key; copies value (which may be NULL). */
+static int append_entry(struct parse_ctx *ctx, char *key, const char *value)
+{
+	struct config_set *cs = ctx->cs;
+	struct config_entry *e;
+
+	ALLOC_GROW(cs->items, cs->nr + 1, cs->alloc);
+	e = &cs->items[cs->nr++];
+	e->key = key;
+	e->value = value ? xstrdup(value) : NULL;
+	e->scope = ctx->scope;
+	/* The included entries follow their include.path, as in git. */
+	if (!strcmp(key, "include.path"))
+		return handle_include(ctx, value);
+	return 0;
+}
+
+/*
+ * After "[" and the section name, a blank: the quoted subsection of
+ * [section "subsection"]. Inside the quotes a backslash keeps the next
+ * character (so \" and \\ work and \t reads as t); a newline or the
+ * end of input ends the header in error. Appends ".subsection".
+ */
+static int parse_subsection(struct reader *rd, struct strbuf *section)
+{
+	int c;
+
+	do
+		c = next_char(rd);
+	while (is_blank(c));
+	if (c != '"')
+		return PARSE_SYNTAX;
+	strbuf_addch(section, '.');
+	for (;;) {
+		c = next_char(rd);
+		if (c == '\\')
+			c = next_char(rd);
+		else if (c == '"')
+			break;
+		/* git would silently cut the key at a NUL byte. */
+		if (c == CH_EOF || c == '\n' || c == '\0')
+			return PARSE_SYNTAX;
+		strbuf_addch(section, c);
+	}
+	/* Nothing, not even a blank, between the closing quote and "]". */
+	return next_char(rd) == ']' ? 0 : PARSE_SYNTAX;
+}
+
+/*
+ * After "[": reads the header into section as the key prefix, the
+ * section name lower-cased (with the legacy [section.sub] form wholly
+ * lower-cased), plus ".subsection" verbatim when quoted.
+ */
+static int parse_section(struct reader *rd, struct strbuf *section)
+{
+	strbuf_reset(section);
+	for (;;) {
+		int c = next_char(rd);
+		if (c == ']')
+			return section->len ? 0 : PARSE_SYNTAX;
+		/* [ "sub"] (an empty section name) is accepted by git too. */
+		if (is_blank(c))
+			return parse_subsection(rd, section);
+		if (!is_key_char(c) && c != '.')
+			return PARSE_SYNTAX;
+		strbuf_addch(section, to_lower(c));
+	}
+}
+
+/*
+ * After "name =": the value up to the end of the line, or of the last
+ * continued line. Outside quotes, blanks between words are kept as one
+ * space each, leading and trailing ones dropped, and # or ; start a
+ * comment.
+ */
+static int parse_value(struct reader *rd, struct strbuf *value)
+{
+	bool quoted = false, in_comment = false;
+	size_t pending_spaces = 0;
+
+	strbuf_reset(value);
+	for (;;) {
+		int c = next_char(rd);
+
+		if (c == '\n' || c == CH_EOF)
+			return quoted ? PARSE_SYNTAX : 0;
+		if (in_comment)
+			continue;
+		if (is_blank(c) && !quoted) {
+			if (value->len)
+				pending_spaces++;
+			continue;
+		}
+		if (!quoted && (c == '#' || c == ';')) {
+			in_comment = true;
+			continue;
+		}
+		for (; pending_spaces; pending_spaces--)
+			strbuf_addch(value, ' ');
+		if (c == '\\') {
+			c = next_char(rd);
+			switch (c) {
+			case '\n':
+			case CH_EOF: /* a final backslash continues onto nothing */
+				continue;
+			case 't':
+				c = '\t';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case '\\':
+			case '"':
+				break;
+			default:
+				return PARSE_SYNTAX;
+			}
+			strbuf_addch(value, c);
+			continue;
+		}
+		if (c == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		/* Values are C strings for every caller; refuse to truncate. */
+		if (c == '\0')
+			return PARSE_SYNTAX;
+		strbuf_addch(value, c);
+	}
+}
+
+/*
+ * An entry starting with the letter c: "name", "name = value". Names
+ * are letters, digits and '-', lower-cased. Returns 0, PARSE_SYNTAX, or
+ * an include's GP_E* error.
+ */
+static int parse_entry(struct parse_ctx *ctx, struct reader *rd, int c,
+		       const struct strbuf *section, struct strbuf *value)
+{
+	struct strbuf key = STRBUF_INIT;
+	bool has_value = false;
+	int ret;
+
+	/* A key before any section header is what git does too. */
+	if (section->len) {
+		strbuf_addbuf(&key, section);
+		strbuf_addch(&key, '.');
+	}
+	do {
+		strbuf_addch(&key, to_lower(c));
+		c = next_char(rd);
+	} while (is_key_char(c));
+	while (c == ' ' || c == '\t')
+		c = next_char(rd);
+	if (c == '=') {
+		ret = parse_value(rd, value);
+		if (ret)
+			goto out;
+		has_value = true;
+	} else if (c != '\n' && c != CH_EOF) {
+		ret = PARSE_SYNTAX;
+		goto out;
+	}
+	/* The line that ended the entry, which include errors report. */
+	ctx->linenr = rd->char_line;
+	ret = append_entry(ctx, strbuf_detach(&key, NULL),
+			   has_value ? value->buf : NULL);
+out:
+	strbuf_release(&key);
+	return ret;
+}
+
+static int parse_text(struct parse_ctx *ctx, const char *buf, size_t len)
+{
+	struct reader rd = { (const unsigned char *)buf, len, 0, 1, 1 };
+	struct strbuf section = STRBUF_INIT, value = STRBUF_INIT;
+	const char *in_file = ctx->path ? "file " : "";
+	int ret = 0;
+
+	/* Some editors start UTF-8 files with a byte order mark. */
+	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+		rd.pos = 3;
+	for (;;) {
+		int c = next_char(&rd);
+
+		if (c == CH_EOF)
+			break;
+		if (c == '\n' || is_blank(c))
+			continue;
+		if (c == '#' || c == ';') {
+			do
+				c = next_char(&rd);
+			while (c != '\n' && c != CH_EOF);
+			continue;
+		}
+		if (c == '[')
+			ret = parse_section(&rd, &section);
+		else if (is_alpha(c))
+			ret = parse_entry(ctx, &rd, c, &section, &value);
+		else
+			ret = PARSE_SYNTAX;
+		if (ret == PARSE_SYNTAX) {
+			ret = CORRUPT(ctx->err, "bad config line %zu in %s%s",
+				      rd.char_line, in_file, ctx->origin);
+			goto out;
+		}
+		if (ret < 0)
+			goto out;
+	}
+out:
+	strbuf_release(&section);
+	strbuf_release(&value);
+	return ret;
+}
+
+int config_set_add_file(struct config_set *cs, const char *path,
+			enum config_scope scope, struct gp_error *err)
+{
+	struct parse_ctx ctx = { cs, scope, path, path, 0, GP_ECORRUPT, 0, err };
+	struct strbuf text = STRBUF_INIT;
+	size_t nr_before = cs->nr;
+	int ret;
+
+	ret = read_config_text(path, &text, err);
+	if (ret > 0)
+		ret = 0;
+	else if (!ret)
+		ret = parse_text(&ctx, text.buf, text.len);
+	if (ret < 0)
+		config_set_truncate(cs, nr_before);
+	strbuf_release(&text);
+	return ret;
+}
+
+int config_set_add_buf(struct config_set *cs, const char *name,
+		       const char *buf, size_t len, enum config_scope scope,
+		       struct gp_error *err)
+{
+	struct parse_ctx ctx = { cs, scope, NULL, name ? name : "config text",
+				 0, GP_ECORRUPT, 0, err };
+	size_t nr_before = cs->nr;
+	int ret = parse_text(&ctx, buf, len);
+	if (ret < 0)
+		config_set_truncate(cs, nr_before);
+	return ret;
+}
+
+/*
+ * "Section.sub.Name" -> "section.sub.name" into out, checking it the
+ * way git checks keys given with -c: a section, a name that starts
+ * with a letter, [A-Za-z0-9-] outside the subsection, no newline.
+ */
+static int canonical_key(const char *key, struct strbuf *out,
+			 struct gp_error *err)
+{
+	const char *first_dot = strchr(key, '.');
+	const char *last_dot = strrchr(key, '.');
+	const char *p;
+
+	if (!first_dot || first_dot == key)
+		return gp_error_set(err, GP_EINVAL,
+				    "key does not contain a section: %s", key);
+	if (!last_dot[1])
+		return gp_error_set(err, GP_EINVAL,
+				    "key does not contain variable name: %s", key);
+	for (p = key; p < first_dot; p++) {
+		if (!is_key_char((unsigned char)*p))
+			goto invalid;
+		strbuf_addch(out, to_lower((unsigned char)*p));
+	}
+	for (; p < last_dot; p++) {
+		if (*p == '\n')
+			goto invalid;
+		strbuf_addch(out, *p);
+	}
+	strbuf_addch(out, '.');
+	if (!is_alpha((unsigned char)last_dot[1]))
+		goto invalid;
+	for (p = last_dot + 1; *p; p++) {
+		if (!is_key_char((unsigned char)*p))
+			goto invalid;
+		strbuf_addch(out, to_lower((unsigned char)*p));
+	}
+	return 0;
+invalid:
+	return gp_error_set(err, GP_EINVAL, "invalid key: %s", key);
+}
+
+int config_set_add(struct config_set *cs, const char *key, const char *value,
+		   enum config_scope scope, struct gp_error *err)
+{
+	struct parse_ctx ctx = { cs, scope, NULL, "command line", 0, GP_EINVAL, 0, err };
+	struct strbuf canon = STRBUF_INIT;
+	size_t nr_before = cs->nr;
+	int ret;
+
+	ret = canonical_key(key, &canon, err);
+	if (ret < 0)
+		goto out;
+	ret = append_entry(&ctx, strbuf_detach(&canon, NULL), value);
+	if (ret < 0)
+		config_set_truncate(cs, nr_before);
+out:
+	strbuf_release(&canon);
+	return ret;
+}
+
+/*
+ * One word of GIT_CONFIG_PARAMETERS as git's shell quoting writes it:
+ * '...' runs, joined by \' and \! for the characters that cannot sit
+ * inside them. Leaves *pos after the word.
+ */
+static bool sq_dequote_word(const char *s, size_t *pos, struct strbuf *out)
+{
+	size_t i = *pos;
+
+	if (s[i] != '\'')
+		return false;
+	i++;
+	for (;;) {
+		if (!s[i])
+			return false;
+		if (s[i] != '\'') {
+			strbuf_addch(out, s[i++]);
+			continue;
+		}
+		i++;
+		if (s[i] == '\\' && (s[i + 1] == '\'' || s[i + 1] == '!') &&
+		    s[i + 2] == '\'') {
+			strbuf_addch(out, s[i + 1]);
+			i += 3;
+			continue;
+		}
+		break;
+	}
+	*pos = i;
+	return true;
+}
+
+/*
+ * GIT_CONFIG_PARAMETERS: space-separated items, each 'key'='value',
+ * 'key'= (a bare key, which is how git passes "-c key"), or the older
+ * 'key=value' and 'key' forms.
+ */
+static int add_config_parameters(struct config_set *cs, const char *env,
+				 struct gp_error *err)
+{
+	struct strbuf key = STRBUF_INIT, value = STRBUF_INIT;
+	size_t pos = 0;
+	int ret = 0;
+
+	while (env[pos]) {
+		const char *val = NULL;
+
+		strbuf_reset(&key);
+		strbuf_reset(&value);
+		if (!sq_dequote_word(env, &pos, &key))
+			goto bogus;
+		if (env[pos] == '=') {
+			pos++;
+			if (env[pos] == '\'') {
+				if (!sq_dequote_word(env, &pos, &value))
+					goto bogus;
+				val = value.buf;
+			}
+		} else {
+			char *eq = strchr(key.buf, '=');
+			if (eq) {
+				strbuf_addstr(&value, eq + 1);
+				strbuf_setlen(&key, eq - key.buf);
+				val = value.buf;
+			}
+		}
+		if (env[pos] && !is_blank(env[pos]) && env[pos] != '\n')
+			goto bogus;
+		while (is_blank(env[pos]) || env[pos] == '\n')
+			pos++;
+		ret = config_set_add(cs, key.buf, val, CONFIG_SCOPE_COMMAND, err);
+		if (ret < 0)
+			goto out;
+	}
+	goto out;
+bogus:
+	ret = gp_error_set(err, GP_EINVAL, "bogus format in GIT_CONFIG_PARAMETERS");
+out:
+	strbuf_release(&key);
+	strbuf_release(&value);
+	return ret;
+}
+
+/* GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<n>, GIT_CONFIG_VALUE_<n>. */
+static int add_config_count(struct config_set *cs, const char *env,
+			    struct gp_error *err)
+{
+	unsigned long count;
+	char *end;
+	int ret = 0;
+
+	errno = 0;
+	count = strtoul(env, &end, 10);
+	if (errno || *end)
+		return gp_error_set(err, GP_EINVAL, "bogus count in GIT_CONFIG_COUNT");
+	if (count > INT_MAX)
+		return gp_error_set(err, GP_EINVAL, "too many entries in GIT_CONFIG_COUNT");
+	for (unsigned long idx = 0; idx < count; idx++) {
+		char name[64];
+		const char *key, *value;
+
+		snprintf(name, sizeof(name), "GIT_CONFIG_KEY_%lu", idx);
+		key = getenv(name);
+		if (!key)
+			return gp_error_set(err, GP_EINVAL, "missing config key %s", name);
+		snprintf(name, sizeof(name), "GIT_CONFIG_VALUE_%lu", idx);
+		value = getenv(name);
+		if (!value)
+			return gp_error_set(err, GP_EINVAL, "missing config value %s", name);
+		ret = config_set_add(cs, key, value, CONFIG_SCOPE_COMMAND, err);
+		if (ret < 0)
+			return ret;
+	}
+	return ret;
+}
+
+static int add_command_config(struct config_set *cs, struct gp_error *err)
+{
+	const char *env;
+	int ret;
+
+	env = getenv("GIT_CONFIG_COUNT");
+	if (env && *env) {
+		ret = add_config_count(cs, env, err);
+		if (ret < 0)
+			return ret;
+	}
+	env = getenv("GIT_CONFIG_PARAMETERS");
+	if (env && *env)
+		return add_config_parameters(cs, env, err);
+	return 0;
+}
+
+static int add_global_config(struct config_set *cs, struct gp_error *err)
+{
+	const char *global = getenv("GIT_CONFIG_GLOBAL");
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	char *path;
+	int ret;
+
+	if (global)
+		return config_set_add_file(cs, global, CONFIG_SCOPE_GLOBAL, err);
+	/* The XDG file first, so that ~/.gitconfig overrides it. */
+	if (xdg && *xdg)
+		path = xstrfmt("%s/git/config", xdg);
+	else if (home)
+		path = xstrfmt("%s/.config/git/config", home);
+	else
+		return 0;
+	ret = config_set_add_file(cs, path, CONFIG_SCOPE_GLOBAL, err);
+	free(path);
+	if (ret < 0 || !home)
+		return ret;
+	path = xstrfmt("%s/.gitconfig", home);
+	ret = config_set_add_file(cs, path, CONFIG_SCOPE_GLOBAL, err);
+	free(path);
+	return ret;
+}
+
+static const struct config_entry *find_last(const struct config_set *cs,
+					    size_t from, const char *key);
+
+static int add_local_config(struct config_set *cs, const char *commondir,
+			    const char *gitdir, struct gp_error *err)
+{
+	const struct config_entry *wt;
+	size_t local_start = cs->nr;
+	bool enabled = false;
+	char *path;
+	int ret = 0;
+
+	if (commondir) {
+		path = xstrfmt("%s/config", commondir);
+		ret = config_set_add_file(cs, path, CONFIG_SCOPE_LOCAL, err);
+		free(path);
+		if (ret < 0)
+			return ret;
+	}
+	if (!gitdir)
+		return 0;
+	/* Like git, only the shared config can turn config.worktree on. */
+	wt = find_last(cs, local_start, "extensions.worktreeconfig");
+	if (wt && !config_parse_bool(wt->value, &enabled))
+		return CORRUPT(err, "bad boolean config value '%s' for '%s'",
+			       wt->value, wt->key);
+	if (!enabled)
+		return 0;
+	path = xstrfmt("%s/config.worktree", gitdir);
+	ret = config_set_add_file(cs, path, CONFIG_SCOPE_LOCAL, err);
+	free(path);
+	return ret;
+}
+
+int config_set_load_repo(struct config_set *cs, const char *commondir,
+			 const char *gitdir, struct gp_error *err)
+{
+	size_t nr_before = cs->nr;
+	const char *env = getenv("GIT_CONFIG_NOSYSTEM");
+	bool nosystem = false;
+	int ret;
+
+	if (env && !config_parse_bool(env, &nosystem)) {
+		ret = gp_error_set(err, GP_EINVAL,
+				   "bad boolean value '%s' for GIT_CONFIG_NOSYSTEM", env);
+		goto out;
+	}
+	if (!nosystem) {
+		env = getenv("GIT_CONFIG_SYSTEM");
+		ret = config_set_add_file(cs, env ? env : "/etc/gitconfig",
+					  CONFIG_SCOPE_SYSTEM, err);
+		if (ret < 0)
+			goto out;
+	}
+	ret = add_global_config(cs, err);
+	if (ret < 0)
+		goto out;
+	ret = add_local_config(cs, commondir, gitdir, err);
+	if (ret < 0)
+		goto out;
+	ret = add_command_config(cs, err);
+out:
+	if (ret < 0)
+		config_set_truncate(cs, nr_before);
+	return ret;
+}
+
+int config_set_load_standard(struct config_set *cs, const char *gitdir,
+			     struct gp_error *err)
+{
+	return config_set_load_repo(cs, gitdir, gitdir, err);
+}
+
+/*
+ * Does the canonical stored key match the query? The section and the
+ * name (before the first and after the last dot) compare without case,
+ * the subsection exactly, so "core.repositoryFormatVersion" finds
+ * "core.repositoryformatversion".
+ */
+static bool key_matches(const char *stored, const char *query)
+{
+	const char *first_dot = strchr(query, '.');
+	const char *last_dot = strrchr(query, '.');
+	size_t len = strlen(query);
+
+	if (strlen(stored) != len)
+		return false;
+	for (size_t pos = 0; pos < len; pos++) {
+		int c = (unsigned char)query[pos];
+		bool in_sub = first_dot && query + pos > first_dot &&
+			      query + pos < last_dot;
+		if ((in_sub ? c : to_lower(c)) != (unsigned char)stored[pos])
+			return false;
+	}
+	return true;
+}
+
+/* The last entry for key among those from index from on; NULL if none. */
+static const struct config_entry *find_last(const struct config_set *cs,
+					    size_t from, const char *key)
+{
+	for (size_t pos = cs->nr; pos > from; pos--)
+		if (key_matches(cs->items[pos - 1].key, key))
+			return &cs->items[pos - 1];
+	return NULL;
+}
+
+int config_get_value(const struct config_set *cs, const char *key,
+		     const char **out)
+{
+	const struct config_entry *e = find_last(cs, 0, key);
+	if (!e)
+		return GP_ENOTFOUND;
+	*out = e->value;
+	return 0;
+}
+
+int config_get_string(const struct config_set *cs, const char *key,
+		      const char **out)
+{
+	const struct config_entry *e = find_last(cs, 0, key);
+	if (!e)
+		return GP_ENOTFOUND;
+	if (!e->value)
+		return GP_EINVAL;
+	*out = e->value;
+	return 0;
+}
+
+enum num_status { NUM_OK, NUM_BAD_UNIT, NUM_RANGE };
+
+/* strto[iu]max() results are narrowed to 64 bits below. */
+_Static_assert(sizeof(intmax_t) == sizeof(int64_t), "intmax_t is 64 bits");
+
+/* The k/m/g suffix (or none) that follows the digits. */
+static bool unit_factor(const char *unit, uint64_t *factor)
+{
+	if (!*unit) {
+		*factor = 1;
+		return true;
+	}
+	if (unit[1])
+		return false;
+	switch (to_lower((unsigned char)*unit)) {
+	case 'k':
+		*factor = UINT64_C(1) << 10;
+		return true;
+	case 'm':
+		*factor = UINT64_C(1) << 20;
+		return true;
+	case 'g':
+		*factor = UINT64_C(1) << 30;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Like git, the range is symmetric, -max..max: "-2147483648" is out of
+ * range for an int.
+ */
+static enum num_status parse_signed(const char *value, int64_t max,
+				    int64_t *out)
+{
+	uint64_t factor;
+	int64_t result;
+	intmax_t num;
+	char *end;
+
+	if (!value || !*value)
+		return NUM_BAD_UNIT;
+	errno = 0;
+	num = strtoimax(value, &end, 0);
+	if (errno == ERANGE)
+		return NUM_RANGE;
+	if (end == value || !unit_factor(end, &factor))
+		return NUM_BAD_UNIT;
+	if (__builtin_mul_overflow((int64_t)num, (int64_t)factor, &result))
+		return NUM_RANGE;
+	if (result < -max || result > max)
+		return NUM_RANGE;
+	*out = result;
+	return NUM_OK;
+}
+
+static enum num_status parse_unsigned(const char *value, uint64_t max,
+				      uint64_t *out)
+{
+	uint64_t factor, result;
+	uintmax_t num;
+	char *end;
+
+	/* strtoumax() would quietly negate "-1" into a huge number. */
+	if (!value || !*value || strchr(value, '-'))
+		return NUM_BAD_UNIT;
+	errno = 0;
+	num = strtoumax(value, &end, 0);
+	if (errno == ERANGE)
+		return NUM_RANGE;
+	if (end == value || !unit_factor(end, &factor))
+		return NUM_BAD_UNIT;
+	if (__builtin_mul_overflow((uint64_t)num, factor, &result))
+		return NUM_RANGE;
+	if (result > max)
+		return NUM_RANGE;
+	*out = result;
+	return NUM_OK;
+}
+
+bool config_parse_int64(const char *value, int64_t *out)
+{
+	return parse_signed(value, INT64_MAX, out) == NUM_OK;
+}
+
+bool config_parse_bool(const char *value, bool *out)
+{
+	int64_t num;
+
+	if (!value) {
+		*out = true;
+		return true;
+	}
+	if (!*value || !strcasecmp(value, "false") || !strcasecmp(value, "no") ||
+	    !strcasecmp(value, "off")) {
+		*out = false;
+		return true;
+	}
+	if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") ||
+	    !strcasecmp(value, "on")) {
+		*out = true;
+		return true;
+	}
+	if (parse_signed(value, INT_MAX, &num) != NUM_OK)
+		return false;
+	*out = num != 0;
+	return true;
+}
+
+int config_get_bool(const struct config_set *cs, const char *key, bool *out,
+		    struct gp_error *err)
+{
+	const struct config_entry *e = find_last(cs, 0, key);
+
+	if (!e)
+		return GP_ENOTFOUND;
+	if (!config_parse_bool(e->value, out))
+		return gp_error_set(err, GP_EINVAL,
+				    "bad boolean config value '%s' for '%s'",
+				    e->value, e->key);
+	return 0;
+}
+
+static int numeric_error(const struct config_entry *e, enum num_status status,
+			 struct gp_error *err)
+{
+	return gp_error_set(err, GP_EINVAL,
+			    "bad numeric config value '%s' for '%s': %s",
+			    e->value, e->key,
+			    status == NUM_RANGE ? "out of range" : "invalid unit");
+}
+
+int config_get_int(const struct config_set *cs, const char *key, int *out,
+		   struct gp_error *err)
+{
+	const struct config_entry *e = find_last(cs, 0, key);
+	enum num_status status;
+	int64_t num;
+
+	if (!e)
+		return GP_ENOTFOUND;
+	if (!e->value)
+		return gp_error_set(err, GP_EINVAL, "missing value for '%s'", e->key);
+	status = parse_signed(e->value, INT_MAX, &num);
+	if (status != NUM_OK)
+		return numeric_error(e, status, err);
+	*out = (int)num;
+	return 0;
+}
+
+int config_get_ulong(const struct config_set *cs, const char *key,
+		     unsigned long *out, struct gp_error *err)
+{
+	const struct config_entry *e = find_last(cs, 0, key);
+	enum num_status status;
+	uint64_t num;
+
+	if (!e)
+		return GP_ENOTFOUND;
+	if (!e->value)
+		return gp_error_set(err, GP_EINVAL, "missing value for '%s'", e->key);
+	status = parse_unsigned(e->value, ULONG_MAX, &num);
+	if (status != NUM_OK)
+		return numeric_error(e, status, err);
+	*out = (unsigned long)num;
+	return 0;
+}

@@ -1,0 +1,149 @@
+/*
+ * config.h: a git-compatible configuration reader.
+ *
+ * Syntax as git-config(1) documents it: [section], [section "subsection"],
+ * the legacy [section.subsection], "key = value" and bare "key" (boolean
+ * true), quoting with "...", the escapes \" \\ \n \t \b, line
+ * continuation with a trailing backslash, comments starting with # or ;,
+ * and include.path / includeIf-less includes (relative to the including
+ * file, ~/ expanded, at most 10 levels deep).
+ *
+ * An include.path entry is kept in the set, followed by the entries of
+ * the file it names, as "git config --list" shows them. An include of
+ * a missing file is ignored; a relative path is an error unless it
+ * comes from a file. includeIf.*.path entries are stored but not
+ * followed (NEEDSWORK: no conditional includes yet).
+ *
+ * The parser accepts arbitrary bytes: it never reads past the buffer
+ * and reports the first problem as an error, never a crash. Values may
+ * not contain NUL bytes (git would silently truncate them; we refuse).
+ *
+ * Keys are canonicalised as git does: section and variable name
+ * lower-cased, subsection kept verbatim: "Core.Bare" -> "core.bare",
+ * [remote "Origin"] url -> "remote.Origin.url".
+ *
+ * A config_set holds every (key, value) in the order read; lookups return
+ * the last value for a key ("last one wins"), as git does.
+ */
+#ifndef GP_CONFIG_H
+#define GP_CONFIG_H
+
+#include "util.h"
+
+struct gp_error;
+
+enum config_scope {
+	CONFIG_SCOPE_SYSTEM = 1,
+	CONFIG_SCOPE_GLOBAL,
+	CONFIG_SCOPE_LOCAL,
+	CONFIG_SCOPE_COMMAND, /* GIT_CONFIG_PARAMETERS / GIT_CONFIG_COUNT */
+};
+
+struct config_entry {
+	char *key;   /* canonical "section[.subsection].name" */
+	char *value; /* NULL for a bare "key" (boolean true) */
+	enum config_scope scope;
+};
+
+struct config_set {
+	struct config_entry *items;
+	size_t nr, alloc;
+};
+
+#define CONFIG_SET_INIT { NULL, 0, 0 }
+
+void config_set_init(struct config_set *cs);
+void config_set_release(struct config_set *cs);
+
+/*
+ * Parse the file at path and append its entries. A missing file is not
+ * an error (returns 0). Errors: GP_ECORRUPT for a syntax error, with
+ * "bad config line N in file PATH" in err (git's wording), or a bad
+ * include (its reason after that prefix); GP_EIO when the file (or one
+ * it includes) cannot be read. On error nothing is appended: the set
+ * is left as it was.
+ */
+int config_set_add_file(struct config_set *cs, const char *path,
+			enum config_scope scope, struct gp_error *err);
+/*
+ * Parse a config text from memory; name is used in error messages
+ * ("bad config line N in NAME"). buf may hold any bytes, NULs included,
+ * and need not be NUL-terminated. Relative include paths are refused
+ * (there is no file to be relative to). Same errors as above.
+ */
+int config_set_add_buf(struct config_set *cs, const char *name,
+		       const char *buf, size_t len, enum config_scope scope,
+		       struct gp_error *err);
+/*
+ * Add one entry (key is canonicalised as git canonicalises "-c" keys:
+ * section and name lower-cased, subsection verbatim); GP_EINVAL for a
+ * bad key ("invalid key: ...", "key does not contain a section: ...").
+ * An absolute include.path is followed.
+ */
+int config_set_add(struct config_set *cs, const char *key, const char *value,
+		   enum config_scope scope, struct gp_error *err);
+
+/*
+ * Read system, global, then the repository's config (gitdir/config,
+ * when gitdir is not NULL), then command-line settings, the precedence
+ * git uses:
+ *  - system: $GIT_CONFIG_SYSTEM or /etc/gitconfig, skipped when
+ *    GIT_CONFIG_NOSYSTEM is true;
+ *  - global: $GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config (or
+ *    $HOME/.config/git/config) then $HOME/.gitconfig;
+ *  - local: gitdir/config, then gitdir/config.worktree when that
+ *    config sets extensions.worktreeConfig (both CONFIG_SCOPE_LOCAL);
+ *  - command: GIT_CONFIG_COUNT with GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>,
+ *    then GIT_CONFIG_PARAMETERS as git quotes it ('key'='value'), so -c
+ *    wins over GIT_CONFIG_COUNT.
+ * Missing files are skipped. Errors: those of config_set_add_file, and
+ * GP_EINVAL for malformed environment settings ("bogus format in
+ * GIT_CONFIG_PARAMETERS"). On error nothing is appended.
+ */
+int config_set_load_standard(struct config_set *cs, const char *gitdir,
+			     struct gp_error *err);
+/*
+ * The same, for a linked worktree whose shared config lives in the
+ * common directory: commondir/config, then gitdir/config.worktree when
+ * enabled. config_set_load_standard(cs, d) is
+ * config_set_load_repo(cs, d, d). Either directory may be NULL.
+ */
+int config_set_load_repo(struct config_set *cs, const char *commondir,
+			 const char *gitdir, struct gp_error *err);
+
+/*
+ * Lookups. Return 0 when found, GP_ENOTFOUND when the key is absent,
+ * GP_EINVAL with a message naming key and value when the value does not
+ * parse. key is given in canonical form (section and name are matched
+ * case-insensitively anyway). Each lookup scans the set from the end:
+ * O(number of entries).
+ */
+/* The raw value: *out is NULL for a bare "key" (no '='). */
+int config_get_value(const struct config_set *cs, const char *key,
+		     const char **out);
+/* A string value; GP_EINVAL (no message) for a bare "key". */
+int config_get_string(const struct config_set *cs, const char *key,
+		      const char **out);
+/*
+ * true/yes/on and false/no/off/"" in any case, a bare key is true, and
+ * any integer (as for config_get_int) is true unless it is zero.
+ */
+int config_get_bool(const struct config_set *cs, const char *key, bool *out,
+		    struct gp_error *err);
+/*
+ * An integer as strtoimax() reads it with base 0 (so 0x10 and 010 are
+ * hex and octal, as in git) with an optional k/m/g suffix (powers of
+ * 1024, any case), range-checked against the result type. Messages:
+ * "bad numeric config value 'V' for 'KEY': invalid unit|out of range",
+ * "missing value for 'KEY'" for a bare key. ulong refuses any '-'.
+ */
+int config_get_int(const struct config_set *cs, const char *key, int *out,
+		   struct gp_error *err);
+int config_get_ulong(const struct config_set *cs, const char *key,
+		     unsigned long *out, struct gp_error *err);
+
+/* Value parsers shared with option handling; false when invalid. */
+bool config_parse_bool(const char *value, bool *out);
+bool config_parse_int64(const char *value, int64_t *out);
+
+#endif

@@ -1,0 +1,218 @@
+/*
+ * hashfile.c: see hashfile.h. Temporary file in the same directory (so
+ * rename is atomic), hash while writing, fsync, rename, fsync the
+ * directory.
+ */
+#include "hashfile.h"
+#include "error.h"
+#include "hash.h"
+#include "strbuf.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#define HASHFILE_BUFSZ (128 * 1024)
+
+struct hashfile {
+	int fd;                 /* -1 for memory hashfiles */
+	char *tmp_path;
+	char *final_path;
+	struct gp_hash_ctx ctx;
+	size_t rawsz;
+	unsigned char *buf;
+	size_t buf_len;
+	uint64_t total;
+	int saved_errno;        /* first write error, latched */
+	struct strbuf mem;
+};
+
+int hashfile_create(struct hashfile **out, const char *final_path, int algo,
+		    struct gp_error *err)
+{
+	struct hashfile *f;
+	const char *slash = strrchr(final_path, '/');
+	char *tmpl;
+	int fd;
+
+	if (slash)
+		tmpl = xstrfmt("%.*s/tmp_gitpack_XXXXXX", (int)(slash - final_path), final_path);
+	else
+		tmpl = xstrdup("tmp_gitpack_XXXXXX");
+	fd = mkostemp(tmpl, O_CLOEXEC);
+	if (fd < 0) {
+		int ret = gp_error_errno(err, "unable to create temporary file '%s'", tmpl);
+		free(tmpl);
+		return ret;
+	}
+	/* Git's object files are read-only. */
+	fchmod(fd, 0444);
+	f = xcalloc(1, sizeof(*f));
+	f->fd = fd;
+	f->tmp_path = tmpl;
+	f->final_path = xstrdup(final_path);
+	hash_init(&f->ctx, algo);
+	f->rawsz = gp_hash_algos[algo].rawsz;
+	f->buf = xmalloc(HASHFILE_BUFSZ);
+	strbuf_init(&f->mem, 0);
+	*out = f;
+	return 0;
+}
+
+struct hashfile *hashfile_new_memory(int algo)
+{
+	struct hashfile *f = xcalloc(1, sizeof(*f));
+	f->fd = -1;
+	hash_init(&f->ctx, algo);
+	f->rawsz = gp_hash_algos[algo].rawsz;
+	strbuf_init(&f->mem, 0);
+	return f;
+}
+
+static void flush_buf(struct hashfile *f)
+{
+	if (!f->buf_len)
+		return;
+	hash_update(&f->ctx, f->buf, f->buf_len);
+	if (!f->saved_errno && write_in_full(f->fd, f->buf, f->buf_len) < 0)
+		f->saved_errno = errno ? errno : EIO;
+	f->buf_len = 0;
+}
+
+void hashfile_write(struct hashfile *f, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	f->total += len;
+	if (f->fd < 0) {
+		hash_update(&f->ctx, data, len);
+		strbuf_add(&f->mem, data, len);
+		return;
+	}
+	while (len) {
+		size_t room = HASHFILE_BUFSZ - f->buf_len;
+		if (!f->buf_len && len >= HASHFILE_BUFSZ) {
+			/* Large writes skip the buffer. */
+			hash_update(&f->ctx, p, len);
+			if (!f->saved_errno && write_in_full(f->fd, p, len) < 0)
+				f->saved_errno = errno ? errno : EIO;
+			return;
+		}
+		if (room > len)
+			room = len;
+		memcpy(f->buf + f->buf_len, p, room);
+		f->buf_len += room;
+		p += room;
+		len -= room;
+		if (f->buf_len == HASHFILE_BUFSZ)
+			flush_buf(f);
+	}
+}
+
+void hashfile_write_be32(struct hashfile *f, uint32_t v)
+{
+	unsigned char b[4];
+	put_be32(b, v);
+	hashfile_write(f, b, 4);
+}
+
+void hashfile_write_be64(struct hashfile *f, uint64_t v)
+{
+	unsigned char b[8];
+	put_be64(b, v);
+	hashfile_write(f, b, 8);
+}
+
+uint64_t hashfile_total(const struct hashfile *f)
+{
+	return f->total;
+}
+
+static void hashfile_destroy(struct hashfile *f)
+{
+	free(f->tmp_path);
+	free(f->final_path);
+	free(f->buf);
+	strbuf_release(&f->mem);
+	free(f);
+}
+
+int fsync_parent_dir(const char *path, struct gp_error *err)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
+	int fd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ret = 0;
+	if (fd < 0 || fsync(fd) < 0)
+		ret = gp_error_errno(err, "unable to sync directory '%s'", dir);
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return ret;
+}
+
+int hashfile_commit(struct hashfile *f, unsigned char *hash_out, int flags,
+		    struct gp_error *err)
+{
+	unsigned char hash[GP_MAX_RAWSZ];
+	int ret = 0;
+
+	if (f->fd < 0)
+		BUG("hashfile_commit on a memory hashfile");
+	flush_buf(f);
+	hash_final(&f->ctx, hash);
+	if (!(flags & HASHFILE_NO_TRAILER) && !f->saved_errno &&
+	    write_in_full(f->fd, hash, f->rawsz) < 0)
+		f->saved_errno = errno ? errno : EIO;
+	if (!f->saved_errno && !(flags & HASHFILE_NO_FSYNC) && fsync(f->fd) < 0)
+		f->saved_errno = errno;
+	if (close(f->fd) < 0 && !f->saved_errno)
+		f->saved_errno = errno;
+	f->fd = -1;
+	if (f->saved_errno) {
+		errno = f->saved_errno;
+		ret = gp_error_errno(err, "unable to write '%s'", f->final_path);
+		goto fail;
+	}
+	if ((flags & HASHFILE_KEEP_EXISTING) && !access(f->final_path, F_OK)) {
+		unlink(f->tmp_path);
+	} else if (rename(f->tmp_path, f->final_path) < 0) {
+		ret = gp_error_errno(err, "unable to rename '%s' to '%s'",
+				     f->tmp_path, f->final_path);
+		goto fail;
+	}
+	if (!(flags & HASHFILE_NO_FSYNC)) {
+		ret = fsync_parent_dir(f->final_path, err);
+		if (ret)
+			goto out;
+	}
+	if (hash_out)
+		memcpy(hash_out, hash, f->rawsz);
+	goto out;
+fail:
+	unlink(f->tmp_path);
+out:
+	hashfile_destroy(f);
+	return ret;
+}
+
+void hashfile_finish_memory(struct hashfile *f, struct strbuf *out,
+			    unsigned char *hash_out, int flags)
+{
+	unsigned char hash[GP_MAX_RAWSZ];
+	hash_final(&f->ctx, hash);
+	if (!(flags & HASHFILE_NO_TRAILER))
+		strbuf_add(&f->mem, hash, f->rawsz);
+	if (hash_out)
+		memcpy(hash_out, hash, f->rawsz);
+	strbuf_addbuf(out, &f->mem);
+	hashfile_destroy(f);
+}
+
+void hashfile_abort(struct hashfile *f)
+{
+	if (!f)
+		return;
+	if (f->fd >= 0) {
+		close(f->fd);
+		unlink(f->tmp_path);
+	}
+	hashfile_destroy(f);
+}

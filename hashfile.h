@@ -1,0 +1,69 @@
+/*
+ * hashfile.h: checksummed, atomic, durable file writing.
+ *
+ * Every Git format gitpack writes ends with a hash of everything before
+ * it. A hashfile hashes bytes as they are written into a temporary file
+ * created in the destination's directory; hashfile_commit() appends the
+ * hash, fsyncs the file, renames it into place and fsyncs the directory,
+ * so a reader sees either no file or the whole, durable file.
+ * hashfile_abort() (or a failed commit) unlinks the temporary file:
+ * nothing partial is ever left in place.
+ *
+ * A hashfile can instead collect into memory (hashfile_new_memory()),
+ * for callers that compare with an existing file (index-pack --verify).
+ *
+ * Write errors are latched: hashfile_write() never fails by itself; the
+ * first error is reported by hashfile_commit().
+ */
+#ifndef GP_HASHFILE_H
+#define GP_HASHFILE_H
+
+#include "util.h"
+
+struct gp_error;
+struct strbuf;
+struct hashfile;
+
+/*
+ * Create a temporary file beside final_path (named
+ * "<dir>/tmp_<what>_XXXXXX"), hashing with algo.
+ * Errors: GP_EIO.
+ */
+int hashfile_create(struct hashfile **out, const char *final_path, int algo,
+		    struct gp_error *err);
+/* Collect into memory instead of a file. */
+struct hashfile *hashfile_new_memory(int algo);
+
+void hashfile_write(struct hashfile *f, const void *data, size_t len);
+void hashfile_write_be32(struct hashfile *f, uint32_t v);
+void hashfile_write_be64(struct hashfile *f, uint64_t v);
+/* Bytes written so far (excluding the trailing hash). */
+uint64_t hashfile_total(const struct hashfile *f);
+
+enum hashfile_flags {
+	HASHFILE_NO_TRAILER = 1 << 0, /* do not append the hash */
+	HASHFILE_NO_FSYNC = 1 << 1,   /* tests and scratch files only */
+	HASHFILE_KEEP_EXISTING = 1 << 2, /* an existing final file wins (same name = same content) */
+};
+
+/*
+ * Append the hash (unless HASHFILE_NO_TRAILER), returning it in
+ * hash_out (may be NULL), then fsync, rename to the final path and fsync
+ * the directory. Frees f, on success and on failure.
+ * Errors: GP_EIO (the temporary file is removed).
+ */
+int hashfile_commit(struct hashfile *f, unsigned char *hash_out, int flags,
+		    struct gp_error *err);
+/*
+ * For memory hashfiles: append the hash and move the bytes to out.
+ * Frees f.
+ */
+void hashfile_finish_memory(struct hashfile *f, struct strbuf *out,
+			    unsigned char *hash_out, int flags);
+/* Discard: unlink the temporary file. Accepts NULL. Frees f. */
+void hashfile_abort(struct hashfile *f);
+
+/* fsync the directory containing path; 0 or GP_EIO. */
+int fsync_parent_dir(const char *path, struct gp_error *err);
+
+#endif

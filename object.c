@@ -1,0 +1,115 @@
+/* object.c: object ids, hex conversion, type names, object headers. */
+#include "object.h"
+
+static const char *const type_names[] = {
+	NULL, "commit", "tree", "blob", "tag",
+};
+
+const char *type_name(enum object_type type)
+{
+	if (type < 1 || type > OBJ_TAG)
+		return NULL;
+	return type_names[type];
+}
+
+enum object_type type_from_name(const char *name, size_t len)
+{
+	for (int type = OBJ_COMMIT; type <= OBJ_TAG; type++)
+		if (strlen(type_names[type]) == len && !memcmp(name, type_names[type], len))
+			return (enum object_type)type;
+	return OBJ_BAD;
+}
+
+void oid_from_raw(struct object_id *oid, const unsigned char *raw, int algo)
+{
+	size_t rawsz = gp_hash_algos[algo].rawsz;
+	memcpy(oid->hash, raw, rawsz);
+	memset(oid->hash + rawsz, 0, GP_MAX_RAWSZ - rawsz);
+	oid->algo = algo;
+}
+
+void oid_clear(struct object_id *oid, int algo)
+{
+	memset(oid->hash, 0, sizeof(oid->hash));
+	oid->algo = algo;
+}
+
+bool oid_is_null(const struct object_id *oid)
+{
+	for (size_t i = 0; i < oid_rawsz(oid); i++)
+		if (oid->hash[i])
+			return false;
+	return true;
+}
+
+char *hash_to_hex_r(char *out, const unsigned char *raw, size_t rawsz)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < rawsz; i++) {
+		out[2 * i] = hex[raw[i] >> 4];
+		out[2 * i + 1] = hex[raw[i] & 0xf];
+	}
+	out[2 * rawsz] = '\0';
+	return out;
+}
+
+char *oid_to_hex_r(char *out, const struct object_id *oid)
+{
+	return hash_to_hex_r(out, oid->hash, oid_rawsz(oid));
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int hex_to_oid(const char *hex, int algo, struct object_id *oid)
+{
+	size_t rawsz = gp_hash_algos[algo].rawsz;
+	oid_clear(oid, algo);
+	for (size_t i = 0; i < rawsz; i++) {
+		int hi = hexval((unsigned char)hex[2 * i]);
+		int lo = hi < 0 ? -1 : hexval((unsigned char)hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		oid->hash[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+int parse_oid_hex_exact(const char *hex, int algo, struct object_id *oid)
+{
+	if (strlen(hex) != gp_hash_algos[algo].hexsz)
+		return -1;
+	return hex_to_oid(hex, algo, oid);
+}
+
+size_t format_object_header(char *hdr, size_t hdrsz, enum object_type type,
+			    size_t size)
+{
+	int n = snprintf(hdr, hdrsz, "%s %zu", type_name(type), size);
+	if (n < 0 || (size_t)n + 1 > hdrsz)
+		BUG("object header does not fit");
+	return (size_t)n + 1;
+}
+
+void hash_object(int algo, enum object_type type, const void *data,
+		 size_t len, struct object_id *oid)
+{
+	char hdr[64];
+	size_t hdrlen = format_object_header(hdr, sizeof(hdr), type, len);
+	struct gp_hash_ctx ctx;
+	hash_init(&ctx, algo);
+	hash_update(&ctx, hdr, hdrlen);
+	hash_update(&ctx, data, len);
+	hash_final(&ctx, oid->hash);
+	memset(oid->hash + gp_hash_algos[algo].rawsz, 0,
+	       GP_MAX_RAWSZ - gp_hash_algos[algo].rawsz);
+	oid->algo = algo;
+}

@@ -1,0 +1,347 @@
+/*
+ * odb.c: the object database (see odb.h).
+ */
+#include "odb.h"
+#include "error.h"
+#include "loose.h"
+#include "packfile.h"
+#include "strbuf.h"
+#include <dirent.h>
+#include <sys/stat.h>
+
+#define MAX_ALTERNATE_DEPTH 5
+
+struct odb_dir {
+	char *path;
+	bool local;
+};
+
+struct odb {
+	int algo;
+	struct odb_dir *dirs;       /* [0] is the odb's own directory */
+	size_t nr_dirs, alloc_dirs;
+	struct packed_git **packs;
+	bool *pack_local;
+	size_t nr_packs, alloc_packs, alloc_local;
+	size_t last_pack;           /* where the last lookup hit */
+	struct pack_reader *reader;
+	char **warnings;
+	size_t nr_warnings, alloc_warnings;
+};
+
+GP_PRINTF(2, 3) static void add_warning(struct odb *odb, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	ALLOC_GROW(odb->warnings, odb->nr_warnings + 1, odb->alloc_warnings);
+	odb->warnings[odb->nr_warnings++] = strbuf_detach(&sb, NULL);
+}
+
+static int cmp_pack_mtime(const void *a, const void *b)
+{
+	const struct packed_git *pa = *(struct packed_git *const *)a;
+	const struct packed_git *pb = *(struct packed_git *const *)b;
+	if (pa->mtime != pb->mtime)
+		return pa->mtime < pb->mtime ? 1 : -1;
+	return strcmp(pa->idx_path, pb->idx_path);
+}
+
+static void load_packs(struct odb *odb, const char *objdir, bool local)
+{
+	char *packdir = xstrfmt("%s/pack", objdir);
+	DIR *d = opendir(packdir);
+	struct dirent *de;
+	size_t first = odb->nr_packs;
+	if (!d) {
+		free(packdir);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct gp_error err = GP_ERROR_INIT;
+		struct packed_git *p;
+		char *idx, *pack;
+		if (!ends_with(de->d_name, ".idx") || !starts_with(de->d_name, "pack-"))
+			continue;
+		idx = xstrfmt("%s/%s", packdir, de->d_name);
+		pack = xstrfmt("%.*s.pack", (int)(strlen(idx) - 4), idx);
+		/* An .idx without its pack is a pack being deleted or garbage. */
+		if (access(pack, F_OK)) {
+			free(idx);
+			free(pack);
+			continue;
+		}
+		free(pack);
+		if (pack_open_idx(&p, idx, odb->algo, &err)) {
+			add_warning(odb, "%s", gp_error_msg(&err));
+			gp_error_clear(&err);
+			free(idx);
+			continue;
+		}
+		free(idx);
+		ALLOC_GROW(odb->packs, odb->nr_packs + 1, odb->alloc_packs);
+		ALLOC_GROW(odb->pack_local, odb->nr_packs + 1, odb->alloc_local);
+		odb->pack_local[odb->nr_packs] = local;
+		odb->packs[odb->nr_packs++] = p;
+	}
+	closedir(d);
+	free(packdir);
+	qsort(odb->packs + first, odb->nr_packs - first, sizeof(*odb->packs), cmp_pack_mtime);
+}
+
+static bool have_dir(const struct odb *odb, const char *path)
+{
+	for (size_t i = 0; i < odb->nr_dirs; i++)
+		if (!strcmp(odb->dirs[i].path, path))
+			return true;
+	return false;
+}
+
+static void add_dir(struct odb *odb, const char *path, bool local, int depth);
+
+static void read_alternates(struct odb *odb, const char *objdir, int depth)
+{
+	char *file = xstrfmt("%s/info/alternates", objdir);
+	struct strbuf sb = STRBUF_INIT;
+	char *line, *save = NULL;
+	if (strbuf_read_file(&sb, file, 0) < 0) {
+		free(file);
+		strbuf_release(&sb);
+		return;
+	}
+	if (depth >= MAX_ALTERNATE_DEPTH) {
+		add_warning(odb, "%s: alternates nested more than %d deep; ignoring",
+			    file, MAX_ALTERNATE_DEPTH);
+		goto out;
+	}
+	for (line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *path, *real;
+		size_t len = strlen(line);
+		if (len && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (!len || line[0] == '#')
+			continue;
+		path = line[0] == '/' ? xstrdup(line) : xstrfmt("%s/%s", objdir, line);
+		real = realpath(path, NULL);
+		if (!real)
+			add_warning(odb, "%s: alternate object directory '%s' does not exist",
+				    file, line);
+		else
+			add_dir(odb, real, false, depth + 1);
+		free(real);
+		free(path);
+	}
+out:
+	strbuf_release(&sb);
+	free(file);
+}
+
+static void add_dir(struct odb *odb, const char *path, bool local, int depth)
+{
+	if (have_dir(odb, path))
+		return;
+	ALLOC_GROW(odb->dirs, odb->nr_dirs + 1, odb->alloc_dirs);
+	odb->dirs[odb->nr_dirs].path = xstrdup(path);
+	odb->dirs[odb->nr_dirs].local = local;
+	odb->nr_dirs++;
+	load_packs(odb, path, local);
+	read_alternates(odb, path, depth);
+}
+
+int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *err)
+{
+	struct odb *odb;
+	struct stat st;
+	if (stat(objdir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return gp_error_errno(err, "object directory '%s' is not readable", objdir);
+	odb = xcalloc(1, sizeof(*odb));
+	odb->algo = algo;
+	odb->reader = pack_reader_new(0);
+	add_dir(odb, objdir, true, 0);
+	*out = odb;
+	return 0;
+}
+
+void odb_free(struct odb *odb)
+{
+	if (!odb)
+		return;
+	for (size_t i = 0; i < odb->nr_packs; i++)
+		pack_free(odb->packs[i]);
+	for (size_t i = 0; i < odb->nr_dirs; i++)
+		free(odb->dirs[i].path);
+	for (size_t i = 0; i < odb->nr_warnings; i++)
+		free(odb->warnings[i]);
+	free(odb->warnings);
+	free(odb->packs);
+	free(odb->pack_local);
+	free(odb->dirs);
+	pack_reader_free(odb->reader);
+	free(odb);
+}
+
+/* Find oid in a pack whose pack file opens cleanly. */
+static bool find_packed(struct odb *odb, const struct object_id *oid,
+			struct packed_git **pack, uint64_t *ofs)
+{
+	for (size_t n = 0; n < odb->nr_packs; n++) {
+		size_t i = n == 0 ? odb->last_pack : (n <= odb->last_pack ? n - 1 : n);
+		struct packed_git *p = odb->packs[i];
+		uint32_t idx_pos;
+		if (p->pack_failed || !pack_find_oid(p, oid, &idx_pos))
+			continue;
+		odb->last_pack = i;
+		*pack = p;
+		*ofs = pack_nth_offset(p, idx_pos);
+		return true;
+	}
+	return false;
+}
+
+static const char *loose_dir_with(struct odb *odb, const struct object_id *oid)
+{
+	for (size_t i = 0; i < odb->nr_dirs; i++)
+		if (loose_has(odb->dirs[i].path, oid))
+			return odb->dirs[i].path;
+	return NULL;
+}
+
+static int not_found(const struct object_id *oid, struct gp_error *err)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	return gp_error_set(err, GP_ENOTFOUND, "object %s not found", oid_to_hex_r(hex, oid));
+}
+
+int odb_read_object_info(struct odb *odb, const struct object_id *oid,
+			 struct object_info *info, unsigned flags,
+			 struct gp_error *err)
+{
+	struct packed_git *p;
+	uint64_t ofs;
+	const char *dir;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	oid_clear(&info->delta_base, odb->algo);
+	if (find_packed(odb, oid, &p, &ofs)) {
+		struct pack_object_info pi;
+		ret = pack_object_info(p, ofs, &pi, err);
+		if (!ret && (flags & OI_DISK_SIZE)) {
+			uint32_t pack_pos;
+			ret = pack_load_revindex(p, err);
+			if (!ret && !pack_offset_to_pos(p, ofs, &pack_pos))
+				ret = CORRUPT(err, "offset %" PRIu64 " is not an object", ofs);
+			if (!ret)
+				pi.disk_size = pack_pos_to_end(p, pack_pos) - ofs;
+		}
+		if (ret)
+			return ret;
+		info->type = pi.type;
+		info->size = pi.size;
+		info->disk_size = pi.disk_size;
+		info->delta_base = pi.delta_base;
+		info->source = OBJECT_PACKED;
+		info->pack = p;
+		info->pack_ofs = ofs;
+		return 0;
+	}
+	dir = loose_dir_with(odb, oid);
+	if (!dir)
+		return not_found(oid, err);
+	ret = loose_read_info(dir, oid, &info->type, &info->size, &info->disk_size, err);
+	info->source = OBJECT_LOOSE;
+	return ret;
+}
+
+int odb_read_object(struct odb *odb, const struct object_id *oid,
+		    enum object_type *type, unsigned char **data, size_t *size,
+		    struct gp_error *err)
+{
+	struct packed_git *p;
+	uint64_t ofs;
+	const char *dir;
+	if (find_packed(odb, oid, &p, &ofs))
+		return pack_read_object(odb->reader, p, ofs, type, data, size, err);
+	dir = loose_dir_with(odb, oid);
+	if (!dir)
+		return not_found(oid, err);
+	return loose_read(dir, oid, type, data, size, err);
+}
+
+bool odb_has_object(struct odb *odb, const struct object_id *oid)
+{
+	struct packed_git *p;
+	uint64_t ofs;
+	return find_packed(odb, oid, &p, &ofs) || loose_dir_with(odb, oid);
+}
+
+int odb_write_object(struct odb *odb, enum object_type type, const void *data,
+		     size_t len, struct object_id *oid, struct gp_error *err)
+{
+	return loose_write(odb->dirs[0].path, odb->algo, type, data, len, oid, err);
+}
+
+struct each_loose {
+	odb_each_fn *fn;
+	void *data;
+};
+
+static int each_loose(const struct object_id *oid, const char *path, void *data)
+{
+	struct each_loose *el = data;
+	return el->fn(oid, el->data);
+}
+
+int odb_for_each_object(struct odb *odb, odb_each_fn *fn, void *data)
+{
+	struct each_loose el = { fn, data };
+	int ret = 0;
+	for (size_t i = 0; i < odb->nr_packs && !ret; i++) {
+		struct packed_git *p = odb->packs[i];
+		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects && !ret; idx_pos++) {
+			struct object_id oid;
+			pack_nth_oid(p, idx_pos, &oid);
+			ret = fn(&oid, data);
+		}
+	}
+	for (size_t i = 0; i < odb->nr_dirs && !ret; i++)
+		ret = loose_for_each(odb->dirs[i].path, odb->algo, each_loose, &el);
+	return ret;
+}
+
+size_t odb_nr_packs(const struct odb *odb)
+{
+	return odb->nr_packs;
+}
+
+struct packed_git *odb_pack(const struct odb *odb, size_t index)
+{
+	return odb->packs[index];
+}
+
+bool odb_pack_is_local(const struct odb *odb, size_t index)
+{
+	return odb->pack_local[index];
+}
+
+const char *odb_objdir(const struct odb *odb)
+{
+	return odb->dirs[0].path;
+}
+
+int odb_algo(const struct odb *odb)
+{
+	return odb->algo;
+}
+
+size_t odb_nr_warnings(const struct odb *odb)
+{
+	return odb->nr_warnings;
+}
+
+const char *odb_warning(const struct odb *odb, size_t index)
+{
+	return odb->warnings[index];
+}

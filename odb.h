@@ -1,0 +1,88 @@
+/*
+ * odb.h: one object lookup over everything a repository stores: its
+ * packs, its loose objects, and those of its alternates
+ * (objects/info/alternates, followed up to 5 levels deep).
+ *
+ * Lookup order: packs (the pack that answered last first, then newest
+ * first), then loose objects. A later issue puts the multi-pack-index in
+ * front of the packs it covers.
+ *
+ * An .idx that fails validation is skipped and its message kept in
+ * odb_warnings(), so that one corrupt pack does not make the rest of the
+ * repository unreadable; the caller decides whether to print them.
+ *
+ * A struct odb is not thread-safe (it owns one pack_reader); open one
+ * per thread, or share its packs through packfile.h.
+ */
+#ifndef GP_ODB_H
+#define GP_ODB_H
+
+#include "object.h"
+
+struct gp_error;
+struct packed_git;
+
+struct odb;
+
+/* Errors: GP_EIO when objdir cannot be read. */
+int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *err);
+void odb_free(struct odb *odb);
+
+enum object_source {
+	OBJECT_LOOSE = 1,
+	OBJECT_PACKED,
+};
+
+struct object_info {
+	enum object_type type;
+	uint64_t size;
+	uint64_t disk_size;       /* with OI_DISK_SIZE */
+	struct object_id delta_base; /* with OI_DELTA_BASE; null if none */
+	enum object_source source;
+	struct packed_git *pack;  /* OBJECT_PACKED: borrowed */
+	uint64_t pack_ofs;
+};
+
+enum object_info_flags {
+	OI_DISK_SIZE = 1 << 0,
+	OI_DELTA_BASE = 1 << 1,
+};
+
+/*
+ * Errors: GP_ENOTFOUND, GP_ECORRUPT (the object's storage is damaged;
+ * the message names the file and offset), GP_EIO.
+ */
+int odb_read_object_info(struct odb *odb, const struct object_id *oid,
+			 struct object_info *info, unsigned flags,
+			 struct gp_error *err);
+/* *data is malloc'd with a trailing NUL; caller frees. Errors as above. */
+int odb_read_object(struct odb *odb, const struct object_id *oid,
+		    enum object_type *type, unsigned char **data, size_t *size,
+		    struct gp_error *err);
+bool odb_has_object(struct odb *odb, const struct object_id *oid);
+
+/* Write a loose object into the odb's own directory. */
+int odb_write_object(struct odb *odb, enum object_type type, const void *data,
+		     size_t len, struct object_id *oid, struct gp_error *err);
+
+/*
+ * Call fn for every object in every pack and loose directory (including
+ * alternates), in no particular order and possibly more than once.
+ */
+typedef int odb_each_fn(const struct object_id *oid, void *data);
+int odb_for_each_object(struct odb *odb, odb_each_fn *fn, void *data);
+
+/* The packs, local ones first; index < odb_nr_packs(). */
+size_t odb_nr_packs(const struct odb *odb);
+struct packed_git *odb_pack(const struct odb *odb, size_t index);
+/* Whether pack index came from the odb's own directory. */
+bool odb_pack_is_local(const struct odb *odb, size_t index);
+
+const char *odb_objdir(const struct odb *odb);
+int odb_algo(const struct odb *odb);
+
+/* Problems found while opening (bad .idx files, bad alternates). */
+size_t odb_nr_warnings(const struct odb *odb);
+const char *odb_warning(const struct odb *odb, size_t index);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * pack-write.h: writing pack indexes (.idx v1 and v2) and their
+ * reverse indexes, shared by index-pack and (later) pack-objects.
+ *
+ * The objects are described by parallel arrays indexed by "entry
+ * number" (any stable numbering; index-pack uses pack order) and a
+ * permutation giving the entries in name order.
+ */
+#ifndef GP_PACK_WRITE_H
+#define GP_PACK_WRITE_H
+
+#include "util.h"
+
+struct gp_error;
+struct strbuf;
+
+struct pack_idx_input {
+	int algo;
+	uint32_t nr;
+	const uint32_t *by_name;    /* by_name[idx_pos] = entry number */
+	const unsigned char *oids;  /* entry number * rawsz */
+	const uint64_t *offsets;    /* by entry number */
+	const uint32_t *crcs;       /* by entry number */
+	const unsigned char *pack_hash;
+};
+
+struct pack_idx_opts {
+	uint32_t version;     /* 1 or 2 (the default) */
+	/*
+	 * v2: offsets above this go to the 64-bit table (git's
+	 * --index-version=2,<offset>); offsets of 2^31 and above always do.
+	 */
+	uint64_t off32_limit;
+};
+
+#define PACK_IDX_OPTS_INIT { 2, 0x7fffffff }
+
+/*
+ * Write the .idx to path atomically (hashfile.h), or into mem when mem
+ * is not NULL (path unused). Errors: GP_EINVAL (v1 cannot hold an offset
+ * of 2^32 or more), GP_EIO.
+ */
+int pack_write_idx(const char *path, struct strbuf *mem,
+		   const struct pack_idx_input *in,
+		   const struct pack_idx_opts *opts, struct gp_error *err);
+
+/*
+ * Sort entry numbers by object name (radix sort on the leading bytes,
+ * ties settled by the whole name; equal names keep entry order).
+ * Returns by_name; caller frees. O(n).
+ */
+uint32_t *pack_sort_by_name(const unsigned char *oids, uint32_t nr, int algo);
+
+#endif

@@ -1,0 +1,243 @@
+/*
+ * parse-options.c: see parse-options.h. Exits only through
+ * usage_with_options(), and only builtin/ uses this module.
+ */
+#include "parse-options.h"
+
+bool parse_ulong_suffixed(const char *s, unsigned long *out)
+{
+	char *end;
+	unsigned long v, factor = 1;
+	if (!*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s)
+		return false;
+	if (*end == 'k' || *end == 'K')
+		factor = 1024UL, end++;
+	else if (*end == 'm' || *end == 'M')
+		factor = 1024UL * 1024, end++;
+	else if (*end == 'g' || *end == 'G')
+		factor = 1024UL * 1024 * 1024, end++;
+	if (*end)
+		return false;
+	if (__builtin_mul_overflow(v, factor, &v))
+		return false;
+	*out = v;
+	return true;
+}
+
+void usage_with_options(const char *const *usage, const struct option *opts)
+{
+	FILE *out = stdout;
+	fprintf(out, "usage: %s\n", usage[0]);
+	for (size_t line = 1; usage[line]; line++)
+		fprintf(out, "   or: %s\n", usage[line]);
+	fputc('\n', out);
+	for (const struct option *o = opts; o->type != OPTION_END; o++) {
+		char left[128];
+		int n = 0;
+		if (o->type == OPTION_GROUP) {
+			fprintf(out, "\n%s\n", o->help);
+			continue;
+		}
+		if (o->flags & PARSE_OPT_HIDDEN)
+			continue;
+		n += snprintf(left + n, sizeof(left) - n, "    ");
+		if (o->short_name)
+			n += snprintf(left + n, sizeof(left) - n, "-%c%s", o->short_name,
+				      o->long_name ? ", " : "");
+		if (o->long_name) {
+			bool neg = (o->type == OPTION_BOOL || o->type == OPTION_COUNTUP) &&
+				   !(o->flags & PARSE_OPT_NONEG);
+			n += snprintf(left + n, sizeof(left) - n, "--%s%s",
+				      neg ? "[no-]" : "", o->long_name);
+		}
+		if (o->argh && !(o->flags & PARSE_OPT_NOARG))
+			n += snprintf(left + n, sizeof(left) - n,
+				      (o->flags & PARSE_OPT_OPTARG) ? "[=<%s>]" : " <%s>",
+				      o->argh);
+		if (n >= 26)
+			fprintf(out, "%s\n%26s%s\n", left, "", o->help ? o->help : "");
+		else
+			fprintf(out, "%-26s%s\n", left, o->help ? o->help : "");
+	}
+	fputc('\n', out);
+	exit(129);
+}
+
+static bool takes_value(const struct option *o)
+{
+	switch (o->type) {
+	case OPTION_INTEGER:
+	case OPTION_ULONG:
+	case OPTION_STRING:
+		return true;
+	case OPTION_CALLBACK:
+		return !(o->flags & PARSE_OPT_NOARG);
+	default:
+		return false;
+	}
+}
+
+static int apply(const struct option *o, const char *arg, int unset,
+		 const char *shown)
+{
+	switch (o->type) {
+	case OPTION_BOOL:
+		*(int *)o->value = !unset;
+		return 0;
+	case OPTION_COUNTUP:
+		*(int *)o->value = unset ? 0 : *(int *)o->value + 1;
+		return 0;
+	case OPTION_SET_INT:
+		*(int *)o->value = unset ? 0 : (int)o->defval;
+		return 0;
+	case OPTION_INTEGER: {
+		char *end;
+		long v;
+		if (unset) {
+			*(int *)o->value = 0;
+			return 0;
+		}
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || !*arg || *end || v < INT_MIN || v > INT_MAX) {
+			fprintf(stderr, "error: option `%s' expects a numerical value\n", shown);
+			return -1;
+		}
+		*(int *)o->value = (int)v;
+		return 0;
+	}
+	case OPTION_ULONG:
+		if (unset) {
+			*(unsigned long *)o->value = 0;
+			return 0;
+		}
+		if (!parse_ulong_suffixed(arg, (unsigned long *)o->value)) {
+			fprintf(stderr, "error: option `%s' expects a non-negative integer value with an optional k/m/g suffix\n", shown);
+			return -1;
+		}
+		return 0;
+	case OPTION_STRING:
+		*(const char **)o->value = unset ? NULL : arg;
+		return 0;
+	case OPTION_CALLBACK:
+		return o->callback(o, arg, unset);
+	default:
+		BUG("unhandled option type %d", o->type);
+	}
+}
+
+static const struct option *find_long(const struct option *opts, const char *name,
+				      size_t len, int *unset)
+{
+	const struct option *abbrev = NULL;
+	int abbrev_unset = 0, nr_abbrev = 0;
+	for (const struct option *o = opts; o->type != OPTION_END; o++) {
+		const char *ln = o->long_name;
+		if (!ln)
+			continue;
+		if (strlen(ln) == len && !strncmp(ln, name, len)) {
+			*unset = 0;
+			return o;
+		}
+		if (len > 3 && !strncmp(name, "no-", 3) && !(o->flags & PARSE_OPT_NONEG) &&
+		    strlen(ln) == len - 3 && !strncmp(ln, name + 3, len - 3)) {
+			*unset = 1;
+			return o;
+		}
+		if (strlen(ln) > len && !strncmp(ln, name, len)) {
+			abbrev = o, abbrev_unset = 0, nr_abbrev++;
+		}
+	}
+	if (nr_abbrev == 1) {
+		*unset = abbrev_unset;
+		return abbrev;
+	}
+	return NULL;
+}
+
+int parse_options(int argc, const char **argv, const struct option *opts,
+		  const char *const *usage)
+{
+	int nr_left = 0;
+	int argpos = 1;
+	for (; argpos < argc; argpos++) {
+		const char *arg = argv[argpos];
+		if (arg[0] != '-' || !arg[1]) {
+			argv[nr_left++] = arg;
+			continue;
+		}
+		if (!strcmp(arg, "--")) {
+			argpos++;
+			break;
+		}
+		if (arg[1] == '-') {
+			const char *name = arg + 2;
+			const char *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			int unset = 0;
+			const struct option *o;
+			if (!strcmp(name, "help-all") || !strcmp(name, "help"))
+				usage_with_options(usage, opts);
+			o = find_long(opts, name, len, &unset);
+			if (!o) {
+				fprintf(stderr, "error: unknown option `%.*s'\n", (int)len, name);
+				usage_with_options(usage, opts);
+			}
+			const char *value = eq ? eq + 1 : NULL;
+			if (unset && value) {
+				fprintf(stderr, "error: option `no-%s' takes no value\n", o->long_name);
+				usage_with_options(usage, opts);
+			}
+			if (!unset && takes_value(o) && !value && !(o->flags & PARSE_OPT_OPTARG)) {
+				if (argpos + 1 >= argc) {
+					fprintf(stderr, "error: option `%s' requires a value\n", o->long_name);
+					usage_with_options(usage, opts);
+				}
+				value = argv[++argpos];
+			}
+			if (value && !takes_value(o)) {
+				fprintf(stderr, "error: option `%s' takes no value\n", o->long_name);
+				usage_with_options(usage, opts);
+			}
+			if (apply(o, value, unset, o->long_name))
+				usage_with_options(usage, opts);
+			continue;
+		}
+		for (const char *p = arg + 1; *p; p++) {
+			const struct option *o = NULL;
+			if (*p == 'h')
+				usage_with_options(usage, opts);
+			for (const struct option *c = opts; c->type != OPTION_END; c++)
+				if (c->short_name == *p)
+					o = c;
+			if (!o) {
+				fprintf(stderr, "error: unknown switch `%c'\n", *p);
+				usage_with_options(usage, opts);
+			}
+			char shown[2] = { *p, 0 };
+			if (takes_value(o)) {
+				const char *value = p[1] ? p + 1 : NULL;
+				if (!value && !(o->flags & PARSE_OPT_OPTARG)) {
+					if (argpos + 1 >= argc) {
+						fprintf(stderr, "error: switch `%c' requires a value\n", *p);
+						usage_with_options(usage, opts);
+					}
+					value = argv[++argpos];
+				}
+				if (apply(o, value, 0, shown))
+					usage_with_options(usage, opts);
+				break;
+			}
+			if (apply(o, NULL, 0, shown))
+				usage_with_options(usage, opts);
+		}
+	}
+	for (; argpos < argc; argpos++)
+		argv[nr_left++] = argv[argpos];
+	argv[nr_left] = NULL;
+	return nr_left;
+}

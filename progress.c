@@ -1,0 +1,88 @@
+/*
+ * progress.c: see progress.h. Prints at most every 100 ms (or on each
+ * whole percent change), from whichever thread notices.
+ */
+#include "progress.h"
+#include <pthread.h>
+#include <time.h>
+
+struct progress {
+	const char *title;
+	uint64_t total;
+	uint64_t done;          /* updated atomically */
+	uint64_t last_ns;
+	int last_percent;
+	pthread_mutex_t lock;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct progress *progress_start(const char *title, uint64_t total, bool enabled)
+{
+	struct progress *p;
+	if (!enabled)
+		return NULL;
+	p = xcalloc(1, sizeof(*p));
+	p->title = title;
+	p->total = total;
+	p->last_percent = -1;
+	pthread_mutex_init(&p->lock, NULL);
+	return p;
+}
+
+static void display(struct progress *p, uint64_t done, const char *end)
+{
+	if (p->total) {
+		int percent = (int)(done * 100 / p->total);
+		fprintf(stderr, "%s: %3d%% (%" PRIu64 "/%" PRIu64 ")%s", p->title,
+			percent, done, p->total, end);
+		p->last_percent = percent;
+	} else {
+		fprintf(stderr, "%s: %" PRIu64 "%s", p->title, done, end);
+	}
+	fflush(stderr);
+}
+
+static void maybe_display(struct progress *p, uint64_t done)
+{
+	uint64_t t;
+	int percent = p->total ? (int)(done * 100 / p->total) : -1;
+	if (percent == p->last_percent && ((t = now_ns()) - p->last_ns) < 100000000ull)
+		return;
+	if (pthread_mutex_trylock(&p->lock))
+		return;
+	p->last_ns = now_ns();
+	display(p, done, "\r");
+	pthread_mutex_unlock(&p->lock);
+}
+
+void progress_update(struct progress *p, uint64_t done)
+{
+	if (!p)
+		return;
+	__atomic_store_n(&p->done, done, __ATOMIC_RELAXED);
+	maybe_display(p, done);
+}
+
+void progress_add(struct progress *p, uint64_t delta)
+{
+	if (!p)
+		return;
+	maybe_display(p, __atomic_add_fetch(&p->done, delta, __ATOMIC_RELAXED));
+}
+
+void progress_stop(struct progress **pp)
+{
+	struct progress *p = *pp;
+	if (!p)
+		return;
+	display(p, __atomic_load_n(&p->done, __ATOMIC_RELAXED), ", done.\n");
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	*pp = NULL;
+}

@@ -1,0 +1,24 @@
+/*
+ * progress.h: progress meters on stderr, in git's format:
+ *   "Indexing objects:  42% (420/1000)\r" ... ", done.\n"
+ *
+ * A NULL progress (when the meter is off) is accepted everywhere, so
+ * callers need no conditionals. Updates from several threads are
+ * allowed through progress_add(); printing is rate-limited.
+ */
+#ifndef GP_PROGRESS_H
+#define GP_PROGRESS_H
+
+#include "util.h"
+
+struct progress;
+
+/* NULL when !enabled. total 0 means unknown (no percentage). */
+struct progress *progress_start(const char *title, uint64_t total, bool enabled);
+void progress_update(struct progress *p, uint64_t done);
+/* Thread-safe increment. */
+void progress_add(struct progress *p, uint64_t delta);
+/* Print the final line and free. Accepts NULL. */
+void progress_stop(struct progress **p);
+
+#endif

@@ -1,0 +1,697 @@
+/*
+ * repository.c: finding a repository and reading its format, as git
+ * does it (gitrepository-layout(5), git-rev-parse(1), the GIT_DIR
+ * family in git(1), and extensions.* in git-config(1)).
+ *
+ * A directory is a git directory when it has a plausible HEAD, and its
+ * common directory (itself, or the one its "commondir" file names) has
+ * objects/ and refs/. Discovery tries, from the start directory up to
+ * the root, the first GIT_CEILING_DIRECTORIES entry or a filesystem
+ * boundary: "<dir>/.git" (a directory, or a file "gitdir: <path>"),
+ * then <dir> itself (a bare repository, or the inside of a .git).
+ *
+ * Nothing read from disk here is trusted: .git files and HEAD are read
+ * with a size bound, and every failure is an error code, never a crash.
+ *
+ * NEEDSWORK: git 2.36+ also refuses repositories owned by another user
+ * unless safe.directory allows them; we do not check ownership yet.
+ */
+#include "repository.h"
+#include "error.h"
+#include "hash.h"
+#include "odb.h"
+#include "strbuf.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+
+/* A .git file or HEAD bigger than this is not one git wrote. */
+#define SMALL_FILE_MAX (64 * 1024)
+
+enum found_how {
+	FOUND_EXPLICIT, /* GIT_DIR named it */
+	FOUND_DOTGIT,   /* "<dir>/.git", directory or gitfile */
+	FOUND_GITDIR,   /* the start directory is in the git directory */
+	FOUND_OPEN,     /* repo_open_gitdir(): no environment */
+};
+
+/* The environment settings discovery honours; all NULL when opening. */
+struct repo_env {
+	const char *git_dir;     /* GIT_DIR */
+	const char *work_tree;   /* GIT_WORK_TREE */
+	const char *object_dir;  /* GIT_OBJECT_DIRECTORY */
+	const char *common_dir;  /* GIT_COMMON_DIR */
+};
+
+static const char *env_nonempty(const char *name)
+{
+	const char *value = getenv(name);
+	return value && *value ? value : NULL;
+}
+
+/* "dir/rel", or rel alone when it is absolute. Caller frees. */
+static char *join_path(const char *dir, const char *rel)
+{
+	size_t len = strlen(dir);
+	if (rel[0] == '/')
+		return xstrdup(rel);
+	if (len && dir[len - 1] == '/')
+		return xstrfmt("%s%s", dir, rel);
+	return xstrfmt("%s/%s", dir, rel);
+}
+
+/* The directory part of path ("." when there is none). Caller frees. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return xstrdup(".");
+	if (slash == path)
+		return xstrdup("/");
+	return xstrndup(path, slash - path);
+}
+
+/*
+ * Read a file of at most max bytes into sb. Returns 0, -1 with errno
+ * set, or 1 when the file is larger than max.
+ */
+static int read_small_file(const char *path, size_t max, struct strbuf *sb)
+{
+	struct stat st;
+	ssize_t got;
+	int fd, saved;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		goto fail;
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return 1;
+	}
+	strbuf_grow(sb, (size_t)st.st_size);
+	got = read_in_full(fd, sb->buf + sb->len, (size_t)st.st_size);
+	if (got < 0)
+		goto fail;
+	strbuf_setlen(sb, sb->len + (size_t)got);
+	close(fd);
+	return 0;
+fail:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+static void strip_newlines(struct strbuf *sb)
+{
+	while (sb->len && (sb->buf[sb->len - 1] == '\n' || sb->buf[sb->len - 1] == '\r'))
+		strbuf_setlen(sb, sb->len - 1);
+}
+
+/*
+ * The common directory of the git directory dir: GIT_COMMON_DIR, else
+ * what dir/commondir names (relative to dir), else dir. Not resolved.
+ */
+static char *common_dir_of(const char *dir, const struct repo_env *env)
+{
+	struct strbuf content = STRBUF_INIT;
+	char *path, *common;
+
+	if (env->common_dir)
+		return xstrdup(env->common_dir);
+	path = join_path(dir, "commondir");
+	if (!read_small_file(path, SMALL_FILE_MAX, &content)) {
+		strip_newlines(&content);
+		if (content.len && !memchr(content.buf, '\0', content.len)) {
+			common = join_path(dir, content.buf);
+			goto out;
+		}
+	}
+	common = xstrdup(dir);
+out:
+	free(path);
+	strbuf_release(&content);
+	return common;
+}
+
+static bool is_hex_id_prefix(const char *s, size_t len)
+{
+	if (len < 40)
+		return false;
+	for (size_t pos = 0; pos < 40; pos++)
+		if (!strchr("0123456789abcdef", s[pos]) || !s[pos])
+			return false;
+	return true;
+}
+
+/* HEAD is a symref into refs/ (file or symlink) or an object id. */
+static bool is_valid_head(const char *dir)
+{
+	struct strbuf content = STRBUF_INIT;
+	char *path = join_path(dir, "HEAD");
+	bool valid = false;
+	const char *rest;
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		goto out;
+	if (S_ISLNK(st.st_mode)) {
+		char target[256];
+		ssize_t len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			valid = starts_with(target, "refs/");
+		}
+		goto out;
+	}
+	if (read_small_file(path, SMALL_FILE_MAX, &content))
+		goto out;
+	if (skip_prefix(content.buf, "ref:", &rest)) {
+		while (*rest == ' ' || *rest == '\t')
+			rest++;
+		valid = starts_with(rest, "refs/");
+	} else {
+		valid = is_hex_id_prefix(content.buf, content.len);
+	}
+out:
+	free(path);
+	strbuf_release(&content);
+	return valid;
+}
+
+static bool is_dir_usable(const char *path)
+{
+	return !access(path, X_OK);
+}
+
+static bool is_git_directory(const char *dir, const struct repo_env *env)
+{
+	char *common = common_dir_of(dir, env);
+	char *objects = env->object_dir ? xstrdup(env->object_dir)
+					: join_path(common, "objects");
+	char *refs = join_path(common, "refs");
+	bool is_repo;
+
+	is_repo = is_dir_usable(objects) && is_dir_usable(refs) &&
+		  is_valid_head(dir);
+	free(refs);
+	free(objects);
+	free(common);
+	return is_repo;
+}
+
+/*
+ * A ".git" file: "gitdir: <path>" and a newline, the path relative to
+ * the file's directory. Sets *out to the path it names (unchecked).
+ */
+static int read_gitfile(const char *file, char **out, struct gp_error *err)
+{
+	struct strbuf content = STRBUF_INIT;
+	const char *target;
+	char *dir = NULL;
+	int ret = 0;
+
+	ret = read_small_file(file, SMALL_FILE_MAX, &content);
+	if (ret < 0) {
+		ret = gp_error_errno(err, "cannot read '%s'", file);
+		goto out;
+	}
+	strip_newlines(&content);
+	if (ret > 0 || memchr(content.buf, '\0', content.len) ||
+	    !skip_prefix(content.buf, "gitdir: ", &target)) {
+		ret = CORRUPT(err, "invalid gitfile format: %s", file);
+		goto out;
+	}
+	if (!*target) {
+		ret = CORRUPT(err, "no path in gitfile: %s", file);
+		goto out;
+	}
+	dir = dir_of(file);
+	*out = join_path(dir, target);
+out:
+	free(dir);
+	strbuf_release(&content);
+	return ret;
+}
+
+static int resolve(const char *path, char **out, struct gp_error *err)
+{
+	*out = realpath(path, NULL);
+	if (!*out)
+		return gp_error_errno(err, "cannot resolve '%s'", path);
+	return 0;
+}
+
+/*
+ * The length of the longest GIT_CEILING_DIRECTORIES entry that is a
+ * proper ancestor of dir (an absolute, resolved path); 0 when none.
+ * Discovery must not look at that directory or any above it.
+ */
+static size_t ceiling_len(const char *dir)
+{
+	const char *env = getenv("GIT_CEILING_DIRECTORIES");
+	size_t best = 0;
+
+	while (env && *env) {
+		size_t entry_len = strcspn(env, ":");
+		char *entry = xstrndup(env, entry_len);
+		char *real = entry[0] == '/' ? realpath(entry, NULL) : NULL;
+		const char *ceil = real ? real : entry;
+		size_t len = strlen(ceil);
+
+		/* A relative or empty entry means nothing to git either. */
+		if (ceil[0] == '/') {
+			while (len > 1 && ceil[len - 1] == '/')
+				len--;
+			if (len == 1 ? dir[1] != '\0'
+				     : !strncmp(dir, ceil, len) && dir[len] == '/')
+				best = MAX(best, len);
+		}
+		free(real);
+		free(entry);
+		env += entry_len;
+		if (*env == ':')
+			env++;
+	}
+	return best;
+}
+
+static bool across_filesystems(void)
+{
+	const char *env = getenv("GIT_DISCOVERY_ACROSS_FILESYSTEM");
+	bool across = false;
+	return env && config_parse_bool(env, &across) && across;
+}
+
+/*
+ * Walk up from start (absolute, resolved) to find the repository. On
+ * success *gitdir is its (unresolved) git directory and *top the
+ * directory holding ".git" (FOUND_DOTGIT only).
+ */
+static int walk_up(const char *start, const struct repo_env *env,
+		   enum found_how *how, char **gitdir, char **top,
+		   struct gp_error *err)
+{
+	struct strbuf dir = STRBUF_INIT;
+	size_t ceil = ceiling_len(start);
+	bool across = across_filesystems();
+	char *dotgit = NULL;
+	struct stat st;
+	dev_t dev;
+	int ret;
+
+	if (stat(start, &st) < 0) {
+		ret = gp_error_errno(err, "cannot stat '%s'", start);
+		goto out;
+	}
+	dev = st.st_dev;
+	strbuf_addstr(&dir, start);
+	for (;;) {
+		char *slash;
+
+		free(dotgit);
+		dotgit = join_path(dir.buf, ".git");
+		if (!stat(dotgit, &st) && S_ISREG(st.st_mode)) {
+			char *target = NULL;
+			ret = read_gitfile(dotgit, &target, err);
+			if (ret < 0)
+				goto out;
+			if (!is_git_directory(target, env)) {
+				ret = gp_error_set(err, GP_ECORRUPT,
+						   "not a git repository: %s", target);
+				free(target);
+				goto out;
+			}
+			*how = FOUND_DOTGIT;
+			*gitdir = target;
+			*top = strbuf_detach(&dir, NULL);
+			goto out;
+		}
+		if (!stat(dotgit, &st) && S_ISDIR(st.st_mode) &&
+		    is_git_directory(dotgit, env)) {
+			*how = FOUND_DOTGIT;
+			*gitdir = dotgit;
+			dotgit = NULL;
+			*top = strbuf_detach(&dir, NULL);
+			ret = 0;
+			goto out;
+		}
+		if (is_git_directory(dir.buf, env)) {
+			*how = FOUND_GITDIR;
+			*gitdir = strbuf_detach(&dir, NULL);
+			*top = NULL;
+			ret = 0;
+			goto out;
+		}
+
+		if (!strcmp(dir.buf, "/"))
+			break;
+		slash = strrchr(dir.buf, '/');
+		strbuf_setlen(&dir, slash == dir.buf ? 1 : (size_t)(slash - dir.buf));
+		if (ceil && dir.len <= ceil)
+			break;
+		if (!across && (stat(dir.buf, &st) < 0 || st.st_dev != dev)) {
+			ret = gp_error_set(err, GP_ENOTFOUND,
+					   "not a git repository (or any parent up to mount point %s)\n"
+					   "Stopping at filesystem boundary (GIT_DISCOVERY_ACROSS_FILESYSTEM not set).",
+					   dir.buf);
+			goto out;
+		}
+	}
+	ret = gp_error_set(err, GP_ENOTFOUND,
+			   "not a git repository (or any of the parent directories): .git");
+out:
+	free(dotgit);
+	strbuf_release(&dir);
+	return ret;
+}
+
+/* The last entry for key read from the repository's own config. */
+static const struct config_entry *local_entry(const struct repository *repo,
+					      const char *key)
+{
+	for (size_t pos = repo->config.nr; pos > 0; pos--) {
+		const struct config_entry *e = &repo->config.items[pos - 1];
+		if (e->scope == CONFIG_SCOPE_LOCAL && !strcmp(e->key, key))
+			return e;
+	}
+	return NULL;
+}
+
+static void add_name(struct strbuf *list, size_t *nr, const char *name)
+{
+	strbuf_addf(list, "\n\t%s", name);
+	(*nr)++;
+}
+
+/*
+ * core.repositoryformatversion and extensions.*: refuse what we cannot
+ * read correctly, and pick the hash algorithm.
+ */
+static int check_format(struct repository *repo, struct gp_error *err)
+{
+	static const char *const any_version[] = {
+		"noop", "preciousobjects", "partialclone", "worktreeconfig",
+	};
+	struct strbuf unknown = STRBUF_INIT, v1_only = STRBUF_INIT;
+	size_t unknown_nr = 0, v1_only_nr = 0;
+	const struct config_entry *e;
+	int algo = GP_HASH_SHA1;
+	int64_t version = 0;
+	int ret = 0;
+
+	e = local_entry(repo, "core.repositoryformatversion");
+	if (e && !config_parse_int64(e->value, &version)) {
+		ret = CORRUPT(err, "bad numeric config value '%s' for 'core.repositoryformatversion' in %s/config",
+			      e->value ? e->value : "", repo->commondir);
+		goto out;
+	}
+	if (version < 0 || version > 1) {
+		ret = CORRUPT(err, "Expected git repo version <= 1, found %" PRId64,
+			      version);
+		goto out;
+	}
+
+	for (size_t pos = 0; pos < repo->config.nr; pos++) {
+		const char *name;
+		bool known = false;
+
+		e = &repo->config.items[pos];
+		if (e->scope != CONFIG_SCOPE_LOCAL ||
+		    !skip_prefix(e->key, "extensions.", &name))
+			continue;
+		for (size_t idx = 0; idx < ARRAY_SIZE(any_version); idx++)
+			if (!strcmp(name, any_version[idx]))
+				known = true;
+		if (known)
+			continue;
+		if (!strcmp(name, "objectformat")) {
+			/* Checked under any version: git does the same. */
+			if (!e->value || !hash_algo_by_name(e->value)) {
+				ret = CORRUPT(err, "invalid value for 'extensions.objectformat': '%s'",
+					      e->value ? e->value : "");
+				goto out;
+			}
+			algo = hash_algo_by_name(e->value);
+			add_name(&v1_only, &v1_only_nr, name);
+		} else if (!strcmp(name, "noop-v1")) {
+			add_name(&v1_only, &v1_only_nr, name);
+		} else {
+			add_name(&unknown, &unknown_nr, name);
+		}
+	}
+	if (version >= 1 && unknown_nr) {
+		ret = CORRUPT(err, "unknown repository extension%s found:%s",
+			      unknown_nr > 1 ? "s" : "", unknown.buf);
+		goto out;
+	}
+	if (version == 0 && v1_only_nr) {
+		ret = CORRUPT(err, "repo version is 0, but v1-only extension%s found:%s",
+			      v1_only_nr > 1 ? "s" : "", v1_only.buf);
+		goto out;
+	}
+	repo->hash_algo = version >= 1 ? algo : GP_HASH_SHA1;
+out:
+	strbuf_release(&unknown);
+	strbuf_release(&v1_only);
+	return ret;
+}
+
+/*
+ * The worktree git would use, per git-rev-parse --show-toplevel: an
+ * explicit GIT_WORK_TREE, else none when core.bare is true, else
+ * core.worktree (relative to the git directory), else the directory
+ * holding .git (or, for GIT_DIR, the start directory). Inside a git
+ * directory there is none.
+ */
+static int choose_worktree(struct repository *repo, enum found_how how,
+			   const char *top, const struct repo_env *env,
+			   struct gp_error *err)
+{
+	const struct config_entry *bare_e = local_entry(repo, "core.bare");
+	const struct config_entry *wt_e = local_entry(repo, "core.worktree");
+	char *candidate = NULL, *linked = NULL;
+	int core_bare = -1; /* unset */
+	bool from_env = false;
+	int ret = 0;
+
+	if (bare_e) {
+		bool b;
+		if (!config_parse_bool(bare_e->value, &b)) {
+			ret = CORRUPT(err, "bad boolean config value '%s' for 'core.bare'",
+				      bare_e->value);
+			goto out;
+		}
+		core_bare = b;
+	}
+	if (wt_e && !wt_e->value) {
+		ret = CORRUPT(err, "missing value for 'core.worktree'");
+		goto out;
+	}
+
+	if (env->work_tree) {
+		candidate = xstrdup(env->work_tree);
+		from_env = true;
+	} else if (how == FOUND_GITDIR || core_bare == 1) {
+		candidate = NULL;
+	} else if (wt_e) {
+		candidate = join_path(repo->gitdir, wt_e->value);
+	} else if (how != FOUND_OPEN) {
+		candidate = xstrdup(top);
+	} else if (strcmp(repo->gitdir, repo->commondir)) {
+		/* A linked worktree's gitdir file names its ".git" file. */
+		struct strbuf content = STRBUF_INIT;
+		linked = join_path(repo->gitdir, "gitdir");
+		if (!read_small_file(linked, SMALL_FILE_MAX, &content)) {
+			strip_newlines(&content);
+			if (content.len && !memchr(content.buf, '\0', content.len))
+				candidate = dir_of(content.buf);
+		}
+		strbuf_release(&content);
+	} else if (ends_with(repo->gitdir, "/.git")) {
+		candidate = dir_of(repo->gitdir);
+	}
+
+	if (candidate) {
+		repo->worktree = realpath(candidate, NULL);
+		if (!repo->worktree) {
+			ret = gp_error_set(err, from_env ? GP_EINVAL : GP_ECORRUPT,
+					   "invalid worktree path '%s': %s",
+					   candidate, strerror(errno));
+			goto out;
+		}
+	}
+	repo->bare = !repo->worktree && core_bare != 0;
+out:
+	free(linked);
+	free(candidate);
+	return ret;
+}
+
+/*
+ * Build the repository from its git directory. top is where discovery
+ * found ".git" (or the start directory for GIT_DIR); env holds the
+ * overrides that apply.
+ */
+static int finish_open(struct repository **out, enum found_how how,
+		       const char *gitdir, const char *top,
+		       const struct repo_env *env, struct gp_error *err)
+{
+	struct repository *repo = xcalloc(1, sizeof(*repo));
+	char *common = NULL, *objects = NULL;
+	int ret;
+
+	config_set_init(&repo->config);
+	repo->hash_algo = GP_HASH_SHA1;
+	ret = resolve(gitdir, &repo->gitdir, err);
+	if (ret < 0)
+		goto out;
+	common = common_dir_of(repo->gitdir, env);
+	ret = resolve(common, &repo->commondir, err);
+	if (ret < 0)
+		goto out;
+
+	ret = config_set_load_repo(&repo->config, repo->commondir, repo->gitdir, err);
+	if (ret < 0)
+		goto out;
+	ret = check_format(repo, err);
+	if (ret < 0)
+		goto out;
+	ret = choose_worktree(repo, how, top, env, err);
+	if (ret < 0)
+		goto out;
+
+	objects = env->object_dir ? xstrdup(env->object_dir)
+				  : join_path(repo->commondir, "objects");
+	repo->objdir = realpath(objects, NULL);
+	/* A GIT_OBJECT_DIRECTORY that does not exist yet stays as given. */
+	if (!repo->objdir) {
+		char *cwd = getcwd(NULL, 0);
+		if (!cwd) {
+			ret = gp_error_errno(err, "cannot get the current directory");
+			goto out;
+		}
+		repo->objdir = join_path(cwd, objects);
+		free(cwd);
+	}
+out:
+	free(objects);
+	free(common);
+	if (ret < 0) {
+		repo_free(repo);
+		repo = NULL;
+	}
+	*out = repo;
+	return ret;
+}
+
+int repo_discover(struct repository **out, const char *start_dir,
+		  struct gp_error *err)
+{
+	struct repo_env env = {
+		getenv("GIT_DIR"),
+		env_nonempty("GIT_WORK_TREE"),
+		env_nonempty("GIT_OBJECT_DIRECTORY"),
+		env_nonempty("GIT_COMMON_DIR"),
+	};
+	enum found_how how = FOUND_EXPLICIT;
+	char *start = NULL, *gitdir = NULL, *top = NULL;
+	struct stat st;
+	int ret;
+
+	*out = NULL;
+	ret = resolve(start_dir ? start_dir : ".", &start, err);
+	if (ret < 0)
+		goto out;
+	if (env.git_dir) {
+		/* GIT_DIR may name a ".git" file as well as a directory. */
+		if (!stat(env.git_dir, &st) && S_ISREG(st.st_mode)) {
+			ret = read_gitfile(env.git_dir, &gitdir, err);
+			if (ret < 0)
+				goto out;
+		} else {
+			gitdir = xstrdup(env.git_dir);
+		}
+		if (!is_git_directory(gitdir, &env)) {
+			ret = gp_error_set(err, GP_ENOTFOUND,
+					   "not a git repository: '%s'", env.git_dir);
+			goto out;
+		}
+		top = xstrdup(start);
+	} else {
+		ret = walk_up(start, &env, &how, &gitdir, &top, err);
+		if (ret < 0)
+			goto out;
+	}
+	ret = finish_open(out, how, gitdir, top, &env, err);
+out:
+	free(top);
+	free(gitdir);
+	free(start);
+	return ret;
+}
+
+int repo_open_gitdir(struct repository **out, const char *gitdir,
+		     struct gp_error *err)
+{
+	struct repo_env env = { NULL, NULL, NULL, NULL };
+	char *target = NULL;
+	struct stat st;
+	int ret;
+
+	*out = NULL;
+	if (!stat(gitdir, &st) && S_ISREG(st.st_mode)) {
+		ret = read_gitfile(gitdir, &target, err);
+		if (ret < 0)
+			goto out;
+		gitdir = target;
+	}
+	if (!is_git_directory(gitdir, &env)) {
+		ret = gp_error_set(err, GP_ENOTFOUND,
+				   "not a git repository: '%s'", gitdir);
+		goto out;
+	}
+	ret = finish_open(out, FOUND_OPEN, gitdir, NULL, &env, err);
+out:
+	free(target);
+	return ret;
+}
+
+int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err)
+{
+	if (!repo->odb) {
+		int ret = odb_open(&repo->odb, repo->objdir, repo->hash_algo, err);
+		if (ret)
+			return ret;
+	}
+	*out = repo->odb;
+	return 0;
+}
+
+void repo_free(struct repository *repo)
+{
+	if (!repo)
+		return;
+	odb_free(repo->odb);
+	config_set_release(&repo->config);
+	free(repo->gitdir);
+	free(repo->commondir);
+	free(repo->objdir);
+	free(repo->worktree);
+	free(repo);
+}
+
+char *repo_git_path(const struct repository *repo, const char *rel)
+{
+	return xstrfmt("%s/%s", repo->gitdir, rel);
+}
+
+char *repo_obj_path(const struct repository *repo, const char *rel)
+{
+	return xstrfmt("%s/%s", repo->objdir, rel);
+}

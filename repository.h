@@ -1,0 +1,90 @@
+/*
+ * repository.h: finding and describing a repository.
+ *
+ * Discovery follows git: GIT_DIR (or --git-dir) names the git directory
+ * directly; otherwise walk up from the start directory looking for
+ * ".git" (a directory, or a "gitdir: <path>" file) or for a bare
+ * repository (a directory with HEAD, objects/ and refs/). GIT_OBJECT_DIRECTORY
+ * overrides the object directory.
+ *
+ * The repository's config (system, global, local, command line) is read
+ * once at open; core.repositoryformatversion and extensions.objectFormat
+ * choose the hash algorithm (sha1 when unset). Unknown extensions under
+ * repositoryformatversion 1 are refused, as git refuses them.
+ *
+ * The format keys (core.repositoryformatversion, extensions.*,
+ * core.bare, core.worktree) are taken from the repository's own config
+ * only, as git takes them. Version 0 or 1 is accepted; under version 1
+ * the extensions git 2.39 knows (noop, noop-v1, objectFormat,
+ * preciousObjects, partialClone, worktreeConfig) are accepted and any
+ * other is refused; under version 0 unknown extensions are ignored but
+ * the version-1-only ones (objectFormat, noop-v1) are refused.
+ *
+ * Discovery also honours GIT_WORK_TREE, GIT_COMMON_DIR,
+ * GIT_CEILING_DIRECTORIES and GIT_DISCOVERY_ACROSS_FILESYSTEM, and a
+ * linked worktree's "commondir" file. Every path is absolute, with
+ * symbolic links resolved. bare and worktree follow git's
+ * "rev-parse --is-bare-repository" and "--show-toplevel": started inside
+ * the git directory of a non-bare repository, worktree is NULL although
+ * bare is false.
+ */
+#ifndef GP_REPOSITORY_H
+#define GP_REPOSITORY_H
+
+#include "config.h"
+
+struct gp_error;
+struct odb;
+
+struct repository {
+	char *gitdir;   /* absolute path of the git directory */
+	char *objdir;   /* absolute path of the object directory */
+	char *worktree; /* absolute top of the work tree; NULL when bare */
+	bool bare;
+	int hash_algo;  /* GP_HASH_SHA1 or GP_HASH_SHA256 */
+	struct config_set config;
+	struct odb *odb; /* opened lazily by repo_odb() */
+	/*
+	 * Absolute path of the directory shared by all worktrees: config,
+	 * refs, packed-refs and (unless overridden) objects live here. The
+	 * same as gitdir except in a linked worktree, whose gitdir is
+	 * <commondir>/worktrees/<name>.
+	 */
+	char *commondir;
+};
+
+/*
+ * Find the repository containing start_dir (NULL: the current
+ * directory), honouring GIT_DIR. Errors: GP_ENOTFOUND when no repository
+ * is found ("not a git repository (or any of the parent directories)"),
+ * or GIT_DIR does not name one; GP_ECORRUPT for a bad ".git" file, a
+ * bad config or an unsupported format version or extension; GP_EIO
+ * when a directory or config file cannot be read; GP_EINVAL for a bad
+ * GIT_WORK_TREE or command-line config.
+ */
+int repo_discover(struct repository **out, const char *start_dir,
+		  struct gp_error *err);
+/*
+ * Open the repository whose git directory is gitdir (no walking up); a
+ * ".git" file naming the directory is followed too. The environment's
+ * GIT_DIR, GIT_WORK_TREE and GIT_OBJECT_DIRECTORY are not consulted
+ * (config still is). The worktree is core.worktree, else the parent of
+ * a gitdir named ".git" unless core.bare is true; otherwise the
+ * repository is bare. Errors as for repo_discover().
+ */
+int repo_open_gitdir(struct repository **out, const char *gitdir,
+		     struct gp_error *err);
+/* Accepts NULL. Closes the object database too. */
+void repo_free(struct repository *repo);
+
+/*
+ * The repository's object database (odb.h), opened on first use and
+ * freed by repo_free(). Errors as odb_open().
+ */
+int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err);
+
+/* "<gitdir>/<rel>" and "<objdir>/<rel>"; caller frees. */
+char *repo_git_path(const struct repository *repo, const char *rel);
+char *repo_obj_path(const struct repository *repo, const char *rel);
+
+#endif

@@ -1,0 +1,265 @@
+#!/bin/sh
+#
+# make-corpus.sh: regenerate the fuzz seed corpora in t/fuzz/corpus/ from
+# files that stock git writes. Run from anywhere; needs git (2.39 or
+# later, for SHA-256 and --rev-index) and python3 (only to cut entries
+# and deltas out of a pack). The output is deterministic: fixed dates,
+# one delta-search thread.
+#
+# Seed formats (what each fuzz-<target>.c expects):
+#   idx/         a whole .idx (v1, v2, v2 with 64-bit offsets; SHA-1 and
+#                SHA-256)
+#   rev/         a whole .rev
+#   pack-entry/  8 bytes big-endian (bit 63: SHA-256; the rest: the
+#                entry's offset in its pack), then the entry's bytes
+#                (header and zlib stream) as they sit in the pack
+#   delta/       2 bytes big-endian base length, the base, the delta
+#   config/      a config file
+#
+# The committed corpus is the output of this script; rerun it only when a
+# format seed is missing, and keep the total small (a few dozen files).
+
+set -e
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=$here/corpus
+work=$(mktemp -d "${TMPDIR:-/tmp}/gp-corpus.XXXXXX")
+trap 'test -n "$KEEP" || rm -rf "$work"' EXIT
+
+for v in $(env | sed -n 's/^\(GIT_[A-Za-z0-9_]*\)=.*/\1/p')
+do
+	unset "$v"
+done
+export GIT_CONFIG_NOSYSTEM=1 HOME="$work" LC_ALL=C TZ=UTC
+export GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.com
+export GIT_COMMITTER_NAME='C O Mitter' GIT_COMMITTER_EMAIL=committer@example.com
+export GIT_AUTHOR_DATE='1112911993 -0700' GIT_COMMITTER_DATE='1112911993 -0700'
+
+rm -rf "$out"
+mkdir -p "$out/idx" "$out/rev" "$out/pack-entry" "$out/delta" "$out/config"
+
+# make_repo ALGO DIR: a few commits editing the same files (so that the
+# pack has deltas), a nested tree, an annotated tag; fully repacked.
+make_repo () {
+	git init -q -b main --object-format="$1" "$2"
+	(
+		cd "$2"
+		mkdir -p src/sub
+		i=1
+		while test $i -le 60
+		do
+			echo "line $i of the numbers file"
+			i=$((i + 1))
+		done >src/numbers.txt
+		for f in alpha beta gamma delta epsilon zeta eta theta iota kappa
+		do
+			echo "file $f" >src/$f.c
+		done
+		printf 'para %s: some words about the project\n' 1 2 3 4 5 6 7 8 >README
+		echo nested >src/sub/file
+		git add -A
+		git commit -q -m initial
+		for n in 1 2 3 4
+		do
+			sed "s/^line $((n * 11)) of/edited line $((n * 11)) of/" \
+				src/numbers.txt >tmp && mv tmp src/numbers.txt
+			sed "s/^para $((n * 2)):/para $((n * 2)) (edit $n):/" README >tmp &&
+			mv tmp README
+			echo "edit $n" >>src/alpha.c
+			git add -A
+			git commit -q -m "edit $n of the numbers, the readme and alpha.c
+
+A longer message, so that commits are worth a delta against each other."
+		done
+		git tag -a -m 'version one' v1
+		git -c pack.threads=1 repack -q -adf --window=10 --depth=5
+	)
+}
+
+make_repo sha1 "$work/r1"
+make_repo sha256 "$work/r256"
+
+# idx: v1, v2, and v2 with every offset in the 64-bit table.
+for algo in sha1 sha256
+do
+	r=$work/r$(test $algo = sha1 && echo 1 || echo 256)
+	pack=$(ls "$r"/.git/objects/pack/pack-*.pack)
+	(
+		cd "$r"
+		cp "$pack" "$work/p-$algo.pack"
+		git index-pack --index-version=1 -o "$work/v1-$algo.idx" "$work/p-$algo.pack"
+		git index-pack --index-version=2,0 -o "$work/large-$algo.idx" "$work/p-$algo.pack"
+		git index-pack --rev-index -o "$work/v2-$algo.idx" "$work/p-$algo.pack"
+	) >/dev/null
+	cp "$work/v2-$algo.idx" "$work/p-$algo.idx"
+	cp "$work/v1-$algo.idx" "$out/idx/v1-$algo.idx"
+	cp "$work/v2-$algo.idx" "$out/idx/v2-$algo.idx"
+	cp "$work/large-$algo.idx" "$out/idx/v2-large-offsets-$algo.idx"
+	cp "$work/v2-$algo.rev" "$out/rev/$algo.rev"
+done
+
+# An empty pack: no objects, the smallest valid idx and rev.
+(
+	cd "$work/r1"
+	git pack-objects -q --stdout </dev/null >"$work/empty.pack"
+	git index-pack --rev-index -o "$work/empty.idx" "$work/empty.pack"
+	git index-pack --index-version=1 -o "$work/empty-v1.idx" "$work/empty.pack"
+) >/dev/null
+cp "$work/empty.idx" "$out/idx/empty-v2-sha1.idx"
+cp "$work/empty-v1.idx" "$out/idx/empty-v1-sha1.idx"
+cp "$work/empty.rev" "$out/rev/empty-sha1.rev"
+
+# A REF_DELTA pack (pack-objects without --delta-base-offset).
+for algo in sha1 sha256
+do
+	r=$work/r$(test $algo = sha1 && echo 1 || echo 256)
+	(
+		cd "$r"
+		git rev-list --objects --all |
+		git -c pack.threads=1 pack-objects -q --window=10 --depth=5 "$work/ref-$algo" >/dev/null
+	)
+	for f in "$work"/ref-$algo-*.pack
+	do
+		mv "$f" "$work/ref-$algo.pack"
+	done
+	rm -f "$work"/ref-$algo-*.idx
+	(cd "$r" && git index-pack -o "$work/ref-$algo.idx" "$work/ref-$algo.pack") >/dev/null
+done
+
+# verify-pack -v lines, "oid type size size-in-pack offset [depth base]",
+# plus the base's content for deltas, for the python cutter below.
+for p in p-sha1 p-sha256 ref-sha1 ref-sha256
+do
+	r=$work/r$(case $p in *sha1) echo 1 ;; *) echo 256 ;; esac)
+	algo=${p#*-}
+	(cd "$r" && git verify-pack -v "$work/$p.idx") |
+	grep -E '^[0-9a-f]{40,64} ' >"$work/$p.list"
+	while read -r oid type size disk ofs depth base
+	do
+		test -n "$base" || continue
+		(cd "$r" && git cat-file "$type" "$base") >"$work/base-$base"
+	done <"$work/$p.list"
+done
+
+python3 - "$work" "$out" <<'EOF'
+import os, sys, struct, zlib
+work, out = sys.argv[1], sys.argv[2]
+
+def header(buf, ofs, rawsz):
+    """Length of the entry header at ofs (type/size, base reference)."""
+    pos = ofs
+    c = buf[pos]; pos += 1
+    typ = (c >> 4) & 7
+    while c & 0x80:
+        c = buf[pos]; pos += 1
+    if typ == 6:
+        c = buf[pos]; pos += 1
+        while c & 0x80:
+            c = buf[pos]; pos += 1
+    elif typ == 7:
+        pos += rawsz
+    return typ, pos - ofs
+
+names = {1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag', 6: 'ofs-delta', 7: 'ref-delta'}
+wanted_entries = {
+    'p-sha1': (1, 2, 3, 4, 6),
+    'ref-sha1': (7,),
+    'p-sha256': (1, 6),
+    'ref-sha256': (7,),
+}
+deltas_per_pack = {'p-sha1': 3, 'ref-sha1': 1, 'p-sha256': 2, 'ref-sha256': 1}
+delta_kinds = set()  # (object type, base size): one seed each
+
+for p in ('p-sha1', 'ref-sha1', 'p-sha256', 'ref-sha256'):
+    sha256 = p.endswith('sha256')
+    rawsz = 32 if sha256 else 20
+    pack = open(os.path.join(work, p + '.pack'), 'rb').read()
+    seen = set()
+    ndeltas = 0
+    for line in open(os.path.join(work, p + '.list')):
+        f = line.split()
+        oid, disk, ofs = f[0], int(f[3]), int(f[4])
+        base = f[6] if len(f) > 6 else None
+        typ, hlen = header(pack, ofs, rawsz)
+        entry = pack[ofs:ofs + disk]
+        if typ in wanted_entries[p] and typ not in seen:
+            seen.add(typ)
+            prefix = struct.pack('>Q', ofs | ((1 << 63) if sha256 else 0))
+            name = '%s-%s' % (names[typ], 'sha256' if sha256 else 'sha1')
+            open(os.path.join(out, 'pack-entry', name), 'wb').write(prefix + entry)
+        if base and ndeltas < deltas_per_pack[p]:
+            basedata = open(os.path.join(work, 'base-' + base), 'rb').read()
+            if len(basedata) >= 65536 or (f[1], len(basedata)) in delta_kinds:
+                continue
+            delta_kinds.add((f[1], len(basedata)))
+            delta = zlib.decompressobj().decompress(entry[hlen:])
+            ndeltas += 1
+            name = 'git-%s-%d' % (p, ndeltas)
+            open(os.path.join(out, 'delta', name), 'wb').write(
+                struct.pack('>H', len(basedata)) + basedata + delta)
+
+# Hand-made deltas (gitformat-pack, "Deltified representation").
+def varint(n):
+    b = bytearray()
+    while True:
+        c = n & 0x7f
+        n >>= 7
+        if n:
+            b.append(c | 0x80)
+        else:
+            b.append(c)
+            return bytes(b)
+
+base = b'0123456789abcdefghijklmnopqrstuvwxyz'
+# copy 10 bytes at 26 (offset byte and size byte), insert 3, copy 5 at 0
+d = varint(len(base)) + varint(18) + bytes([0x91, 26, 10]) + bytes([3]) + b'XYZ' + bytes([0x90, 5])
+open(os.path.join(out, 'delta', 'hand-copy-insert'), 'wb').write(struct.pack('>H', len(base)) + base + d)
+# an empty base and an insert-only delta
+d = varint(0) + varint(5) + bytes([5]) + b'hello'
+open(os.path.join(out, 'delta', 'hand-insert-only'), 'wb').write(struct.pack('>H', 0) + d)
+# a copy spelling out all four offset bytes and all three size bytes
+base = bytes(range(100))
+d = varint(len(base)) + varint(10) + bytes([0xff, 5, 0, 0, 0, 10, 0, 0])
+open(os.path.join(out, 'delta', 'hand-all-bits'), 'wb').write(struct.pack('>H', len(base)) + base + d)
+EOF
+
+# config: git's own, and hand-written ones covering the syntax.
+cp "$work/r1/.git/config" "$out/config/git-init-sha1"
+cp "$work/r256/.git/config" "$out/config/git-init-sha256"
+git config -f "$out/config/git-written" remote.origin.url https://example.com/repo.git
+git config -f "$out/config/git-written" --add remote.origin.fetch '+refs/heads/*:refs/remotes/origin/*'
+git config -f "$out/config/git-written" 'Branch.Main.Remote' origin
+git config -f "$out/config/git-written" core.quoted 'a "quoted" value; with # comment chars\tand tab'
+git config -f "$out/config/git-written" pack.windowMemory 10m
+git config -f "$out/config/git-written" 'weird.sub "section" with \\ back.key' 'x'
+
+cat >"$out/config/syntax" <<'EOF'
+# comment
+; another
+[core]
+	bare = false
+	Filemode = yes
+	trustctime
+	bigFileThreshold = 512k
+[section "Sub Section"]
+	key = "quoted \"value\" with \\ and \t tab"   ; trailing comment
+	multi = first \
+		continued
+	empty =
+[section.legacy]
+	name = v
+[pack] window = 10
+[int]
+	hex = 0x10
+	octal = 010
+	neg = -1g
+	big = 99999999999999999999
+[include]
+	path = ~/nonexistent-include
+	path =
+[includeIf "gitdir:/tmp/"]
+	path = /nonexistent/conditional
+EOF
+printf '\357\273\277[bom]\r\n\tkey = crlf value\r\n[x]y=z' >"$out/config/bom-crlf"
+# ~/plain and ~/loop-a exist in the private HOME fuzz-config.c makes.
+printf '[include]\n\tpath = ~/plain\n[x]\n\tafter = 1\n[include]\n\tpath = ~/loop-a\n' >"$out/config/includes"

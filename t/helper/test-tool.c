@@ -1,0 +1,25 @@
+/* test-tool.c: dispatch to the subcommands listed in test-tool.h. */
+#include "../../util.h"
+#include "test-tool.h"
+
+struct test_cmd {
+	const char *name;
+	int (*fn)(int argc, const char **argv);
+};
+
+static const struct test_cmd cmds[] = {
+	{ "config", cmd__config },
+};
+
+int main(int argc, const char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test-tool <command> [<args>]\n");
+		return 129;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "test-tool: unknown command '%s'\n", argv[1]);
+	return 129;
+}

@@ -1,0 +1,11 @@
+/*
+ * test-tool.h: the subcommands of t/helper/test-tool, which lets tests
+ * assert internal facts (parsed config, revindex rows, ...). Each
+ * subcommand lives in its own t/helper/test-<name>.c.
+ */
+#ifndef GP_TEST_TOOL_H
+#define GP_TEST_TOOL_H
+
+int cmd__config(int argc, const char **argv);
+
+#endif

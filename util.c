@@ -1,0 +1,154 @@
+/*
+ * util.c: allocation wrappers, full reads and writes, string predicates.
+ * Nothing here knows about Git formats.
+ */
+#include "util.h"
+
+void gp_bug(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "BUG: %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+static void alloc_failed(size_t size)
+{
+	fprintf(stderr, "fatal: out of memory allocating %zu bytes\n", size);
+	abort();
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+	if (!p)
+		alloc_failed(size);
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (!p)
+		alloc_failed(nmemb * size);
+	return p;
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+	void *p = realloc(ptr, size ? size : 1);
+	if (!p)
+		alloc_failed(size);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xmemdup(s, strlen(s) + 1);
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = xmalloc(len + 1);
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+void *xmemdup(const void *p, size_t n)
+{
+	void *r = xmalloc(n);
+	memcpy(r, p, n);
+	return r;
+}
+
+char *xstrfmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *out;
+	va_start(ap, fmt);
+	if (vasprintf(&out, fmt, ap) < 0)
+		alloc_failed(strlen(fmt));
+	va_end(ap);
+	return out;
+}
+
+ssize_t read_in_full(int fd, void *buf, size_t count)
+{
+	char *p = buf;
+	size_t total = 0;
+	while (total < count) {
+		ssize_t n = read(fd, p + total, count - total);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if (!n)
+			break;
+		total += n;
+	}
+	return total;
+}
+
+ssize_t write_in_full(int fd, const void *buf, size_t count)
+{
+	const char *p = buf;
+	size_t total = 0;
+	while (total < count) {
+		ssize_t n = write(fd, p + total, count - total);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if (!n) {
+			errno = ENOSPC;
+			return -1;
+		}
+		total += n;
+	}
+	return total;
+}
+
+ssize_t pread_in_full(int fd, void *buf, size_t count, off_t offset)
+{
+	char *p = buf;
+	size_t total = 0;
+	while (total < count) {
+		ssize_t n = pread(fd, p + total, count - total, offset + total);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if (!n)
+			break;
+		total += n;
+	}
+	return total;
+}
+
+bool starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+bool skip_prefix(const char *s, const char *prefix, const char **rest)
+{
+	size_t len = strlen(prefix);
+	if (strncmp(s, prefix, len))
+		return false;
+	*rest = s + len;
+	return true;
+}
+
+bool ends_with(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+	return ls >= lx && !memcmp(s + ls - lx, suffix, lx);
+}
