@@ -63,6 +63,10 @@ HEADERS = $(wildcard *.h) $(wildcard ewah/*.h) $(wildcard t/helper/*.h)
 FLAGS_FILE = .build-flags
 FLAGS_NOW = $(CC) $(ALL_CFLAGS) $(LDFLAGS) $(LIBS)
 $(shell echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_FILE) || echo '$(FLAGS_NOW)' > $(FLAGS_FILE))
+# make may have listed the directory before the line above created the
+# file (a fresh tree): give it a rule so the pattern rules still apply.
+$(FLAGS_FILE):
+	@echo '$(FLAGS_NOW)' > $@
 
 all: gitpack t/helper/test-tool $(BENCH_BIN)
 

@@ -24,6 +24,7 @@ struct odb {
 	bool *pack_local;
 	size_t nr_packs, alloc_packs, alloc_local;
 	size_t last_pack;           /* where the last lookup hit */
+	struct object_id empty_tree;
 	struct pack_reader *reader;
 	char **warnings;
 	size_t nr_warnings, alloc_warnings;
@@ -88,7 +89,8 @@ static void load_packs(struct odb *odb, const char *objdir, bool local)
 	}
 	closedir(d);
 	free(packdir);
-	qsort(odb->packs + first, odb->nr_packs - first, sizeof(*odb->packs), cmp_pack_mtime);
+	if (odb->nr_packs - first > 1)
+		qsort(odb->packs + first, odb->nr_packs - first, sizeof(*odb->packs), cmp_pack_mtime);
 }
 
 static bool have_dir(const struct odb *odb, const char *path)
@@ -159,6 +161,7 @@ int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *er
 	odb = xcalloc(1, sizeof(*odb));
 	odb->algo = algo;
 	odb->reader = pack_reader_new(0);
+	hash_object(algo, OBJ_TREE, "", 0, &odb->empty_tree);
 	add_dir(odb, objdir, true, 0);
 	*out = odb;
 	return 0;
@@ -192,6 +195,15 @@ static bool find_packed(struct odb *odb, const struct object_id *oid,
 		uint32_t idx_pos;
 		if (p->pack_failed || !pack_find_oid(p, oid, &idx_pos))
 			continue;
+		if (!p->pack_open) {
+			/* A pack that does not open is skipped: the object may be elsewhere. */
+			struct gp_error err = GP_ERROR_INIT;
+			if (pack_open_pack(p, &err)) {
+				add_warning(odb, "%s", gp_error_msg(&err));
+				gp_error_clear(&err);
+				continue;
+			}
+		}
 		odb->last_pack = i;
 		*pack = p;
 		*ofs = pack_nth_offset(p, idx_pos);
@@ -206,6 +218,16 @@ static const char *loose_dir_with(struct odb *odb, const struct object_id *oid)
 		if (loose_has(odb->dirs[i].path, oid))
 			return odb->dirs[i].path;
 	return NULL;
+}
+
+/*
+ * Git treats the empty tree as present in every repository, stored or
+ * not, and answers for it before looking at storage (so its disk size
+ * is 0); so do we.
+ */
+static bool is_empty_tree(const struct odb *odb, const struct object_id *oid)
+{
+	return oideq(oid, &odb->empty_tree);
 }
 
 static int not_found(const struct object_id *oid, struct gp_error *err)
@@ -225,9 +247,14 @@ int odb_read_object_info(struct odb *odb, const struct object_id *oid,
 
 	memset(info, 0, sizeof(*info));
 	oid_clear(&info->delta_base, odb->algo);
+	if (is_empty_tree(odb, oid)) {
+		info->type = OBJ_TREE;
+		info->source = OBJECT_LOOSE;
+		return 0;
+	}
 	if (find_packed(odb, oid, &p, &ofs)) {
 		struct pack_object_info pi;
-		ret = pack_object_info(p, ofs, &pi, err);
+		ret = pack_object_info(p, ofs, &pi, flags & OI_DELTA_BASE, err);
 		if (!ret && (flags & OI_DISK_SIZE)) {
 			uint32_t pack_pos;
 			ret = pack_load_revindex(p, err);
@@ -262,6 +289,12 @@ int odb_read_object(struct odb *odb, const struct object_id *oid,
 	struct packed_git *p;
 	uint64_t ofs;
 	const char *dir;
+	if (is_empty_tree(odb, oid)) {
+		*type = OBJ_TREE;
+		*data = xcalloc(1, 1);
+		*size = 0;
+		return 0;
+	}
 	if (find_packed(odb, oid, &p, &ofs))
 		return pack_read_object(odb->reader, p, ofs, type, data, size, err);
 	dir = loose_dir_with(odb, oid);
@@ -274,7 +307,8 @@ bool odb_has_object(struct odb *odb, const struct object_id *oid)
 {
 	struct packed_git *p;
 	uint64_t ofs;
-	return find_packed(odb, oid, &p, &ofs) || loose_dir_with(odb, oid);
+	return is_empty_tree(odb, oid) || find_packed(odb, oid, &p, &ofs) ||
+	       loose_dir_with(odb, oid);
 }
 
 int odb_write_object(struct odb *odb, enum object_type type, const void *data,

@@ -3,8 +3,9 @@
  * packs, its loose objects, and those of its alternates
  * (objects/info/alternates, followed up to 5 levels deep).
  *
- * Lookup order: packs (the pack that answered last first, then newest
- * first), then loose objects. A later issue puts the multi-pack-index in
+ * Lookup order: the empty tree (which git treats as always present),
+ * packs (the pack that answered last first, then newest first), then
+ * loose objects. A later issue puts the multi-pack-index in
  * front of the packs it covers.
  *
  * An .idx that fails validation is skipped and its message kept in

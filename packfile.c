@@ -210,13 +210,22 @@ static int parse_idx(struct packed_git *p, const char *name, struct gp_error *er
 			return CORRUPT(err, "%s: object names out of order at entry %" PRIu32, name, idx_pos);
 	}
 	if (p->idx_version == 2) {
+		uint32_t nr_referenced = 0;
 		for (uint32_t idx_pos = 0; idx_pos < nr; idx_pos++) {
 			uint32_t o = get_be32(p->off32 + 4 * (size_t)idx_pos);
-			if ((o & 0x80000000u) && (o & 0x7fffffffu) >= p->nr_large)
+			if (!(o & 0x80000000u))
+				continue;
+			if ((o & 0x7fffffffu) >= p->nr_large)
 				return CORRUPT(err, "%s: large-offset entry %" PRIu32 " of object %" PRIu32
 					       " is out of range (%" PRIu32 " entries)",
 					       name, o & 0x7fffffffu, idx_pos, p->nr_large);
+			nr_referenced++;
 		}
+		/* Writers store exactly one 64-bit entry per large offset. */
+		if (nr_referenced != p->nr_large)
+			return CORRUPT(err, "%s: index has %" PRIu32 " 64-bit offsets but %" PRIu32
+				       " entries refer to them (trailing junk?)",
+				       name, p->nr_large, nr_referenced);
 	}
 	return 0;
 }
@@ -424,7 +433,6 @@ static int load_rev_file(struct packed_git *p, struct gp_error *err)
 	char *path = path_with_ext(p->pack_path, ".pack", ".rev");
 	const unsigned char *map = NULL;
 	size_t size = 0;
-	uint32_t *positions = NULL;
 	int ret = map_file(path, &map, &size, NULL, err);
 	if (ret)
 		goto out;
@@ -447,7 +455,6 @@ static int load_rev_file(struct packed_git *p, struct gp_error *err)
 			goto out;
 		}
 	}
-	(void)positions;
 	p->rev_map = map;
 	p->rev_size = size;
 	p->revindex_from_file = true;
@@ -530,11 +537,12 @@ struct cached_base {
 	struct cached_base *hash_next;
 };
 
-#define CACHE_BUCKETS 4096
-
 struct pack_reader {
 	struct inflater *inf;
-	struct cached_base *buckets[CACHE_BUCKETS];
+	/* Chained hash table, doubled whenever it holds more than one entry a bucket. */
+	struct cached_base **buckets;
+	size_t nr_buckets;      /* a power of two */
+	size_t nr_cached;
 	struct cached_base *lru_head, *lru_tail;
 	size_t cached_bytes, cache_limit;
 };
@@ -544,18 +552,39 @@ struct pack_reader *pack_reader_new(size_t cache_limit)
 	struct pack_reader *r = xcalloc(1, sizeof(*r));
 	r->inf = inflater_new();
 	r->cache_limit = cache_limit ? cache_limit : (size_t)96 << 20;
+	r->nr_buckets = 1024;
+	r->buckets = xcalloc(r->nr_buckets, sizeof(*r->buckets));
 	return r;
 }
 
-static unsigned cache_bucket(const struct packed_git *pack, uint64_t ofs)
+static size_t cache_bucket(const struct pack_reader *r, const struct packed_git *pack,
+			   uint64_t ofs)
 {
-	uint64_t h = ofs * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)pack;
-	return (unsigned)(h >> 52) % CACHE_BUCKETS;
+	uint64_t h = (ofs ^ ((uint64_t)(uintptr_t)pack << 7)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32) & (r->nr_buckets - 1);
+}
+
+static void cache_grow(struct pack_reader *r)
+{
+	size_t old_nr = r->nr_buckets;
+	struct cached_base **old = r->buckets;
+	r->nr_buckets *= 2;
+	r->buckets = xcalloc(r->nr_buckets, sizeof(*r->buckets));
+	for (size_t b = 0; b < old_nr; b++) {
+		struct cached_base *e = old[b], *next;
+		for (; e; e = next) {
+			size_t nb = cache_bucket(r, e->pack, e->ofs);
+			next = e->hash_next;
+			e->hash_next = r->buckets[nb];
+			r->buckets[nb] = e;
+		}
+	}
+	free(old);
 }
 
 static void cache_unlink(struct pack_reader *r, struct cached_base *e)
 {
-	struct cached_base **pp = &r->buckets[cache_bucket(e->pack, e->ofs)];
+	struct cached_base **pp = &r->buckets[cache_bucket(r, e->pack, e->ofs)];
 	while (*pp != e)
 		pp = &(*pp)->hash_next;
 	*pp = e->hash_next;
@@ -568,13 +597,14 @@ static void cache_unlink(struct pack_reader *r, struct cached_base *e)
 	else
 		r->lru_tail = e->lru_prev;
 	r->cached_bytes -= e->size;
+	r->nr_cached--;
 }
 
 /* Take an entry out of the cache; the caller owns its data. */
 static struct cached_base *cache_take(struct pack_reader *r,
 				      const struct packed_git *pack, uint64_t ofs)
 {
-	struct cached_base *e = r->buckets[cache_bucket(pack, ofs)];
+	struct cached_base *e = r->buckets[cache_bucket(r, pack, ofs)];
 	for (; e; e = e->hash_next)
 		if (e->pack == pack && e->ofs == ofs) {
 			cache_unlink(r, e);
@@ -589,7 +619,7 @@ static void cache_put(struct pack_reader *r, const struct packed_git *pack,
 		      size_t size)
 {
 	struct cached_base *e;
-	unsigned b;
+	size_t b;
 	if (size > r->cache_limit / 4) {
 		free(data);
 		return;
@@ -606,7 +636,9 @@ static void cache_put(struct pack_reader *r, const struct packed_git *pack,
 	e->type = type;
 	e->data = data;
 	e->size = size;
-	b = cache_bucket(pack, ofs);
+	if (r->nr_cached >= r->nr_buckets)
+		cache_grow(r);
+	b = cache_bucket(r, pack, ofs);
 	e->hash_next = r->buckets[b];
 	r->buckets[b] = e;
 	e->lru_prev = NULL;
@@ -617,6 +649,7 @@ static void cache_put(struct pack_reader *r, const struct packed_git *pack,
 	if (!r->lru_tail)
 		r->lru_tail = e;
 	r->cached_bytes += size;
+	r->nr_cached++;
 }
 
 void pack_reader_free(struct pack_reader *r)
@@ -630,6 +663,7 @@ void pack_reader_free(struct pack_reader *r)
 		free(e);
 	}
 	inflater_free(r->inf);
+	free(r->buckets);
 	free(r);
 }
 
@@ -800,7 +834,8 @@ out:
 }
 
 int pack_object_info(struct packed_git *p, uint64_t ofs,
-		     struct pack_object_info *info, struct gp_error *err)
+		     struct pack_object_info *info, bool want_delta_base,
+		     struct gp_error *err)
 {
 	struct pack_entry_header hdr;
 	uint64_t cur = ofs;
@@ -827,7 +862,9 @@ int pack_object_info(struct packed_git *p, uint64_t ofs,
 			ret = delta_sizes(prefix, produced, &base_sz, &info->size, &hdr_len, err);
 		if (ret)
 			return gp_error_prefix(err, "%s: at offset %" PRIu64, base_name(p->pack_path), ofs);
-		if (hdr.type == OBJ_REF_DELTA) {
+		if (!want_delta_base) {
+			;
+		} else if (hdr.type == OBJ_REF_DELTA) {
 			info->delta_base = hdr.base_oid;
 		} else {
 			uint32_t pack_pos;

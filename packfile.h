@@ -157,8 +157,9 @@ int pack_read_object(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
 /*
  * Type and inflated size without inflating whole objects: for a delta,
  * only the delta's size header is inflated, and the type comes from the
- * end of the chain. Optional: *disk_size (bytes in the pack) needs the
- * revindex; *delta_base (the base of a delta, else a null id).
+ * end of the chain. delta_base is the base of a delta (else a null id)
+ * and is looked up only when want_delta_base (an OFS_DELTA's base name
+ * needs the reverse index). disk_size is left 0: see odb.h.
  */
 struct pack_object_info {
 	enum object_type type;
@@ -167,6 +168,7 @@ struct pack_object_info {
 	struct object_id delta_base;
 };
 int pack_object_info(struct packed_git *p, uint64_t ofs,
-		     struct pack_object_info *info, struct gp_error *err);
+		     struct pack_object_info *info, bool want_delta_base,
+		     struct gp_error *err);
 
 #endif

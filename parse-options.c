@@ -28,9 +28,9 @@ bool parse_ulong_suffixed(const char *s, unsigned long *out)
 	return true;
 }
 
-void usage_with_options(const char *const *usage, const struct option *opts)
+static GP_NORETURN void print_usage(FILE *out, const char *const *usage,
+				     const struct option *opts)
 {
-	FILE *out = stdout;
 	fprintf(out, "usage: %s\n", usage[0]);
 	for (size_t line = 1; usage[line]; line++)
 		fprintf(out, "   or: %s\n", usage[line]);
@@ -65,6 +65,17 @@ void usage_with_options(const char *const *usage, const struct option *opts)
 	}
 	fputc('\n', out);
 	exit(129);
+}
+
+/* Asked for (-h): the usage goes to stdout, as git does; errors use stderr. */
+static GP_NORETURN void help(const char *const *usage, const struct option *opts)
+{
+	print_usage(stdout, usage, opts);
+}
+
+void usage_with_options(const char *const *usage, const struct option *opts)
+{
+	print_usage(stderr, usage, opts);
 }
 
 static bool takes_value(const struct option *o)
@@ -181,7 +192,7 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 			int unset = 0;
 			const struct option *o;
 			if (!strcmp(name, "help-all") || !strcmp(name, "help"))
-				usage_with_options(usage, opts);
+				help(usage, opts);
 			o = find_long(opts, name, len, &unset);
 			if (!o) {
 				fprintf(stderr, "error: unknown option `%.*s'\n", (int)len, name);
@@ -210,7 +221,7 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 		for (const char *p = arg + 1; *p; p++) {
 			const struct option *o = NULL;
 			if (*p == 'h')
-				usage_with_options(usage, opts);
+				help(usage, opts);
 			for (const struct option *c = opts; c->type != OPTION_END; c++)
 				if (c->short_name == *p)
 					o = c;

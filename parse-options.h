@@ -4,8 +4,8 @@
  * Long options accept "--name=value" and "--name value"; boolean long
  * options accept "--no-name"; short options may be bundled ("-vq") and
  * take values as "-ofile" or "-o file". "--" ends options. "-h" prints
- * the usage and exits 129, as git does; an unknown option prints an
- * error and the usage and exits 129.
+ * the usage on stdout and exits 129, as git does; an unknown option
+ * prints an error and the usage on stderr and exits 129.
  *
  * This module prints and exits: it is used only by builtin/ and
  * gitpack.c, never by the library.
@@ -70,6 +70,7 @@ struct option {
  */
 int parse_options(int argc, const char **argv, const struct option *opts,
 		  const char *const *usage);
+/* The usage on stderr, exit 129: for bad arguments found by the caller. */
 GP_NORETURN void usage_with_options(const char *const *usage,
 				    const struct option *opts);
 

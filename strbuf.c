@@ -144,14 +144,11 @@ bool strbuf_getline(struct strbuf *sb, FILE *fp)
 {
 	int c;
 	strbuf_reset(sb);
-	while ((c = getc(fp)) != EOF) {
-		if (c == '\n')
-			return true;
+	while ((c = getc(fp)) != EOF && c != '\n')
 		strbuf_addch(sb, c);
-	}
-	if (!sb->len)
+	if (c == EOF && !sb->len)
 		return false;
-	if (sb->buf[sb->len - 1] == '\r')
+	if (sb->len && sb->buf[sb->len - 1] == '\r')
 		strbuf_setlen(sb, sb->len - 1);
 	return true;
 }

@@ -43,8 +43,8 @@ void strbuf_rtrim(struct strbuf *sb);
 void strbuf_trim(struct strbuf *sb);
 
 /*
- * Read one line from fp without its terminator. Returns false at EOF
- * with nothing read.
+ * Read one line from fp without its terminator ("\n" or "\r\n").
+ * Returns false at EOF with nothing read.
  */
 bool strbuf_getline(struct strbuf *sb, FILE *fp);
 /* Append the whole file at path; 0 or -1 with errno set. */

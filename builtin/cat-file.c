@@ -30,9 +30,9 @@
 
 static const char *const cat_file_usage[] = {
 	"gitpack cat-file <type> <object>",
-	"   or: gitpack cat-file (-e | -p) <object>",
-	"   or: gitpack cat-file (-t | -s) <object>",
-	"   or: gitpack cat-file (--batch | --batch-check)[=<format>] [--batch-all-objects]\n"
+	"gitpack cat-file (-e | -p) <object>",
+	"gitpack cat-file (-t | -s) <object>",
+	"gitpack cat-file (--batch | --batch-check)[=<format>] [--batch-all-objects]\n"
 	"                        [--buffer] [--unordered]",
 	NULL,
 };
@@ -79,6 +79,7 @@ struct cat_file_opts {
 struct batch_state {
 	struct odb *odb;
 	int algo;
+	struct object_id empty_tree;
 	enum batch_mode mode;
 	bool flush_each;
 	struct batch_format fmt;
@@ -119,8 +120,8 @@ static int batch_cb(const struct option *opt, const char *arg, int unset)
 
 /*
  * The compiled format. Like git: "%(" starts an atom that must end in
- * ")"; a '%' followed by anything else is a literal '%', after which
- * scanning resumes at the next character. Errors die before any input
+ * ")", "%%" is a literal '%', and a '%' followed by anything else is a
+ * literal '%' too. Errors die before any input
  * is read, as git's do.
  */
 static void compile_format(struct batch_format *f, const char *format)
@@ -142,11 +143,12 @@ static void compile_format(struct batch_format *f, const char *format)
 		if (!*pct)
 			break;
 		if (pct[1] != '(') {
+			/* "%%" is one '%'; a lone '%' stands for itself */
 			item.lit = pct;
 			item.lit_len = 1;
 			ALLOC_GROW(f->items, f->nr + 1, f->alloc);
 			f->items[f->nr++] = item;
-			p = pct + 1;
+			p = pct[1] == '%' ? pct + 2 : pct + 1;
 			continue;
 		}
 		name = pct + 2;
@@ -247,11 +249,62 @@ GP_NORETURN static void die_read(const struct object_id *oid, const struct gp_er
 }
 
 /*
+ * Packs the odb had to skip (a bad .idx, a pack that does not match it)
+ * explain why an object is missing: say so, as git does, once each.
+ * A command runs once per process, so the count can live here.
+ */
+static void report_odb_warnings(struct odb *odb)
+{
+	static size_t nr_reported;
+	for (; nr_reported < odb_nr_warnings(odb); nr_reported++)
+		error("%s", odb_warning(odb, nr_reported));
+}
+
+/*
+ * Whether a lookup that failed with ret failed because the object is
+ * absent. GP_ENOTFOUND also reports a delta whose base cannot be found,
+ * which is a damaged object, not a missing one.
+ */
+static bool is_missing(struct odb *odb, const struct object_id *oid, int ret)
+{
+	bool missing = ret == GP_ENOTFOUND && (!oid || !odb_has_object(odb, oid));
+	if (missing)
+		report_odb_warnings(odb);
+	return missing;
+}
+
+/*
+ * Git knows the empty tree without storing it, and looks there before
+ * the object database: it always exists, with no bytes on disk, even
+ * when a copy is stored too. It is not listed by --batch-all-objects
+ * unless stored.
+ * NEEDSWORK: this belongs in odb.c, for every reader.
+ */
+static bool read_virtual_info(const struct object_id *empty_tree,
+			      const struct object_id *oid, struct object_info *info)
+{
+	if (!oideq(oid, empty_tree))
+		return false;
+	memset(info, 0, sizeof(*info));
+	info->type = OBJ_TREE;
+	oid_clear(&info->delta_base, oid->algo);
+	return true;
+}
+
+static void empty_tree_oid(int algo, struct object_id *oid)
+{
+	hash_object(algo, OBJ_TREE, "", 0, oid);
+}
+
+/*
  * Show one object (name is what the input line named it, for the
  * "missing" line). oid is NULL when name is not an object id at all.
+ * known, when not NULL, is the object's info, already looked up
+ * (--batch-check only).
  */
 static void batch_one(struct batch_state *st, const char *name,
-		      const struct object_id *oid, const char *rest)
+		      const struct object_id *oid, const char *rest,
+		      const struct object_info *known)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct object_info info;
@@ -261,12 +314,19 @@ static void batch_one(struct batch_state *st, const char *name,
 	bool need_info = st->mode != BATCH_CONTENTS ||
 			 st->fmt.need_disk || st->fmt.need_delta;
 
-	if (oid && need_info) {
+	memset(&info, 0, sizeof(info));
+	if (known) {
+		info = *known;
+		ret = 0;
+	} else if (oid && read_virtual_info(&st->empty_tree, oid, &info)) {
+		ret = 0;
+		data = xcalloc(1, 1);
+	} else if (oid && need_info) {
 		unsigned flags = (st->fmt.need_disk ? OI_DISK_SIZE : 0) |
 				 (st->fmt.need_delta ? OI_DELTA_BASE : 0);
 		ret = odb_read_object_info(st->odb, oid, &info, flags, &err);
 	}
-	if (oid && st->mode == BATCH_CONTENTS && (!need_info || !ret)) {
+	if (oid && !data && st->mode == BATCH_CONTENTS && (!need_info || !ret)) {
 		enum object_type type;
 		ret = odb_read_object(st->odb, oid, &type, &data, &size, &err);
 		if (!ret && !need_info) {
@@ -278,7 +338,7 @@ static void batch_one(struct batch_state *st, const char *name,
 					   "object's content does not match its recorded type and size");
 		}
 	}
-	if (ret == GP_ENOTFOUND) {
+	if (is_missing(st->odb, oid, ret)) {
 		strbuf_reset(&st->line);
 		strbuf_addstr(&st->line, name);
 		strbuf_addstr(&st->line, " missing\n");
@@ -295,8 +355,8 @@ static void batch_one(struct batch_state *st, const char *name,
 	if (st->mode == BATCH_CONTENTS) {
 		write_out(data, size);
 		write_out("\n", 1);
-		free(data);
 	}
+	free(data);
 }
 
 /*
@@ -317,9 +377,9 @@ static void batch_line(struct batch_state *st, char *line)
 		}
 	}
 	if (parse_oid_hex_exact(line, st->algo, &oid))
-		batch_one(st, line, NULL, rest);
+		batch_one(st, line, NULL, rest, NULL);
 	else
-		batch_one(st, line, &oid, rest);
+		batch_one(st, line, &oid, rest, NULL);
 }
 
 static void batch_stdin(struct batch_state *st)
@@ -431,6 +491,96 @@ static void sort_unique(struct raw_oids *ids)
 }
 
 /*
+ * Where each id of a sorted list starts by its first two bytes, for
+ * find_sorted(): bucket b is ids [start[b], start[b + 1]).
+ */
+static size_t *bucket_starts(const struct raw_oids *ids)
+{
+	size_t *start = xcalloc(65536 + 1, sizeof(*start));
+	for (size_t i = 0; i < ids->nr; i++)
+		start[get_be16(ids->raw + i * ids->rawsz) + 1]++;
+	for (size_t b = 1; b <= 65536; b++)
+		start[b] += start[b - 1];
+	return start;
+}
+
+static bool find_sorted(const struct raw_oids *ids, const size_t *start,
+			const unsigned char *raw, size_t *pos)
+{
+	size_t bucket = get_be16(raw), lo = start[bucket], hi = start[bucket + 1];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = memcmp(ids->raw + mid * ids->rawsz, raw, ids->rawsz);
+		if (!cmp) {
+			*pos = mid;
+			return true;
+		}
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Object info looked up ahead of printing, by position in the sorted ids. */
+struct prefetched {
+	uint8_t *type;       /* 0: not looked up (yet) */
+	uint64_t *size;      /* with %(objectsize) */
+	uint64_t *disk;      /* with %(objectsize:disk) */
+	unsigned char *base; /* with %(deltabase): rawsz bytes each */
+};
+
+/*
+ * Look up the info of every packed object in the order the packs store
+ * them: a delta's chain then runs through entries just visited, which
+ * makes this much faster than looking objects up by name. Objects whose
+ * lookup fails are left for the printing pass, which reports the error
+ * at the object's place in the output; so are the empty tree (see
+ * read_virtual_info()) and loose objects.
+ * NEEDSWORK: an odb walk in storage order would spare us the pack
+ * positions here.
+ */
+static void prefetch_packed(struct batch_state *st, const struct raw_oids *ids,
+			    struct prefetched *pf)
+{
+	unsigned flags = (st->fmt.need_disk ? OI_DISK_SIZE : 0) |
+			 (st->fmt.need_delta ? OI_DELTA_BASE : 0);
+	size_t *start = bucket_starts(ids);
+	for (size_t i = 0; i < odb_nr_packs(st->odb); i++) {
+		struct packed_git *p = odb_pack(st->odb, i);
+		struct gp_error err = GP_ERROR_INIT;
+		if (pack_load_revindex(p, &err)) {
+			gp_error_clear(&err);
+			continue;
+		}
+		for (uint32_t pack_pos = 0; pack_pos < p->nr_objects; pack_pos++) {
+			const unsigned char *raw = pack_nth_oid_raw(p, pack_pos_to_idx(p, pack_pos));
+			struct object_info info;
+			struct object_id oid;
+			size_t pos;
+			if (!find_sorted(ids, start, raw, &pos) || pf->type[pos])
+				continue;
+			oid_from_raw(&oid, raw, st->algo);
+			if (oideq(&oid, &st->empty_tree))
+				continue;
+			if (odb_read_object_info(st->odb, &oid, &info, flags, &err)) {
+				gp_error_clear(&err);
+				continue;
+			}
+			pf->type[pos] = (uint8_t)info.type;
+			if (pf->size)
+				pf->size[pos] = info.size;
+			if (pf->disk)
+				pf->disk[pos] = info.disk_size;
+			if (pf->base)
+				memcpy(pf->base + pos * ids->rawsz, info.delta_base.hash, ids->rawsz);
+		}
+	}
+	free(start);
+}
+
+/*
  * --batch-all-objects: every object in every pack and loose directory
  * (alternates included), once each, by name. --unordered is accepted
  * and gets the same order.
@@ -438,7 +588,13 @@ static void sort_unique(struct raw_oids *ids)
 static void batch_all(struct batch_state *st)
 {
 	struct raw_oids ids = { NULL, 0, 0, gp_hash_algos[st->algo].rawsz };
-	size_t hint = 0;
+	struct prefetched pf = { NULL, NULL, NULL, NULL };
+	const struct batch_format *f = &st->fmt;
+	/* as git does, list names without looking objects up if nothing else is asked */
+	bool names_only = st->mode == BATCH_CHECK && !f->need_type && !f->need_size &&
+			  !f->need_disk && !f->need_delta;
+	size_t hint = 0, nr;
+
 	for (size_t i = 0; i < odb_nr_packs(st->odb); i++)
 		hint += odb_pack(st->odb, i)->nr_objects;
 	if (hint) {
@@ -447,13 +603,43 @@ static void batch_all(struct batch_state *st)
 	}
 	odb_for_each_object(st->odb, collect_oid, &ids);
 	sort_unique(&ids);
+
+	nr = ids.nr ? ids.nr : 1;
+	if (st->mode == BATCH_CHECK && !names_only) {
+		pf.type = xcalloc(nr, 1);
+		if (f->need_size)
+			pf.size = xmalloc(nr * sizeof(*pf.size));
+		if (f->need_disk)
+			pf.disk = xmalloc(nr * sizeof(*pf.disk));
+		if (f->need_delta)
+			pf.base = xmalloc(nr * ids.rawsz);
+		prefetch_packed(st, &ids, &pf);
+	}
+
 	for (size_t i = 0; i < ids.nr; i++) {
 		char hex[GP_MAX_HEXSZ + 1];
 		struct object_id oid;
+		struct object_info info;
 		oid_from_raw(&oid, ids.raw + i * ids.rawsz, st->algo);
 		oid_to_hex_r(hex, &oid);
-		batch_one(st, hex, &oid, NULL);
+		memset(&info, 0, sizeof(info));
+		if (names_only) {
+			batch_one(st, hex, &oid, NULL, &info);
+		} else if (!pf.type || !pf.type[i]) {
+			batch_one(st, hex, &oid, NULL, NULL);
+		} else {
+			info.type = (enum object_type)pf.type[i];
+			info.size = pf.size ? pf.size[i] : 0;
+			info.disk_size = pf.disk ? pf.disk[i] : 0;
+			if (pf.base)
+				oid_from_raw(&info.delta_base, pf.base + i * ids.rawsz, st->algo);
+			batch_one(st, hex, &oid, NULL, &info);
+		}
 	}
+	free(pf.type);
+	free(pf.size);
+	free(pf.disk);
+	free(pf.base);
 	free(ids.raw);
 }
 
@@ -463,6 +649,7 @@ static int run_batch(struct odb *odb, int algo, const struct cat_file_opts *o)
 	st.odb = odb;
 	st.algo = algo;
 	st.mode = o->batch;
+	empty_tree_oid(algo, &st.empty_tree);
 	st.flush_each = !o->buffer && !o->all_objects;
 	strbuf_init(&st.line, 256);
 	compile_format(&st.fmt, o->format ? o->format
@@ -575,13 +762,29 @@ static bool header_oid(const unsigned char *data, size_t size, const char *field
 	return !parse_oid_hex_exact(hex, algo, oid);
 }
 
+/* odb_read_object(), knowing the empty tree as git does. */
+static int read_object(struct odb *odb, const struct object_id *oid,
+		       enum object_type *type, unsigned char **data, size_t *size,
+		       struct gp_error *err)
+{
+	struct object_id empty;
+	empty_tree_oid(oid->algo, &empty);
+	if (oideq(oid, &empty)) {
+		*type = OBJ_TREE;
+		*data = xcalloc(1, 1);
+		*size = 0;
+		return 0;
+	}
+	return odb_read_object(odb, oid, type, data, size, err);
+}
+
 static void read_or_die(struct odb *odb, const struct object_id *oid,
 			enum object_type *type, unsigned char **data, size_t *size,
 			const char *name)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	int ret = odb_read_object(odb, oid, type, data, size, &err);
-	if (ret == GP_ENOTFOUND)
+	int ret = read_object(odb, oid, type, data, size, &err);
+	if (is_missing(odb, oid, ret))
 		die("Not a valid object name %s", name);
 	if (ret)
 		die_read(oid, &err);
@@ -605,8 +808,8 @@ static int cat_typed(struct odb *odb, const char *type_arg, const char *name,
 		unsigned char *data;
 		size_t size;
 		bool next = false;
-		int ret = odb_read_object(odb, &oid, &type, &data, &size, &err);
-		if (ret == GP_ENOTFOUND)
+		int ret = read_object(odb, &oid, &type, &data, &size, &err);
+		if (is_missing(odb, &oid, ret))
 			die("gitpack cat-file %s: bad file", name);
 		if (ret)
 			die_read(&oid, &err);
@@ -631,18 +834,21 @@ static int cat_one(struct repository *repo, struct odb *odb, int cmdmode,
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct object_info info;
+	struct object_id empty;
 	enum object_type type;
 	unsigned char *data;
 	size_t size;
-	int ret;
+	int ret = 0;
 
+	empty_tree_oid(oid->algo, &empty);
 	switch (cmdmode) {
 	case 'e':
-		return odb_has_object(odb, oid) ? 0 : 1;
+		return read_virtual_info(&empty, oid, &info) || odb_has_object(odb, oid) ? 0 : 1;
 	case 't':
 	case 's':
-		ret = odb_read_object_info(odb, oid, &info, 0, &err);
-		if (ret == GP_ENOTFOUND)
+		if (!read_virtual_info(&empty, oid, &info))
+			ret = odb_read_object_info(odb, oid, &info, 0, &err);
+		if (is_missing(odb, oid, ret))
 			die("could not get object info for %s", name);
 		if (ret)
 			die_read(oid, &err);

@@ -52,6 +52,7 @@ struct count_state {
 	int verbose;
 	struct odb *odb;          /* opened for the packs, with -v */
 	char *objdir_shown;       /* the local object directory, as git shows it */
+	char *loose_shown;        /* the same, as git shows it for loose files */
 	char **alternates;        /* normalised paths, in git's order */
 	size_t nr_alternates, alloc_alternates;
 	bool packs_scanned;
@@ -193,15 +194,9 @@ static void add_alternate(struct count_state *st, const char *objdir,
 		free(base);
 	}
 	strbuf_addstr(&path, entry);
-	if (!normalize_path(&path)) {
-		error("unable to normalize alternate object path: %s", path.buf);
+	/* the odb has a warning for these, printed with the others */
+	if (!normalize_path(&path) || stat(path.buf, &sb) || !S_ISDIR(sb.st_mode))
 		goto out;
-	}
-	if (stat(path.buf, &sb) || !S_ISDIR(sb.st_mode)) {
-		error("object directory %s does not exist; check .git/objects/info/alternates",
-		      path.buf);
-		goto out;
-	}
 	if (!strcmp(path.buf, st->repo->objdir))
 		goto out;
 	for (size_t i = 0; i < st->nr_alternates; i++)
@@ -227,10 +222,8 @@ static void read_alternates(struct count_state *st, const char *objdir, int dept
 	char *line, *save = NULL;
 	if (strbuf_read_file(&sb, file, 0) < 0)
 		goto out;
-	if (depth > MAX_ALTERNATE_DEPTH) {
-		error("%s: ignoring alternate object stores, nesting too deep", objdir);
-		goto out;
-	}
+	if (depth > MAX_ALTERNATE_DEPTH)
+		goto out; /* the odb has a warning for this too */
 	for (line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!*line || *line == '#')
 			continue;
@@ -307,7 +300,8 @@ static void scan_pack_dir(struct count_state *st, const char *objdir_shown,
 	}
 	closedir(d);
 
-	qsort(paths, nr, sizeof(*paths), cmp_str);
+	if (nr > 1)
+		qsort(paths, nr, sizeof(*paths), cmp_str);
 	for (size_t i = 0; i < nr; i++) {
 		const char *path = paths[i];
 		if (in_group && strncmp(path, paths[first], baselen)) {
@@ -377,8 +371,13 @@ static void count_loose(struct count_state *st)
 		DIR *d = opendir(dir);
 		struct dirent *de;
 		free(dir);
-		if (!d)
+		if (!d && errno == ENOENT)
 			continue;
+		if (!d) {
+			/* git gives up on the remaining directories too */
+			error("unable to open %s/%02x: %s", st->loose_shown, fan, strerror(errno));
+			break;
+		}
 		while ((de = readdir(d))) {
 			size_t len = strlen(de->d_name);
 			char *path, *shown;
@@ -386,7 +385,7 @@ static void count_loose(struct count_state *st)
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
 			path = xstrfmt("%s/%02x/%s", st->repo->objdir, fan, de->d_name);
-			shown = xstrfmt("%s/%02x/%s", st->objdir_shown, fan, de->d_name);
+			shown = xstrfmt("%s/%02x/%s", st->loose_shown, fan, de->d_name);
 			if (len != hexsz - 2 || !is_hex_name(de->d_name, len)) {
 				if (st->verbose)
 					report_garbage(st, "garbage found", path, shown);
@@ -413,22 +412,29 @@ static void count_loose(struct count_state *st)
 	}
 }
 
+/* Whether cwd is strictly inside dir (not dir itself). */
+static bool is_below(const char *cwd, const char *dir)
+{
+	size_t len = strlen(dir);
+	if (len == 1 && dir[0] == '/')
+		return cwd[1] != '\0';
+	return !strncmp(cwd, dir, len) && cwd[len] == '/';
+}
+
 /*
  * The local object directory as git names it in messages: git works
  * from the top of the work tree with ".git" as its directory, or from
  * inside the git directory as ".", and otherwise uses what it was given
- * ($GIT_DIR, $GIT_OBJECT_DIRECTORY) or found (an absolute path).
+ * ($GIT_DIR, $GIT_OBJECT_DIRECTORY) or found (an absolute path). A
+ * relative $GIT_DIR becomes absolute when git moves to the top of a
+ * $GIT_WORK_TREE from below it.
  */
 static char *objdir_as_git_shows_it(const struct repository *repo)
 {
 	const char *env = getenv("GIT_OBJECT_DIRECTORY");
-	char *cwd, *own = xstrfmt("%s/objects", repo->gitdir), *shown = NULL;
-	if (env && *env)
-		return xstrdup(env);
-	env = getenv("GIT_DIR");
+	char *cwd = NULL, *own = xstrfmt("%s/objects", repo->gitdir), *shown = NULL;
 	if (env && *env) {
-		if (!getenv("GIT_WORK_TREE") && !strcmp(repo->objdir, own))
-			shown = xstrfmt("%s/objects", env);
+		shown = xstrdup(env);
 		goto out;
 	}
 	if (strcmp(repo->objdir, own))
@@ -436,18 +442,24 @@ static char *objdir_as_git_shows_it(const struct repository *repo)
 	cwd = realpath(".", NULL);
 	if (!cwd)
 		goto out;
+	env = getenv("GIT_DIR");
+	if (env && *env) {
+		if (env[0] == '/' || !getenv("GIT_WORK_TREE") || !repo->worktree ||
+		    !is_below(cwd, repo->worktree))
+			shown = xstrfmt("%s/objects", env);
+		goto out;
+	}
 	if (repo->worktree) {
-		size_t wlen = strlen(repo->worktree);
 		char *dotgit = xstrfmt("%s/.git", repo->worktree);
-		if (!strcmp(repo->gitdir, dotgit) && !strncmp(cwd, repo->worktree, wlen) &&
-		    (cwd[wlen] == '/' || !cwd[wlen] || !strcmp(repo->worktree, "/")))
+		if (!strcmp(repo->gitdir, dotgit) &&
+		    (!strcmp(cwd, repo->worktree) || is_below(cwd, repo->worktree)))
 			shown = xstrdup(".git/objects");
 		free(dotgit);
 	}
 	if (!shown && !strcmp(cwd, repo->gitdir))
 		shown = xstrdup("./objects");
-	free(cwd);
 out:
+	free(cwd);
 	free(own);
 	return shown ? shown : xstrdup(repo->objdir);
 }
@@ -470,6 +482,10 @@ int cmd_count_objects(int argc, const char **argv, struct repository *repo)
 
 	st.repo = repo;
 	st.objdir_shown = objdir_as_git_shows_it(repo);
+	/* git drops one trailing slash there ("objects//" shows as "objects/") */
+	st.loose_shown = xstrdup(st.objdir_shown);
+	if (ends_with(st.loose_shown, "/") && st.loose_shown[1])
+		st.loose_shown[strlen(st.loose_shown) - 1] = '\0';
 	if (st.verbose) {
 		if (repo_odb(repo, &st.odb, &err))
 			die_error(&err);
@@ -519,6 +535,7 @@ out:
 		free(st.alternates[i]);
 	free(st.alternates);
 	free(st.objdir_shown);
+	free(st.loose_shown);
 	if (fflush(stdout) || ferror(stdout))
 		die("unable to write to standard output");
 	return 0;

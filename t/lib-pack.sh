@@ -15,6 +15,7 @@
 #	pack_object_types ALGO PACK IDX  "OFS TYPE" of each object, by offset
 #	pack_byte FILE OFS, get_be32 FILE OFS, set_be32 FILE OFS VALUE
 #	object_header_len FILE OFS	bytes in the type-and-size header
+#	compare_results			git vs gitpack: expect* vs actual*
 
 # pack_binary_file FILE SIZE SEED: SIZE pseudo-random bytes (deterministic).
 pack_binary_file () {
@@ -208,4 +209,18 @@ set_be32 () {
 get_be32 () {
 	od -An -tu1 -j "$2" -N4 "$1" |
 	awk '{ printf "%d\n", $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }'
+}
+
+# compare_results: after running git into expect, expect.err, expect.code
+# and gitpack into actual, actual.err, actual.code, the two outputs and exit
+# codes are the same; if not, show gitpack's stderr too (a sanitizer
+# report, say).
+compare_results () {
+	if test_cmp expect actual && test_cmp expect.code actual.code
+	then
+		return 0
+	fi
+	echo "--- git exit $(cat expect.code), gitpack exit $(cat actual.code); gitpack stderr:"
+	cat actual.err
+	return 1
 }

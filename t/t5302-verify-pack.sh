@@ -19,8 +19,7 @@ compare_verify_pack () {
 	echo $? >expect.code
 	(cd "$gp_cvp_dir_" && gitpack verify-pack "$@") >actual 2>actual.err
 	echo $? >actual.code
-	test_cmp expect actual &&
-	test_cmp expect.code actual.code
+	compare_results
 }
 
 for algo in $test_hash_algos

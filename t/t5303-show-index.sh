@@ -24,8 +24,7 @@ compare_show_index () {
 	echo $? >expect.code
 	(cd "$gp_csi_dir_" && gitpack show-index "$@") <"$gp_csi_idx_" >actual 2>actual.err
 	echo $? >actual.code
-	test_cmp expect actual &&
-	test_cmp expect.code actual.code
+	compare_results
 }
 
 for algo in $test_hash_algos
@@ -93,7 +92,7 @@ do
 	test_expect_success "show-index fails on a truncated $kind index ($algo)" '
 		cp w-$algo/ofs-$kind.idx short.idx &&
 		truncate_file short.idx 1100 &&
-		test_must_fail git show-index $(of_opt $algo) <short.idx >/dev/null &&
+		! git show-index $(of_opt $algo) <short.idx >/dev/null &&
 		test_must_fail gitpack show-index $(of_opt $algo) <short.idx >/dev/null
 	'
 done
@@ -109,7 +108,7 @@ test_expect_success "show-index fails on an index cut inside the fanout ($algo)"
 test_expect_success "show-index fails on an unknown index version ($algo)" '
 	cp w-$algo/ofs-v2.idx v3.idx &&
 	corrupt_byte v3.idx 7 3 &&
-	test_must_fail git show-index $(of_opt $algo) <v3.idx >/dev/null &&
+	! git show-index $(of_opt $algo) <v3.idx >/dev/null &&
 	test_must_fail gitpack show-index $(of_opt $algo) <v3.idx >/dev/null
 '
 
@@ -132,7 +131,7 @@ test_expect_success "show-index fails on a bad 64-bit offset reference ($algo)" 
 	done &&
 	test -n "$found" &&
 	set_be32 badlarge.idx $found $((0x80000000 + n + 5)) &&
-	test_must_fail git show-index $(of_opt $algo) <badlarge.idx >/dev/null &&
+	! git show-index $(of_opt $algo) <badlarge.idx >/dev/null &&
 	test_must_fail gitpack show-index $(of_opt $algo) <badlarge.idx >/dev/null
 '
 

@@ -19,8 +19,7 @@ compare_count_objects () {
 	echo $? >expect.code
 	(cd "$gp_cco_repo_" && gitpack count-objects "$@") >actual 2>actual.err
 	echo $? >actual.code
-	test_cmp expect actual &&
-	test_cmp expect.code actual.code
+	compare_results
 }
 
 # check_all REPO: plain, -v, -H and -v -H all match.
@@ -112,6 +111,123 @@ test_expect_success "a repository with an alternate ($algo)" '
 test_expect_success "count-objects from a subdirectory ($algo)" '
 	mkdir -p loose-$algo/sub/dir &&
 	compare_count_objects loose-$algo/sub/dir -v
+'
+
+
+test_expect_success "loose garbage is reported around the pack scan as git does ($algo)" '
+	cp -R mixed-$algo order-$algo &&
+	o=order-$algo/.git/objects &&
+	mkdir -p $o/00 $o/ff &&
+	echo junk >$o/00/before-any-object &&
+	echo junk >$o/ff/after-the-objects &&
+	echo junk >$o/pack/pack-garbage.tmp &&
+	: >$o/pack/pack-lonely.keep &&
+	compare_count_objects order-$algo -v &&
+	test_cmp expect.err actual.err &&
+	test_line_count = 4 actual.err
+'
+
+test_expect_success "pack garbage comes last when there are no loose objects ($algo)" '
+	cp -R packed-$algo order2-$algo &&
+	o=order2-$algo/.git/objects &&
+	mkdir -p $o/00 &&
+	echo junk >$o/00/junk &&
+	echo junk >$o/pack/junk &&
+	compare_count_objects order2-$algo -v &&
+	test_cmp expect.err actual.err &&
+	tail -n 1 actual.err | grep pack/junk
+'
+
+test_expect_success "loose entries that are not objects ($algo)" '
+	cp -R mixed-$algo odd-$algo &&
+	o=odd-$algo/.git/objects &&
+	hexsz=$(test_oid_hexsz $algo) &&
+	name=$(cd $o && ls -d [0-9a-f][0-9a-f]/* | head -n 1) &&
+	upper=$(echo $name | tr a-f A-F) &&
+	mkdir -p $o/$(dirname $upper) &&
+	cp $o/$name $o/$upper &&
+	mkdir -p $o/12 &&
+	mkdir $o/12/$(printf "%0$((hexsz - 2))d" 5) &&
+	ln -s ../../../../odd-$algo/.git/config $o/12/$(printf "%0$((hexsz - 2))d" 6) &&
+	echo junk >$o/12/tmp_obj_leftover &&
+	echo junk >$o/12/$(printf "%0$((hexsz - 3))d" 7) &&
+	check_all odd-$algo &&
+	test_cmp expect.err actual.err
+'
+
+test_expect_success "a fan-out entry that is not a directory ($algo)" '
+	cp -R mixed-$algo fanout-$algo &&
+	rm -rf fanout-$algo/.git/objects/80 &&
+	echo junk >fanout-$algo/.git/objects/80 &&
+	check_all fanout-$algo
+'
+
+test_expect_success "bare repository, from the git directory and below ($algo)" '
+	git clone -q --bare mixed-$algo bare-$algo.git &&
+	echo junk >bare-$algo.git/objects/pack/junk &&
+	mkdir -p bare-$algo.git/objects/00 &&
+	echo junk >bare-$algo.git/objects/00/junk &&
+	check_all bare-$algo.git &&
+	test_cmp expect.err actual.err &&
+	grep " \./objects/pack/junk\$" actual.err &&
+	compare_count_objects bare-$algo.git/objects -v &&
+	test_cmp expect.err actual.err &&
+	compare_count_objects bare-$algo.git/objects/pack -v &&
+	test_cmp expect.err actual.err
+'
+
+test_expect_success "paths in warnings as GIT_DIR and GIT_OBJECT_DIRECTORY spell them ($algo)" '
+	for env in "GIT_DIR=bare-$algo.git" "GIT_DIR=bare-$algo.git/" \
+		"GIT_DIR=$(pwd)/bare-$algo.git" "GIT_DIR=./garbage-$algo/.git" \
+		"GIT_DIR=garbage-$algo/.git GIT_WORK_TREE=garbage-$algo" \
+		"GIT_DIR=garbage-$algo/.git GIT_OBJECT_DIRECTORY=garbage-$algo/.git/objects/" \
+		"GIT_DIR=garbage-$algo/.git GIT_OBJECT_DIRECTORY=garbage-$algo/.git/objects//"
+	do
+		(
+			export $env &&
+			compare_count_objects . -v &&
+			test_cmp expect.err actual.err
+		) || return 1
+	done &&
+	mkdir -p garbage-$algo/sub &&
+	(
+		cd garbage-$algo/sub &&
+		GIT_DIR=../.git GIT_WORK_TREE=.. &&
+		export GIT_DIR GIT_WORK_TREE &&
+		compare_count_objects . -v &&
+		test_cmp expect.err actual.err
+	) &&
+	compare_count_objects garbage-$algo/sub -v &&
+	test_cmp expect.err actual.err &&
+	compare_count_objects garbage-$algo/.git -v &&
+	test_cmp expect.err actual.err &&
+	compare_count_objects garbage-$algo/.git/objects -v &&
+	test_cmp expect.err actual.err
+'
+
+test_expect_success "relative and nested alternates ($algo)" '
+	git init -q --object-format=$algo nested-$algo &&
+	test_commit -C nested-$algo nested &&
+	echo "../../../alt-$algo/.git/objects" >nested-$algo/.git/objects/info/alternates &&
+	echo "# a comment" >>nested-$algo/.git/objects/info/alternates &&
+	echo "$(pwd)/packed-$algo/.git/objects/" >>nested-$algo/.git/objects/info/alternates &&
+	echo junk >packed-$algo/.git/objects/pack/alternate-junk &&
+	test_when_finished "rm -f packed-$algo/.git/objects/pack/alternate-junk" &&
+	check_all nested-$algo &&
+	test_cmp expect.err actual.err &&
+	grep "^alternate: .*/alt-$algo/.git/objects\$" actual &&
+	test $(grep -c "^alternate: " actual) = 2
+'
+
+test_expect_success "-H rounds as git does ($algo)" '
+	git init -q --object-format=$algo human-$algo &&
+	for size in 0 1 2 1023 1024 1025 1029 1030 1152 1535 1536 10239 10240 \
+		1048575 1048576 1048577 1053818 1053819 1221591 1073741823 \
+		1073741824 1073741825 1084479243 1610612736 4294967295 6442450943
+	do
+		truncate -s $size human-$algo/.git/objects/pack/garbage &&
+		compare_count_objects human-$algo -v -H || return 1
+	done
 '
 
 done

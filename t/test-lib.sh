@@ -334,7 +334,7 @@ test_have_prereq () {
 # Built-in prerequisites.
 test_set_prereq SHA256		# stock git 2.39 does SHA-256 repositories
 test_hash_algos='sha1 sha256'
-if test -n "$GP_TEST_LONG"
+if test "${GP_TEST_LONG:-0}" != 0
 then
 	test_set_prereq EXPENSIVE
 fi
@@ -527,7 +527,8 @@ test_done () {
 		fi
 		exit 0
 	fi
-	gp_say_ "# failed $gp_failed_ among $gp_count_ test(s):$gp_failed_titles_"
+	gp_say_ "# failed $gp_failed_ among $gp_count_ test(s)"
+	gp_say_ "# failing test numbers:$gp_failed_titles_"
 	gp_say_ "# trash directory kept: $TRASH_DIRECTORY (log: $GP_LOG)"
 	gp_say_ "1..$gp_count_"
 	exit 1

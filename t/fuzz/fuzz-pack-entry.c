@@ -16,8 +16,8 @@
  * reused inflater, the zlib path (when built with libdeflate), the
  * streaming inflate_to_strbuf() and inflate_prefix() all agree with it.
  * Inflating is bounded: only entries declaring less than 1 MiB.
- * GP_FUZZ_LAX_MESSAGES=1 in the environment relaxes the comparison of
- * error messages to error codes.
+ * GP_FUZZ_LAX_INFLATE=1 in the environment tolerates the known
+ * differences between libdeflate and zlib (see lax_inflate()).
  */
 #include "fuzz.h"
 #include "delta.h"
@@ -63,20 +63,30 @@ static void release_result(struct inflate_result *res)
 	free(res->msg);
 }
 
+/*
+ * GP_FUZZ_LAX_INFLATE=1 tolerates the known differences between the
+ * libdeflate and zlib paths (see t/fuzz/regressions/pack-entry/open-*),
+ * to fuzz on past them until they are fixed or declared acceptable:
+ * different messages for the same failure, and streams libdeflate
+ * accepts but zlib refuses.
+ */
+static bool lax_inflate(void)
+{
+	return !!getenv("GP_FUZZ_LAX_INFLATE");
+}
+
 static void compare_results(const struct inflate_result *a,
 			    const struct inflate_result *b, size_t size,
 			    const char *what)
 {
+	if (!a->ret && b->ret && lax_inflate())
+		return;
 	if (a->ret != b->ret)
 		fuzz_fail("%s: inflate_exact returned %d, then %d ('%s' / '%s')",
 			  what, a->ret, b->ret, a->msg ? a->msg : "",
 			  b->msg ? b->msg : "");
 	if (a->ret) {
-		/*
-		 * GP_FUZZ_LAX_MESSAGES=1 compares only the codes: to fuzz on
-		 * past a known message mismatch until it is fixed.
-		 */
-		if (strcmp(a->msg, b->msg) && !getenv("GP_FUZZ_LAX_MESSAGES"))
+		if (strcmp(a->msg, b->msg) && !lax_inflate())
 			fuzz_fail("%s: messages differ: '%s' / '%s'", what, a->msg, b->msg);
 		return;
 	}
@@ -118,6 +128,7 @@ static void fuzz_inflate(const unsigned char *in, size_t in_len, size_t size)
 {
 	struct inflater *inf = inflater_new();
 	struct inflate_result first, again;
+	bool zlib_ok = true;
 
 	run_inflate(inf, in, in_len, size, &first);
 	/* A reused inflater must not remember the previous stream. */
@@ -132,10 +143,12 @@ static void fuzz_inflate(const unsigned char *in, size_t in_len, size_t size)
 		run_inflate(inf, in, in_len, size, &zlib_res);
 		unsetenv("GP_TEST_NO_LIBDEFLATE");
 		compare_results(&first, &zlib_res, size, "libdeflate vs zlib");
+		zlib_ok = !zlib_res.ret;
 		release_result(&zlib_res);
 	}
 #endif
-	if (!first.ret)
+	/* The streaming inflaters are zlib's: compare when it accepts too. */
+	if (!first.ret && zlib_ok)
 		check_other_inflaters(in, in_len, &first, size);
 	release_result(&first);
 	inflater_free(inf);

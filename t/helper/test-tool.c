@@ -9,6 +9,7 @@ struct test_cmd {
 
 static const struct test_cmd cmds[] = {
 	{ "config", cmd__config },
+	{ "loose", cmd__loose },
 };
 
 int main(int argc, const char **argv)

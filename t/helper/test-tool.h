@@ -7,5 +7,6 @@
 #define GP_TEST_TOOL_H
 
 int cmd__config(int argc, const char **argv);
+int cmd__loose(int argc, const char **argv);
 
 #endif
