@@ -57,6 +57,33 @@ int hashfile_create(struct hashfile **out, const char *final_path, int algo,
 	return 0;
 }
 
+int hashfile_create_locked(struct hashfile **out, const char *final_path,
+			   int algo, struct gp_error *err)
+{
+	struct hashfile *f;
+	char *lock = xstrfmt("%s.lock", final_path);
+	int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0) {
+		int ret = errno == EEXIST
+			? gp_error_set(err, GP_EIO, "unable to create '%s': File exists; "
+				       "is another process writing it? If not, remove the stale lock",
+				       lock)
+			: gp_error_errno(err, "unable to create '%s'", lock);
+		free(lock);
+		return ret;
+	}
+	f = xcalloc(1, sizeof(*f));
+	f->fd = fd;
+	f->tmp_path = lock;
+	f->final_path = xstrdup(final_path);
+	hash_init(&f->ctx, algo);
+	f->rawsz = gp_hash_algos[algo].rawsz;
+	f->buf = xmalloc(HASHFILE_BUFSZ);
+	strbuf_init(&f->mem, 0);
+	*out = f;
+	return 0;
+}
+
 struct hashfile *hashfile_new_memory(int algo)
 {
 	struct hashfile *f = xcalloc(1, sizeof(*f));

@@ -31,6 +31,13 @@ struct hashfile;
  */
 int hashfile_create(struct hashfile **out, const char *final_path, int algo,
 		    struct gp_error *err);
+/*
+ * Like hashfile_create, but the temporary file is "<final_path>.lock",
+ * created exclusively: a second writer gets GP_EIO ("... .lock: File
+ * exists; is another process writing it?").
+ */
+int hashfile_create_locked(struct hashfile **out, const char *final_path,
+			   int algo, struct gp_error *err);
 /* Collect into memory instead of a file. */
 struct hashfile *hashfile_new_memory(int algo);
 

@@ -4,6 +4,7 @@
 #include "odb.h"
 #include "error.h"
 #include "loose.h"
+#include "midx.h"
 #include "packfile.h"
 #include "strbuf.h"
 #include <dirent.h>
@@ -14,6 +15,8 @@
 struct odb_dir {
 	char *path;
 	bool local;
+	struct midx *midx;       /* NULL when absent or unusable */
+	size_t *midx_packs;      /* pack_int_id -> index in odb->packs, or SIZE_MAX */
 };
 
 struct odb {
@@ -22,7 +25,8 @@ struct odb {
 	size_t nr_dirs, alloc_dirs;
 	struct packed_git **packs;
 	bool *pack_local;
-	size_t nr_packs, alloc_packs, alloc_local;
+	bool *pack_in_midx;         /* found through a MIDX, not searched alone */
+	size_t nr_packs, alloc_packs, alloc_local, alloc_in_midx;
 	size_t last_pack;           /* where the last lookup hit */
 	struct object_id empty_tree;
 	struct pack_reader *reader;
@@ -84,13 +88,55 @@ static void load_packs(struct odb *odb, const char *objdir, bool local)
 		free(idx);
 		ALLOC_GROW(odb->packs, odb->nr_packs + 1, odb->alloc_packs);
 		ALLOC_GROW(odb->pack_local, odb->nr_packs + 1, odb->alloc_local);
+		ALLOC_GROW(odb->pack_in_midx, odb->nr_packs + 1, odb->alloc_in_midx);
 		odb->pack_local[odb->nr_packs] = local;
+		odb->pack_in_midx[odb->nr_packs] = false;
 		odb->packs[odb->nr_packs++] = p;
 	}
 	closedir(d);
 	free(packdir);
 	if (odb->nr_packs - first > 1)
 		qsort(odb->packs + first, odb->nr_packs - first, sizeof(*odb->packs), cmp_pack_mtime);
+}
+
+static const char *file_part(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * Open the directory's MIDX and tie its packs to ours. A bad MIDX is
+ * reported and ignored (the packs still answer); a pack it names that is
+ * gone is reported, and lookups that land there fall back to the packs.
+ */
+static void load_midx(struct odb *odb, size_t dir_index, size_t first_pack)
+{
+	struct odb_dir *dir = &odb->dirs[dir_index];
+	struct gp_error err = GP_ERROR_INIT;
+	char *pack_dir = xstrfmt("%s/pack", dir->path);
+	struct midx *m;
+	int ret = midx_open(&m, pack_dir, odb->algo, &err);
+	free(pack_dir);
+	if (ret) {
+		if (ret != GP_ENOTFOUND)
+			add_warning(odb, "%s (ignoring it)", gp_error_msg(&err));
+		gp_error_clear(&err);
+		return;
+	}
+	dir->midx = m;
+	dir->midx_packs = xmalloc(sizeof(size_t) * (midx_nr_packs(m) ? midx_nr_packs(m) : 1));
+	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
+		dir->midx_packs[id] = SIZE_MAX;
+		for (size_t i = first_pack; i < odb->nr_packs; i++)
+			if (!strcmp(file_part(odb->packs[i]->idx_path), midx_pack_name(m, id))) {
+				dir->midx_packs[id] = i;
+				odb->pack_in_midx[i] = true;
+			}
+		if (dir->midx_packs[id] == SIZE_MAX)
+			add_warning(odb, "%s names %s, which is missing", midx_path(m),
+				    midx_pack_name(m, id));
+	}
 }
 
 static bool have_dir(const struct odb *odb, const char *path)
@@ -148,7 +194,11 @@ static void add_dir(struct odb *odb, const char *path, bool local, int depth)
 	odb->dirs[odb->nr_dirs].path = xstrdup(path);
 	odb->dirs[odb->nr_dirs].local = local;
 	odb->nr_dirs++;
-	load_packs(odb, path, local);
+	{
+		size_t first_pack = odb->nr_packs;
+		load_packs(odb, path, local);
+		load_midx(odb, odb->nr_dirs - 1, first_pack);
+	}
 	read_alternates(odb, path, depth);
 }
 
@@ -173,37 +223,68 @@ void odb_free(struct odb *odb)
 		return;
 	for (size_t i = 0; i < odb->nr_packs; i++)
 		pack_free(odb->packs[i]);
-	for (size_t i = 0; i < odb->nr_dirs; i++)
+	for (size_t i = 0; i < odb->nr_dirs; i++) {
 		free(odb->dirs[i].path);
+		midx_free(odb->dirs[i].midx);
+		free(odb->dirs[i].midx_packs);
+	}
 	for (size_t i = 0; i < odb->nr_warnings; i++)
 		free(odb->warnings[i]);
 	free(odb->warnings);
 	free(odb->packs);
 	free(odb->pack_local);
+	free(odb->pack_in_midx);
 	free(odb->dirs);
 	pack_reader_free(odb->reader);
 	free(odb);
 }
 
-/* Find oid in a pack whose pack file opens cleanly. */
+static bool pack_usable(struct odb *odb, struct packed_git *p)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	if (p->pack_open)
+		return true;
+	if (p->pack_failed)
+		return false;
+	/* A pack that does not open is skipped: the object may be elsewhere. */
+	if (pack_open_pack(p, &err)) {
+		add_warning(odb, "%s", gp_error_msg(&err));
+		gp_error_clear(&err);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Find oid through the MIDXs first, then in the packs no MIDX covers.
+ * When a MIDX sends us to a pack that is gone or broken, every pack is
+ * searched, so a copy elsewhere is still found.
+ */
 static bool find_packed(struct odb *odb, const struct object_id *oid,
 			struct packed_git **pack, uint64_t *ofs)
 {
+	bool search_all = false;
+	for (size_t d = 0; d < odb->nr_dirs; d++) {
+		struct odb_dir *dir = &odb->dirs[d];
+		uint32_t midx_pos;
+		size_t i;
+		if (!dir->midx || !midx_find_oid(dir->midx, oid, &midx_pos))
+			continue;
+		i = dir->midx_packs[midx_nth_pack(dir->midx, midx_pos)];
+		if (i != SIZE_MAX && pack_usable(odb, odb->packs[i])) {
+			*pack = odb->packs[i];
+			*ofs = midx_nth_offset(dir->midx, midx_pos);
+			return true;
+		}
+		search_all = true;
+	}
 	for (size_t n = 0; n < odb->nr_packs; n++) {
 		size_t i = n == 0 ? odb->last_pack : (n <= odb->last_pack ? n - 1 : n);
 		struct packed_git *p = odb->packs[i];
 		uint32_t idx_pos;
-		if (p->pack_failed || !pack_find_oid(p, oid, &idx_pos))
+		if ((odb->pack_in_midx[i] && !search_all) || p->pack_failed ||
+		    !pack_find_oid(p, oid, &idx_pos) || !pack_usable(odb, p))
 			continue;
-		if (!p->pack_open) {
-			/* A pack that does not open is skipped: the object may be elsewhere. */
-			struct gp_error err = GP_ERROR_INIT;
-			if (pack_open_pack(p, &err)) {
-				add_warning(odb, "%s", gp_error_msg(&err));
-				gp_error_clear(&err);
-				continue;
-			}
-		}
 		odb->last_pack = i;
 		*pack = p;
 		*ofs = pack_nth_offset(p, idx_pos);

@@ -4,9 +4,10 @@
  * (objects/info/alternates, followed up to 5 levels deep).
  *
  * Lookup order: the empty tree (which git treats as always present),
- * packs (the pack that answered last first, then newest first), then
- * loose objects. A later issue puts the multi-pack-index in
- * front of the packs it covers.
+ * each directory's multi-pack-index, the packs no MIDX covers (the pack
+ * that answered last first, then newest first), then loose objects. A
+ * bad MIDX is reported in odb_warnings() and ignored; a MIDX entry whose
+ * pack is missing or broken makes the lookup search every pack.
  *
  * An .idx that fails validation is skipped and its message kept in
  * odb_warnings(), so that one corrupt pack does not make the rest of the

@@ -25,7 +25,7 @@
 /* deflate cannot expand data by more than about 1032:1. */
 #define MAX_INFLATE_RATIO 1100
 /* Pass 1 drops the pages it has read from RSS this often. */
-#define DROP_PAGES_EVERY ((size_t)8 << 20)
+#define DROP_PAGES_EVERY ((size_t)1 << 20)
 
 struct indexer {
 	const struct pack_indexer_opts *opts;
@@ -139,6 +139,7 @@ static int scan_entries(struct indexer *ix, struct gp_error *err)
 	struct inflater *inf = inflater_new();
 	unsigned char *scratch = NULL;
 	size_t scratch_alloc = 0, dropped_to = 0;
+	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
 	size_t ofs = PACK_HEADER_SIZE;
 	struct progress *progress = progress_start("Indexing objects", ip->nr, ix->opts->progress);
 	int ret = 0;
@@ -212,9 +213,8 @@ static int scan_entries(struct indexer *ix, struct gp_error *err)
 		}
 		ofs += hdr.hdr_len + consumed;
 		if (ofs - dropped_to >= DROP_PAGES_EVERY) {
-			size_t page = (size_t)sysconf(_SC_PAGESIZE);
-			size_t upto = (ofs / page) * page;
-			madvise((void *)ix->map, upto, MADV_DONTNEED);
+			size_t upto = ofs & ~(page_size - 1);
+			madvise((void *)(ix->map + dropped_to), upto - dropped_to, MADV_DONTNEED);
 			dropped_to = upto;
 		}
 		progress_update(progress, pack_pos + 1);

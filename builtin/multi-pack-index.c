@@ -1,0 +1,228 @@
+/*
+ * builtin/multi-pack-index.c: gitpack multi-pack-index write, verify,
+ * expire (and repack, not yet).
+ */
+#include "../builtin.h"
+#include "../error.h"
+#include "../midx.h"
+#include "../midx-write.h"
+#include "../parse-options.h"
+#include "../progress.h"
+#include "../repository.h"
+#include "../strbuf.h"
+
+static const char *const midx_usage[] = {
+	"gitpack multi-pack-index [<options>] write [--preferred-pack=<pack>] [--stdin-packs] [--refs-snapshot=<file>]",
+	"gitpack multi-pack-index [<options>] verify",
+	"gitpack multi-pack-index [<options>] expire",
+	NULL,
+};
+
+struct midx_cmd {
+	char *pack_dir;
+	int algo;
+	bool progress;
+};
+
+static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
+{
+	struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
+	struct gp_error err = GP_ERROR_INIT;
+	const char *preferred = NULL, *refs_snapshot = NULL;
+	int stdin_packs = 0, bitmap = 0;
+	char **names = NULL;
+	size_t nr_names = 0, alloc_names = 0;
+	struct option options[] = {
+		OPT_STRING(0, "preferred-pack", &preferred, "preferred-pack",
+			   "pack for reuse when computing a multi-pack bitmap"),
+		OPT_BOOL(0, "stdin-packs", &stdin_packs, "write a multi-pack index of the pack names given on stdin"),
+		OPT_STRING(0, "refs-snapshot", &refs_snapshot, "file", "refs snapshot for selecting bitmap commits"),
+		OPT_BOOL(0, "bitmap", &bitmap, "write a multi-pack bitmap"),
+		OPT_END(),
+	};
+	int ret;
+
+	argc = parse_options(argc, argv, options, midx_usage);
+	if (argc)
+		usage_with_options(midx_usage, options);
+	if (bitmap)
+		die("multi-pack bitmaps are not supported yet");
+	if (stdin_packs) {
+		struct strbuf line = STRBUF_INIT;
+		while (strbuf_getline(&line, stdin)) {
+			if (!line.len)
+				continue;
+			ALLOC_GROW(names, nr_names + 1, alloc_names);
+			names[nr_names++] = strbuf_detach(&line, NULL);
+		}
+		strbuf_release(&line);
+		opts.only_packs = (const char *const *)names;
+		opts.nr_only = nr_names;
+		opts.only_given = true;
+	}
+	opts.preferred_pack = preferred;
+	opts.progress = c->progress;
+	/* Until bitmaps exist, tests ask for the RIDX chunk by this knob. */
+	opts.write_ridx = getenv("GP_TEST_MIDX_WRITE_RIDX") && *getenv("GP_TEST_MIDX_WRITE_RIDX") &&
+			  strcmp(getenv("GP_TEST_MIDX_WRITE_RIDX"), "0");
+	ret = midx_write(c->pack_dir, c->algo, &opts, NULL, &err);
+	for (size_t i = 0; i < nr_names; i++)
+		free(names[i]);
+	free(names);
+	if (ret)
+		die_error(&err);
+	return 0;
+}
+
+static int cmd_verify(int argc, const char **argv, struct midx_cmd *c)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct midx *m;
+	struct progress *progress;
+	size_t nr_problems;
+	struct option options[] = { OPT_END() };
+	int ret;
+
+	argc = parse_options(argc, argv, options, midx_usage);
+	if (argc)
+		usage_with_options(midx_usage, options);
+	ret = midx_open(&m, c->pack_dir, c->algo, &err);
+	if (ret == GP_ENOTFOUND)
+		return 0; /* as git: nothing to verify */
+	if (ret) {
+		error("%s", gp_error_msg(&err));
+		die("multi-pack-index is corrupt");
+	}
+	progress = progress_start("Verifying OID order in multi-pack-index",
+				  midx_nr_objects(m), c->progress);
+	ret = midx_verify(m, c->pack_dir, progress, &nr_problems, &err);
+	progress_stop(&progress);
+	midx_free(m);
+	if (ret) {
+		error("%s", gp_error_msg(&err));
+		if (nr_problems > 1)
+			error("... and %zu more problem%s", nr_problems - 1, nr_problems == 2 ? "" : "s");
+		return 1;
+	}
+	return 0;
+}
+
+static void unlink_pack_files(const char *pack_dir, const char *idx_name)
+{
+	static const char *const exts[] = { ".bitmap", ".rev", ".promisor", ".mtimes", ".pack", ".idx" };
+	size_t base = strlen(idx_name) - 4;
+	for (size_t i = 0; i < ARRAY_SIZE(exts); i++) {
+		char *path = xstrfmt("%s/%.*s%s", pack_dir, (int)base, idx_name, exts[i]);
+		if (unlink(path) < 0 && errno != ENOENT)
+			warning("could not remove '%s': %s", path, strerror(errno));
+		free(path);
+	}
+}
+
+static int cmd_expire(int argc, const char **argv, struct midx_cmd *c)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
+	struct option options[] = { OPT_END() };
+	const char **drop = NULL;
+	size_t nr_drop = 0;
+	uint32_t *counts;
+	struct midx *m;
+	int ret;
+
+	argc = parse_options(argc, argv, options, midx_usage);
+	if (argc)
+		usage_with_options(midx_usage, options);
+	ret = midx_open(&m, c->pack_dir, c->algo, &err);
+	if (ret == GP_ENOTFOUND)
+		return 0;
+	if (ret)
+		die_error(&err);
+	counts = xcalloc(midx_nr_packs(m) ? midx_nr_packs(m) : 1, sizeof(*counts));
+	for (uint32_t pos = 0; pos < midx_nr_objects(m); pos++)
+		counts[midx_nth_pack(m, pos)]++;
+	drop = xcalloc(midx_nr_packs(m) ? midx_nr_packs(m) : 1, sizeof(*drop));
+	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
+		char *keep;
+		const char *name = midx_pack_name(m, id);
+		if (counts[id])
+			continue;
+		keep = xstrfmt("%s/%.*s.keep", c->pack_dir, (int)(strlen(name) - 4), name);
+		if (access(keep, F_OK))
+			drop[nr_drop++] = name;
+		free(keep);
+	}
+	if (nr_drop) {
+		bool has_ridx = midx_has_ridx(m);
+		uint32_t preferred;
+		opts.drop_packs = drop;
+		opts.nr_drop = nr_drop;
+		opts.progress = c->progress;
+		/* Keep the pseudo-pack order's preferred pack across the rewrite. */
+		if (has_ridx && !midx_preferred_pack(m, &preferred, &err))
+			opts.preferred_pack = midx_pack_name(m, preferred);
+		gp_error_clear(&err);
+		opts.write_ridx = has_ridx;
+		/* The new MIDX is durable before any pack it no longer lists goes. */
+		if (midx_write(c->pack_dir, c->algo, &opts, NULL, &err))
+			die_error(&err);
+		for (size_t i = 0; i < nr_drop; i++)
+			unlink_pack_files(c->pack_dir, drop[i]);
+	}
+	free(drop);
+	free(counts);
+	midx_free(m);
+	return 0;
+}
+
+int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo)
+{
+	struct midx_cmd c = { 0 };
+	const char *object_dir = NULL;
+	int progress = -1;
+	struct option options[] = {
+		OPT_STRING(0, "object-dir", &object_dir, "file", "object directory containing set of packfile and pack-index pairs"),
+		OPT_BOOL(0, "progress", &progress, "show progress (default: when stderr is a terminal)"),
+		OPT_END(),
+	};
+	int nr_sub = 0;
+	int ret;
+
+	/* Options before the subcommand are ours; the rest belong to it. */
+	while (1 + nr_sub < argc && argv[1 + nr_sub][0] == '-')
+		nr_sub++;
+	{
+		const char **mine = xcalloc((size_t)nr_sub + 2, sizeof(*mine));
+		mine[0] = argv[0];
+		for (int i = 0; i < nr_sub; i++)
+			mine[1 + i] = argv[1 + i];
+		if (parse_options(nr_sub + 1, mine, options, midx_usage))
+			usage_with_options(midx_usage, options);
+		free(mine);
+	}
+	argc -= nr_sub + 1;
+	argv += nr_sub + 1;
+	if (argc < 1)
+		usage_with_options(midx_usage, options);
+	c.algo = repo ? repo->hash_algo : GP_HASH_SHA1;
+	if (object_dir)
+		c.pack_dir = xstrfmt("%s/pack", object_dir);
+	else if (repo)
+		c.pack_dir = repo_obj_path(repo, "pack");
+	else
+		die("not a git repository, and no --object-dir given");
+	c.progress = progress < 0 ? isatty(2) : progress;
+
+	if (!strcmp(argv[0], "write"))
+		ret = cmd_write(argc, argv, &c);
+	else if (!strcmp(argv[0], "verify"))
+		ret = cmd_verify(argc, argv, &c);
+	else if (!strcmp(argv[0], "expire"))
+		ret = cmd_expire(argc, argv, &c);
+	else if (!strcmp(argv[0], "repack"))
+		die("multi-pack-index repack is not supported yet");
+	else
+		die("unrecognized subcommand: %s", argv[0]);
+	free(c.pack_dir);
+	return ret;
+}

@@ -1,0 +1,424 @@
+/*
+ * midx-write.c: writing the multi-pack-index; the rules are in
+ * midx-write.h and the layout in midx.c.
+ *
+ * Objects are gathered one fanout bucket at a time: each pack's .idx is
+ * already sorted, so a bucket holds on average N / 256 entries from all
+ * packs, sorted by (name, pack rank) and deduplicated. Memory is the
+ * output tables plus one bucket.
+ */
+#include "midx-write.h"
+#include "chunk-format.h"
+#include "error.h"
+#include "hash.h"
+#include "hashfile.h"
+#include "midx.h"
+#include "pack-revindex.h"
+#include "packfile.h"
+#include "progress.h"
+#include "strbuf.h"
+#include <dirent.h>
+#include <sys/stat.h>
+
+struct midx_pack {
+	char *idx_name;          /* "pack-<hash>.idx" */
+	struct packed_git *p;
+	uint64_t mtime;          /* of the .pack, in seconds */
+	uint32_t rank;           /* position in the duplicate preference order */
+};
+
+struct bucket_entry {
+	const unsigned char *oid;
+	uint32_t pack_id;
+	uint32_t rank;
+	uint64_t offset;
+};
+
+struct midx_writer {
+	int algo;
+	size_t rawsz;
+	struct midx_pack *packs;
+	size_t nr_packs, alloc_packs;
+	int64_t preferred;       /* pack id, or -1 */
+	/* the selected objects, by name */
+	uint32_t nr;
+	unsigned char *oids;
+	uint32_t *pack_ids;
+	uint64_t *offsets;
+	bool large_needed;       /* some offset needs 64 bits */
+	uint32_t nr_large;
+	uint32_t *pseudo_order;  /* midx positions in pseudo-pack order */
+	struct strbuf pnam;
+};
+
+static bool name_listed(const char *name, const char *const *list, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(name, list[i]))
+			return true;
+	return false;
+}
+
+static int cmp_pack_names(const void *a, const void *b)
+{
+	return strcmp(((const struct midx_pack *)a)->idx_name,
+		      ((const struct midx_pack *)b)->idx_name);
+}
+
+static int collect_packs(struct midx_writer *w, const char *pack_dir,
+			 const struct midx_write_opts *opts, struct gp_error *err)
+{
+	DIR *d = opendir(pack_dir);
+	struct dirent *de;
+	if (!d)
+		return gp_error_errno(err, "cannot open pack directory '%s'", pack_dir);
+	while ((de = readdir(d))) {
+		struct stat st;
+		char *pack;
+		if (!starts_with(de->d_name, "pack-") || !ends_with(de->d_name, ".idx"))
+			continue;
+		if (opts->only_given && !name_listed(de->d_name, opts->only_packs, opts->nr_only))
+			continue;
+		if (name_listed(de->d_name, opts->drop_packs, opts->nr_drop))
+			continue;
+		pack = xstrfmt("%s/%.*s.pack", pack_dir, (int)(strlen(de->d_name) - 4), de->d_name);
+		if (stat(pack, &st) < 0) {
+			free(pack);
+			continue;
+		}
+		free(pack);
+		ALLOC_GROW(w->packs, w->nr_packs + 1, w->alloc_packs);
+		memset(&w->packs[w->nr_packs], 0, sizeof(w->packs[0]));
+		w->packs[w->nr_packs].idx_name = xstrdup(de->d_name);
+		w->packs[w->nr_packs].mtime = (uint64_t)st.st_mtime;
+		w->nr_packs++;
+	}
+	closedir(d);
+	if (w->nr_packs > 1)
+		qsort(w->packs, w->nr_packs, sizeof(*w->packs), cmp_pack_names);
+	for (size_t id = 0; id < w->nr_packs; id++) {
+		char *idx = xstrfmt("%s/%s", pack_dir, w->packs[id].idx_name);
+		int ret = pack_open_idx(&w->packs[id].p, idx, w->algo, err);
+		free(idx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int choose_preferred(struct midx_writer *w, const struct midx_write_opts *opts,
+			    struct gp_error *err)
+{
+	w->preferred = -1;
+	if (opts->preferred_pack) {
+		size_t len = strlen(opts->preferred_pack);
+		if (ends_with(opts->preferred_pack, ".pack"))
+			len -= 5;
+		else if (ends_with(opts->preferred_pack, ".idx"))
+			len -= 4;
+		for (size_t id = 0; id < w->nr_packs; id++)
+			if (!strncmp(w->packs[id].idx_name, opts->preferred_pack, len) &&
+			    !strcmp(w->packs[id].idx_name + len, ".idx"))
+				w->preferred = (int64_t)id;
+		if (w->preferred < 0)
+			return gp_error_set(err, GP_EINVAL, "unknown preferred pack: '%s'",
+					    opts->preferred_pack);
+	} else if (opts->write_ridx && w->nr_packs) {
+		size_t oldest = 0;
+		for (size_t id = 1; id < w->nr_packs; id++)
+			if (!w->packs[oldest].p->nr_objects ||
+			    w->packs[id].mtime < w->packs[oldest].mtime)
+				oldest = id;
+		if (w->packs[oldest].p->nr_objects)
+			w->preferred = (int64_t)oldest;
+	}
+	return 0;
+}
+
+/* Rank packs: preferred first, then newest mtime, then lowest id. */
+static int cmp_rank(const void *a, const void *b, void *data)
+{
+	const struct midx_writer *w = data;
+	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+	bool pa = (int64_t)ia == w->preferred, pb = (int64_t)ib == w->preferred;
+	if (pa != pb)
+		return pa ? -1 : 1;
+	if (w->packs[ia].mtime != w->packs[ib].mtime)
+		return w->packs[ia].mtime > w->packs[ib].mtime ? -1 : 1;
+	return ia < ib ? -1 : ia > ib;
+}
+
+static int cmp_bucket_entry(const void *a, const void *b, void *data)
+{
+	const struct bucket_entry *ea = a, *eb = b;
+	int cmp = memcmp(ea->oid, eb->oid, *(const size_t *)data);
+	if (cmp)
+		return cmp;
+	return ea->rank < eb->rank ? -1 : ea->rank > eb->rank;
+}
+
+static int gather_objects(struct midx_writer *w, struct progress *progress,
+			  struct gp_error *err)
+{
+	uint32_t *order = xmalloc(sizeof(*order) * (w->nr_packs ? w->nr_packs : 1));
+	struct bucket_entry *bucket = NULL;
+	size_t bucket_alloc = 0;
+	uint64_t total = 0;
+
+	for (uint32_t id = 0; id < w->nr_packs; id++) {
+		order[id] = id;
+		total += w->packs[id].p->nr_objects;
+	}
+	qsort_r(order, w->nr_packs, sizeof(*order), cmp_rank, w);
+	for (uint32_t rank = 0; rank < w->nr_packs; rank++)
+		w->packs[order[rank]].rank = rank;
+	free(order);
+	if (total > UINT32_MAX)
+		return gp_error_set(err, GP_EINVAL, "too many objects for a multi-pack-index");
+
+	w->oids = xmalloc(w->rawsz * (size_t)(total ? total : 1));
+	w->pack_ids = xmalloc(sizeof(uint32_t) * (size_t)(total ? total : 1));
+	w->offsets = xmalloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
+
+	for (unsigned b = 0; b < 256; b++) {
+		size_t nr = 0;
+		for (uint32_t id = 0; id < w->nr_packs; id++) {
+			const struct packed_git *p = w->packs[id].p;
+			uint32_t lo = b ? get_be32(p->fanout + 4 * (b - 1)) : 0;
+			uint32_t hi = get_be32(p->fanout + 4 * b);
+			ALLOC_GROW(bucket, nr + (hi - lo), bucket_alloc);
+			for (uint32_t idx_pos = lo; idx_pos < hi; idx_pos++) {
+				bucket[nr].oid = pack_nth_oid_raw(p, idx_pos);
+				bucket[nr].pack_id = id;
+				bucket[nr].rank = w->packs[id].rank;
+				bucket[nr].offset = pack_nth_offset(p, idx_pos);
+				nr++;
+			}
+		}
+		if (nr > 1)
+			qsort_r(bucket, nr, sizeof(*bucket), cmp_bucket_entry, &w->rawsz);
+		for (size_t i = 0; i < nr; i++) {
+			if (i && !memcmp(bucket[i].oid, bucket[i - 1].oid, w->rawsz))
+				continue;
+			memcpy(w->oids + (size_t)w->nr * w->rawsz, bucket[i].oid, w->rawsz);
+			w->pack_ids[w->nr] = bucket[i].pack_id;
+			w->offsets[w->nr] = bucket[i].offset;
+			if (bucket[i].offset > 0xffffffffu)
+				w->large_needed = true;
+			w->nr++;
+		}
+		progress_update(progress, b + 1);
+	}
+	free(bucket);
+	if (w->large_needed)
+		for (uint32_t pos = 0; pos < w->nr; pos++)
+			if (w->offsets[pos] > 0x7fffffffu)
+				w->nr_large++;
+	return 0;
+}
+
+static void compute_pseudo_order(struct midx_writer *w)
+{
+	uint64_t *keys = xmalloc(sizeof(*keys) * (w->nr ? w->nr : 1));
+	for (uint32_t pos = 0; pos < w->nr; pos++) {
+		uint32_t id = w->pack_ids[pos];
+		uint64_t pack_key = (int64_t)id == w->preferred ? 0 : (uint64_t)id + 1;
+		keys[pos] = pack_key << 40 | (w->offsets[pos] & ((1ull << 40) - 1));
+	}
+	w->pseudo_order = sort_positions_by_u64(keys, w->nr);
+	free(keys);
+}
+
+/* ---- chunk writers ------------------------------------------------------ */
+
+static void write_pnam(struct hashfile *f, void *data)
+{
+	struct midx_writer *w = data;
+	hashfile_write(f, w->pnam.buf, w->pnam.len);
+}
+
+static void write_oidf(struct hashfile *f, void *data)
+{
+	struct midx_writer *w = data;
+	uint32_t count = 0;
+	uint32_t pos = 0;
+	for (unsigned b = 0; b < 256; b++) {
+		while (pos < w->nr && w->oids[(size_t)pos * w->rawsz] == b)
+			pos++, count++;
+		hashfile_write_be32(f, count);
+	}
+}
+
+static void write_oidl(struct hashfile *f, void *data)
+{
+	struct midx_writer *w = data;
+	hashfile_write(f, w->oids, (size_t)w->nr * w->rawsz);
+}
+
+static void write_ooff(struct hashfile *f, void *data)
+{
+	struct midx_writer *w = data;
+	unsigned char *buf = xmalloc(8 * (size_t)(w->nr ? w->nr : 1));
+	uint32_t large = 0;
+	for (uint32_t pos = 0; pos < w->nr; pos++) {
+		uint64_t ofs = w->offsets[pos];
+		put_be32(buf + 8 * (size_t)pos, w->pack_ids[pos]);
+		if (w->large_needed && ofs > 0x7fffffffu)
+			put_be32(buf + 8 * (size_t)pos + 4, MIDX_LARGE_OFFSET_FLAG | large++);
+		else
+			put_be32(buf + 8 * (size_t)pos + 4, (uint32_t)ofs);
+	}
+	hashfile_write(f, buf, 8 * (size_t)w->nr);
+	free(buf);
+}
+
+static void write_loff(struct hashfile *f, void *data)
+{
+	struct midx_writer *w = data;
+	for (uint32_t pos = 0; pos < w->nr; pos++)
+		if (w->offsets[pos] > 0x7fffffffu)
+			hashfile_write_be64(f, w->offsets[pos]);
+}
+
+static void write_ridx(struct hashfile *f, void *data)
+{
+	struct midx_writer *w = data;
+	unsigned char *buf = xmalloc(4 * (size_t)(w->nr ? w->nr : 1));
+	for (uint32_t pseudo = 0; pseudo < w->nr; pseudo++)
+		put_be32(buf + 4 * (size_t)pseudo, w->pseudo_order[pseudo]);
+	hashfile_write(f, buf, 4 * (size_t)w->nr);
+	free(buf);
+}
+
+/* ---- driver ------------------------------------------------------------- */
+
+/* git leaves an existing MIDX alone when it lists exactly these packs. */
+static bool existing_matches(const struct midx_writer *w, const char *pack_dir)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct midx *m;
+	bool same;
+	if (midx_open(&m, pack_dir, w->algo, &err)) {
+		gp_error_clear(&err);
+		return false;
+	}
+	same = midx_nr_packs(m) == w->nr_packs;
+	for (uint32_t id = 0; same && id < w->nr_packs; id++)
+		same = !strcmp(midx_pack_name(m, id), w->packs[id].idx_name);
+	midx_free(m);
+	return same;
+}
+
+static void remove_stale_files(const char *pack_dir, const unsigned char *checksum,
+			       size_t rawsz)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	DIR *d = opendir(pack_dir);
+	struct dirent *de;
+	if (!d)
+		return;
+	hash_to_hex_r(hex, checksum, rawsz);
+	while ((de = readdir(d))) {
+		const char *rest;
+		if (!skip_prefix(de->d_name, "multi-pack-index-", &rest))
+			continue;
+		if (!ends_with(rest, ".bitmap") && !ends_with(rest, ".rev"))
+			continue;
+		if (!strncmp(rest, hex, strlen(hex)) && rest[strlen(hex)] == '.')
+			continue;
+		char *path = xstrfmt("%s/%s", pack_dir, de->d_name);
+		unlink(path);
+		free(path);
+	}
+	closedir(d);
+}
+
+int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opts,
+	       bool *written, struct gp_error *err)
+{
+	struct midx_writer w;
+	struct chunk_writer chunks = CHUNK_WRITER_INIT;
+	struct hashfile *f = NULL;
+	struct progress *progress = NULL;
+	unsigned char checksum[GP_MAX_RAWSZ];
+	char *path = xstrfmt("%s/multi-pack-index", pack_dir);
+	int ret;
+
+	memset(&w, 0, sizeof(w));
+	w.algo = algo;
+	w.rawsz = gp_hash_algos[algo].rawsz;
+	strbuf_init(&w.pnam, 0);
+	if (written)
+		*written = false;
+
+	ret = collect_packs(&w, pack_dir, opts, err);
+	if (ret)
+		goto out;
+	if (!w.nr_packs) {
+		ret = gp_error_set(err, GP_EINVAL, "no pack files to index");
+		goto out;
+	}
+	ret = choose_preferred(&w, opts, err);
+	if (ret)
+		goto out;
+	if (!opts->write_ridx && !opts->preferred_pack && !opts->nr_drop &&
+	    existing_matches(&w, pack_dir))
+		goto out;
+
+	progress = progress_start("Adding packfiles to multi-pack-index", 256, opts->progress);
+	ret = gather_objects(&w, progress, err);
+	progress_stop(&progress);
+	if (ret)
+		goto out;
+	if (opts->write_ridx)
+		compute_pseudo_order(&w);
+
+	for (size_t id = 0; id < w.nr_packs; id++)
+		strbuf_add(&w.pnam, w.packs[id].idx_name, strlen(w.packs[id].idx_name) + 1);
+	while (w.pnam.len % 4)
+		strbuf_addch(&w.pnam, '\0');
+
+	chunk_writer_add(&chunks, MIDX_CHUNK_PNAM, w.pnam.len, write_pnam);
+	chunk_writer_add(&chunks, MIDX_CHUNK_OIDF, 256 * 4, write_oidf);
+	chunk_writer_add(&chunks, MIDX_CHUNK_OIDL, (uint64_t)w.nr * w.rawsz, write_oidl);
+	chunk_writer_add(&chunks, MIDX_CHUNK_OOFF, (uint64_t)w.nr * 8, write_ooff);
+	if (w.large_needed)
+		chunk_writer_add(&chunks, MIDX_CHUNK_LOFF, (uint64_t)w.nr_large * 8, write_loff);
+	if (opts->write_ridx)
+		chunk_writer_add(&chunks, MIDX_CHUNK_RIDX, (uint64_t)w.nr * 4, write_ridx);
+
+	ret = hashfile_create_locked(&f, path, algo, err);
+	if (ret)
+		goto out;
+	{
+		unsigned char hdr[MIDX_HEADER_SIZE];
+		put_be32(hdr, MIDX_SIGNATURE);
+		hdr[4] = MIDX_VERSION;
+		hdr[5] = (unsigned char)algo;
+		hdr[6] = (unsigned char)chunks.nr;
+		hdr[7] = 0;
+		put_be32(hdr + 8, (uint32_t)w.nr_packs);
+		hashfile_write(f, hdr, sizeof(hdr));
+	}
+	chunk_writer_write(&chunks, f, &w);
+	ret = hashfile_commit(f, checksum, 0, err);
+	if (ret)
+		goto out;
+	remove_stale_files(pack_dir, checksum, w.rawsz);
+	if (written)
+		*written = true;
+out:
+	chunk_writer_release(&chunks);
+	for (size_t id = 0; id < w.nr_packs; id++) {
+		pack_free(w.packs[id].p);
+		free(w.packs[id].idx_name);
+	}
+	free(w.packs);
+	free(w.oids);
+	free(w.pack_ids);
+	free(w.offsets);
+	free(w.pseudo_order);
+	strbuf_release(&w.pnam);
+	free(path);
+	return ret;
+}
