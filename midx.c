@@ -451,7 +451,8 @@ int midx_verify(struct midx *m, const char *pack_dir, struct progress *progress,
 	for (uint32_t id = 0; id < m->nr_packs; id++) {
 		struct gp_error perr = GP_ERROR_INIT;
 		char *idx = xstrfmt("%s/%s", pack_dir, m->pack_names[id]);
-		if (pack_open_idx(&packs[id], idx, m->algo, &perr))
+		if (pack_open_idx(&packs[id], idx, m->algo, &perr) ||
+		    pack_open_pack(packs[id], &perr))
 			problem(nr_problems, err, "%s: pack %" PRIu32 " (%s): %s", name, id,
 				m->pack_names[id], gp_error_msg(&perr));
 		gp_error_clear(&perr);

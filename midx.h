@@ -84,9 +84,9 @@ int midx_preferred_pack(struct midx *m, uint32_t *pack_int_id,
 			struct gp_error *err);
 
 /*
- * Deep check: the trailing checksum, and for every object that its
- * pack's .idx (in pack_dir) holds it at the recorded offset; the RIDX
- * order. Reports the first problem in err (GP_ECORRUPT); nr_problems
+ * Deep check: the trailing checksum; that every pack opens and matches
+ * its .idx (in pack_dir); that each object's pack holds it at the
+ * recorded offset; the RIDX order. Reports the first problem in err (GP_ECORRUPT); nr_problems
  * counts them all.
  */
 int midx_verify(struct midx *m, const char *pack_dir, struct progress *progress,

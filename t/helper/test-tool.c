@@ -10,6 +10,8 @@ struct test_cmd {
 static const struct test_cmd cmds[] = {
 	{ "config", cmd__config },
 	{ "loose", cmd__loose },
+	{ "write-idx", cmd__write_idx },
+	{ "midx-dump", cmd__midx_dump },
 };
 
 int main(int argc, const char **argv)

@@ -8,5 +8,7 @@
 
 int cmd__config(int argc, const char **argv);
 int cmd__loose(int argc, const char **argv);
+int cmd__write_idx(int argc, const char **argv);
+int cmd__midx_dump(int argc, const char **argv);
 
 #endif
