@@ -175,14 +175,12 @@ int fsync_parent_dir(const char *path, struct gp_error *err)
 	return ret;
 }
 
-int hashfile_commit(struct hashfile *f, unsigned char *hash_out, int flags,
-		    struct gp_error *err)
+int hashfile_finalize(struct hashfile *f, unsigned char *hash_out, int flags,
+		      struct gp_error *err)
 {
 	unsigned char hash[GP_MAX_RAWSZ];
-	int ret = 0;
-
 	if (f->fd < 0)
-		BUG("hashfile_commit on a memory hashfile");
+		BUG("hashfile_finalize on a memory or finalized hashfile");
 	flush_buf(f);
 	hash_final(&f->ctx, hash);
 	if (!(flags & HASHFILE_NO_TRAILER) && !f->saved_errno &&
@@ -192,31 +190,49 @@ int hashfile_commit(struct hashfile *f, unsigned char *hash_out, int flags,
 		f->saved_errno = errno;
 	if (close(f->fd) < 0 && !f->saved_errno)
 		f->saved_errno = errno;
-	f->fd = -1;
+	f->fd = -2; /* finalized: only hashfile_install() or _abort() now */
 	if (f->saved_errno) {
+		int ret;
 		errno = f->saved_errno;
-		ret = gp_error_errno(err, "unable to write '%s'", f->final_path);
-		goto fail;
-	}
-	if ((flags & HASHFILE_KEEP_EXISTING) && !access(f->final_path, F_OK)) {
+		ret = gp_error_errno(err, "unable to write '%s'",
+				     f->final_path ? f->final_path : f->tmp_path);
 		unlink(f->tmp_path);
-	} else if (rename(f->tmp_path, f->final_path) < 0) {
-		ret = gp_error_errno(err, "unable to rename '%s' to '%s'",
-				     f->tmp_path, f->final_path);
-		goto fail;
-	}
-	if (!(flags & HASHFILE_NO_FSYNC)) {
-		ret = fsync_parent_dir(f->final_path, err);
-		if (ret)
-			goto out;
+		hashfile_destroy(f);
+		return ret;
 	}
 	if (hash_out)
 		memcpy(hash_out, hash, f->rawsz);
-	goto out;
-fail:
-	unlink(f->tmp_path);
+	return 0;
+}
+
+int hashfile_install(struct hashfile *f, const char *final_path, int flags,
+		     struct gp_error *err)
+{
+	int ret = 0;
+	if (f->fd != -2)
+		BUG("hashfile_install before hashfile_finalize");
+	if ((flags & HASHFILE_KEEP_EXISTING) && !access(final_path, F_OK)) {
+		unlink(f->tmp_path);
+	} else if (rename(f->tmp_path, final_path) < 0) {
+		ret = gp_error_errno(err, "unable to rename '%s' to '%s'", f->tmp_path, final_path);
+		unlink(f->tmp_path);
+		goto out;
+	}
+	if (!(flags & HASHFILE_NO_FSYNC))
+		ret = fsync_parent_dir(final_path, err);
 out:
 	hashfile_destroy(f);
+	return ret;
+}
+
+int hashfile_commit(struct hashfile *f, unsigned char *hash_out, int flags,
+		    struct gp_error *err)
+{
+	char *final_path = xstrdup(f->final_path);
+	int ret = hashfile_finalize(f, hash_out, flags, err);
+	if (!ret)
+		ret = hashfile_install(f, final_path, flags, err);
+	free(final_path);
 	return ret;
 }
 
@@ -237,9 +253,9 @@ void hashfile_abort(struct hashfile *f)
 {
 	if (!f)
 		return;
-	if (f->fd >= 0) {
+	if (f->fd >= 0)
 		close(f->fd);
+	if (f->fd != -1)
 		unlink(f->tmp_path);
-	}
 	hashfile_destroy(f);
 }

@@ -62,6 +62,19 @@ enum hashfile_flags {
 int hashfile_commit(struct hashfile *f, unsigned char *hash_out, int flags,
 		    struct gp_error *err);
 /*
+ * The two halves of hashfile_commit(), for files named after their own
+ * checksum (packs): hashfile_finalize() appends the hash, fsyncs and
+ * closes the temporary file; hashfile_install() then renames it to
+ * final_path (an existing file of that name is kept: same name, same
+ * content) and fsyncs the directory. Both free f on failure, and remove
+ * the temporary file; hashfile_install() frees it on success too.
+ */
+int hashfile_finalize(struct hashfile *f, unsigned char *hash_out, int flags,
+		      struct gp_error *err);
+int hashfile_install(struct hashfile *f, const char *final_path, int flags,
+		     struct gp_error *err);
+
+/*
  * For memory hashfiles: append the hash and move the bytes to out.
  * Frees f.
  */

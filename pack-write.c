@@ -7,7 +7,9 @@
 #include "hashfile.h"
 #include "pack-revindex.h"
 #include "packfile.h"
+#include "progress.h"
 #include "strbuf.h"
+#include "zstream.h"
 
 uint32_t *pack_sort_by_name(const unsigned char *oids, uint32_t nr, int algo)
 {
@@ -116,4 +118,257 @@ int pack_write_idx(const char *path, struct strbuf *mem,
 		return 0;
 	}
 	return hashfile_commit(f, NULL, 0, err);
+}
+
+/* ---- writing a pack by copying entries ---------------------------------- */
+
+/* Where each source entry went: (pack, offset) -> new offset. */
+struct copy_slot {
+	const struct packed_git *pack;
+	uint64_t src_ofs;
+	uint64_t new_ofs;
+};
+
+struct copy_map {
+	struct copy_slot *slots;
+	size_t mask;
+};
+
+static size_t copy_hash(const struct copy_map *m, const struct packed_git *pack, uint64_t ofs)
+{
+	uint64_t h = (ofs ^ ((uint64_t)(uintptr_t)pack << 9)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 29) & m->mask;
+}
+
+static void copy_map_put(struct copy_map *m, const struct packed_git *pack,
+			 uint64_t src_ofs, uint64_t new_ofs)
+{
+	size_t i = copy_hash(m, pack, src_ofs);
+	while (m->slots[i].pack)
+		i = (i + 1) & m->mask;
+	m->slots[i].pack = pack;
+	m->slots[i].src_ofs = src_ofs;
+	m->slots[i].new_ofs = new_ofs;
+}
+
+static bool copy_map_get(const struct copy_map *m, const struct packed_git *pack,
+			 uint64_t src_ofs, uint64_t *new_ofs)
+{
+	size_t i = copy_hash(m, pack, src_ofs);
+	for (; m->slots[i].pack; i = (i + 1) & m->mask)
+		if (m->slots[i].pack == pack && m->slots[i].src_ofs == src_ofs) {
+			*new_ofs = m->slots[i].new_ofs;
+			return true;
+		}
+	return false;
+}
+
+/* The type-and-size header of gitformat-pack; returns its length. */
+static size_t encode_entry_header(unsigned char *out, enum object_type type, uint64_t size)
+{
+	size_t n = 0;
+	unsigned char c = (unsigned char)((unsigned)type << 4 | (size & 15));
+	size >>= 4;
+	while (size) {
+		out[n++] = c | 0x80;
+		c = size & 0x7f;
+		size >>= 7;
+	}
+	out[n++] = c;
+	return n;
+}
+
+/* The OFS_DELTA distance in git's offset encoding; returns its length. */
+static size_t encode_ofs_distance(unsigned char *out, uint64_t dist)
+{
+	unsigned char tmp[16];
+	size_t pos = sizeof(tmp) - 1;
+	tmp[pos] = dist & 0x7f;
+	while (dist >>= 7)
+		tmp[--pos] = 0x80 | (--dist & 0x7f);
+	memcpy(out, tmp + pos, sizeof(tmp) - pos);
+	return sizeof(tmp) - pos;
+}
+
+static int cmp_raw_oid(const void *a, const void *b, void *rawsz)
+{
+	return memcmp(a, b, *(size_t *)rawsz);
+}
+
+/* Whether raw is among the nr sorted names. */
+static bool bsearch_r_oid(const unsigned char *sorted, uint32_t nr,
+			  const unsigned char *raw, size_t rawsz)
+{
+	uint32_t lo = 0, hi = nr;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int cmp = memcmp(sorted + (size_t)mid * rawsz, raw, rawsz);
+		if (!cmp)
+			return true;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int pack_write_by_copy(const char *pack_dir, int algo,
+		       const struct pack_copy_entry *entries, uint32_t nr,
+		       struct pack_reader *reader, struct progress *progress,
+		       char *hex_out, struct gp_error *err)
+{
+	size_t rawsz = gp_hash_algos[algo].rawsz;
+	struct copy_map map = { NULL, 0 };
+	unsigned char *oids = xmalloc(rawsz * ((size_t)nr + 1));
+	unsigned char *sorted_oids = NULL;
+	uint64_t *offsets = xmalloc(sizeof(uint64_t) * ((size_t)nr + 1));
+	uint32_t *crcs = xmalloc(sizeof(uint32_t) * ((size_t)nr + 1));
+	uint32_t *by_name = NULL, *pack_order = NULL;
+	unsigned char pack_hash[GP_MAX_RAWSZ];
+	struct hashfile *f = NULL;
+	struct strbuf tmp = STRBUF_INIT;
+	char *final = NULL;
+	size_t slots = 16;
+	int ret = 0;
+
+	while (slots < (size_t)nr * 2)
+		slots *= 2;
+	map.slots = xcalloc(slots, sizeof(*map.slots));
+	map.mask = slots - 1;
+
+	/* The names, for REF_DELTA bases and the .idx. */
+	for (uint32_t n = 0; n < nr; n++) {
+		uint32_t pack_pos;
+		ret = pack_load_revindex(entries[n].pack, err);
+		if (ret)
+			goto out;
+		if (!pack_offset_to_pos(entries[n].pack, entries[n].ofs, &pack_pos)) {
+			ret = CORRUPT(err, "%s: no object at offset %" PRIu64,
+				      entries[n].pack->pack_path, entries[n].ofs);
+			goto out;
+		}
+		memcpy(oids + (size_t)n * rawsz,
+		       pack_nth_oid_raw(entries[n].pack, pack_pos_to_idx(entries[n].pack, pack_pos)),
+		       rawsz);
+	}
+	sorted_oids = xmemdup(oids, rawsz * ((size_t)nr + 1));
+	qsort_r(sorted_oids, nr, rawsz, cmp_raw_oid, &rawsz);
+
+	{
+		char *tmpl = xstrfmt("%s/pack-tmp.pack", pack_dir);
+		ret = hashfile_create(&f, tmpl, algo, err);
+		free(tmpl);
+		if (ret)
+			goto out;
+	}
+	hashfile_write_be32(f, PACK_SIGNATURE);
+	hashfile_write_be32(f, 2);
+	hashfile_write_be32(f, nr);
+
+	for (uint32_t n = 0; n < nr; n++) {
+		struct packed_git *p = entries[n].pack;
+		uint64_t ofs = entries[n].ofs, end, base_new;
+		struct pack_entry_header hdr;
+		uint32_t pack_pos, idx_pos;
+		unsigned char head[32];
+		size_t head_len;
+		bool whole = false;
+
+		pack_offset_to_pos(p, ofs, &pack_pos);
+		idx_pos = pack_pos_to_idx(p, pack_pos);
+		end = pack_pos_to_end(p, pack_pos);
+		ret = pack_parse_entry_header(p->pack_map + ofs, (size_t)(end - ofs), ofs, algo, &hdr, err);
+		if (ret) {
+			gp_error_prefix(err, "%s", p->pack_path);
+			goto fail;
+		}
+		if (p->idx_version >= 2 &&
+		    gp_crc32(0, p->pack_map + ofs, (size_t)(end - ofs)) != pack_nth_crc(p, idx_pos)) {
+			ret = CORRUPT(err, "%s: at offset %" PRIu64 ": CRC does not match the index",
+				      p->pack_path, ofs);
+			goto fail;
+		}
+		offsets[n] = hashfile_total(f);
+		strbuf_reset(&tmp);
+		if (hdr.type == OBJ_OFS_DELTA) {
+			if (copy_map_get(&map, p, hdr.base_ofs, &base_new)) {
+				head_len = encode_entry_header(head, OBJ_OFS_DELTA, hdr.size);
+				head_len += encode_ofs_distance(head + head_len, offsets[n] - base_new);
+				strbuf_add(&tmp, head, head_len);
+			} else {
+				whole = true;
+			}
+		} else if (hdr.type == OBJ_REF_DELTA) {
+			if (bsearch_r_oid(sorted_oids, nr, hdr.base_oid.hash, rawsz)) {
+				head_len = encode_entry_header(head, OBJ_REF_DELTA, hdr.size);
+				strbuf_add(&tmp, head, head_len);
+				strbuf_add(&tmp, hdr.base_oid.hash, rawsz);
+			} else {
+				whole = true;
+			}
+		} else {
+			head_len = encode_entry_header(head, hdr.type, hdr.size);
+			strbuf_add(&tmp, head, head_len);
+		}
+		if (whole) {
+			enum object_type type;
+			unsigned char *data;
+			size_t size;
+			ret = pack_read_object(reader, p, ofs, &type, &data, &size, err);
+			if (ret)
+				goto fail;
+			head_len = encode_entry_header(head, type, size);
+			strbuf_add(&tmp, head, head_len);
+			deflate_to_strbuf(data, size, -1, &tmp);
+			free(data);
+		} else {
+			strbuf_add(&tmp, p->pack_map + ofs + hdr.hdr_len, (size_t)(end - ofs - hdr.hdr_len));
+		}
+		crcs[n] = gp_crc32(0, tmp.buf, tmp.len);
+		hashfile_write(f, tmp.buf, tmp.len);
+		copy_map_put(&map, p, ofs, offsets[n]);
+		progress_update(progress, n + 1);
+	}
+
+	ret = hashfile_finalize(f, pack_hash, 0, err);
+	if (ret) {
+		f = NULL;
+		goto out;
+	}
+	hash_to_hex_r(hex_out, pack_hash, rawsz);
+	final = xstrfmt("%s/pack-%s.pack", pack_dir, hex_out);
+	ret = hashfile_install(f, final, HASHFILE_KEEP_EXISTING, err);
+	f = NULL;
+	if (ret)
+		goto out;
+
+	by_name = pack_sort_by_name(oids, nr, algo);
+	pack_order = xmalloc(sizeof(uint32_t) * ((size_t)nr + 1));
+	for (uint32_t idx_pos = 0; idx_pos < nr; idx_pos++)
+		pack_order[by_name[idx_pos]] = idx_pos;
+	free(final);
+	final = xstrfmt("%s/pack-%s.rev", pack_dir, hex_out);
+	ret = revindex_write(final, algo, pack_order, nr, pack_hash, err);
+	if (!ret) {
+		struct pack_idx_input in = { algo, nr, by_name, oids, offsets, crcs, pack_hash };
+		struct pack_idx_opts opts = PACK_IDX_OPTS_INIT;
+		free(final);
+		final = xstrfmt("%s/pack-%s.idx", pack_dir, hex_out);
+		ret = pack_write_idx(final, NULL, &in, &opts, err);
+	}
+	goto out;
+fail:
+	hashfile_abort(f);
+out:
+	strbuf_release(&tmp);
+	free(map.slots);
+	free(oids);
+	free(sorted_oids);
+	free(offsets);
+	free(crcs);
+	free(by_name);
+	free(pack_order);
+	free(final);
+	return ret;
 }

@@ -45,6 +45,35 @@ int pack_write_idx(const char *path, struct strbuf *mem,
 		   const struct pack_idx_opts *opts, struct gp_error *err);
 
 /*
+ * Writing a pack by copying objects out of existing packs: each object
+ * keeps its stored representation where it can (whole objects, and
+ * deltas whose base entry is written earlier into the same new pack,
+ * as OFS_DELTA with the distance recomputed; REF_DELTAs whose base is
+ * in the new pack). Every copied entry's CRC-32 is checked against its
+ * source .idx first. A delta whose base does not come along is rebuilt
+ * and stored whole. Then the .pack, the .rev and the .idx are written
+ * (in that order, each atomically and durably) as pack-<hash>.* in
+ * pack_dir, and hex_out receives the pack's name.
+ */
+struct packed_git;
+struct pack_reader;
+struct progress;
+
+struct pack_copy_entry {
+	struct packed_git *pack;   /* opened (pack_open_pack) */
+	uint64_t ofs;
+};
+
+/*
+ * entries are in the order to write them. Errors: GP_ECORRUPT (a source
+ * entry is damaged: names the pack and offset), GP_EIO, GP_ENOMEM.
+ */
+int pack_write_by_copy(const char *pack_dir, int algo,
+		       const struct pack_copy_entry *entries, uint32_t nr,
+		       struct pack_reader *reader, struct progress *progress,
+		       char *hex_out, struct gp_error *err);
+
+/*
  * Sort entry numbers by object name (radix sort on the leading bytes,
  * ties settled by the whole name; equal names keep entry order).
  * Returns by_name; caller frees. O(n).

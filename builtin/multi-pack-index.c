@@ -1,20 +1,24 @@
 /*
  * builtin/multi-pack-index.c: gitpack multi-pack-index write, verify,
- * expire (and repack, not yet).
+ * expire and repack.
  */
 #include "../builtin.h"
 #include "../error.h"
 #include "../midx.h"
 #include "../midx-write.h"
+#include "../pack-write.h"
+#include "../packfile.h"
 #include "../parse-options.h"
 #include "../progress.h"
 #include "../repository.h"
 #include "../strbuf.h"
+#include <sys/stat.h>
 
 static const char *const midx_usage[] = {
 	"gitpack multi-pack-index [<options>] write [--preferred-pack=<pack>] [--stdin-packs] [--refs-snapshot=<file>]",
 	"gitpack multi-pack-index [<options>] verify",
 	"gitpack multi-pack-index [<options>] expire",
+	"gitpack multi-pack-index [<options>] repack [--batch-size=<size>]",
 	NULL,
 };
 
@@ -23,6 +27,25 @@ struct midx_cmd {
 	int algo;
 	bool progress;
 };
+
+static int cmp_copy_offset(const void *a, const void *b)
+{
+	const struct pack_copy_entry *ea = a, *eb = b;
+	return ea->ofs < eb->ofs ? -1 : ea->ofs > eb->ofs;
+}
+
+/* Sort each pack's run of entries (runs are contiguous) by offset. */
+static void sort_copy_entries(struct pack_copy_entry *entries, uint32_t nr)
+{
+	uint32_t start = 0;
+	while (start < nr) {
+		uint32_t end = start + 1;
+		while (end < nr && entries[end].pack == entries[start].pack)
+			end++;
+		qsort(entries + start, end - start, sizeof(*entries), cmp_copy_offset);
+		start = end;
+	}
+}
 
 static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 {
@@ -175,6 +198,148 @@ static int cmd_expire(int argc, const char **argv, struct midx_cmd *c)
 	return 0;
 }
 
+struct repack_pack {
+	uint32_t id;
+	struct packed_git *p;
+	uint64_t mtime;
+	uint32_t selected;      /* objects the MIDX takes from this pack */
+	bool chosen;
+};
+
+static int cmp_oldest(const void *a, const void *b)
+{
+	const struct repack_pack *pa = a, *pb = b;
+	if (pa->mtime != pb->mtime)
+		return pa->mtime < pb->mtime ? -1 : 1;
+	return pa->id < pb->id ? -1 : pa->id > pb->id;
+}
+
+/*
+ * git's rule: from oldest to newest, take packs whose expected size
+ * (pack size scaled by the share of its objects the MIDX selects) is
+ * below the batch size, until they add up to the batch size. Nothing
+ * happens unless at least two packs are taken and they reach it. A
+ * batch size of 0 takes every pack. .keep packs are never taken.
+ */
+static size_t choose_batch(struct repack_pack *packs, uint32_t nr, unsigned long batch_size)
+{
+	uint64_t total = 0;
+	size_t nr_chosen = 0;
+	qsort(packs, nr, sizeof(*packs), cmp_oldest);
+	for (uint32_t i = 0; i < nr; i++) {
+		struct repack_pack *rp = &packs[i];
+		uint64_t expected;
+		if (rp->p->is_keep || !rp->selected)
+			continue;
+		if (!batch_size) {
+			rp->chosen = true;
+			nr_chosen++;
+			continue;
+		}
+		expected = rp->p->nr_objects ? (uint64_t)rp->p->pack_size * rp->selected / rp->p->nr_objects : 0;
+		if (expected >= batch_size)
+			continue;
+		rp->chosen = true;
+		nr_chosen++;
+		total += expected;
+		if (total >= batch_size)
+			break;
+	}
+	if (nr_chosen < 2 || (batch_size && total < batch_size))
+		return 0;
+	return nr_chosen;
+}
+
+static int cmd_repack(int argc, const char **argv, struct midx_cmd *c)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	unsigned long batch_size = 0;
+	struct option options[] = {
+		OPT_ULONG(0, "batch-size", &batch_size, "during repack, collect pack-files of smaller size into a batch that is larger than this size"),
+		OPT_END(),
+	};
+	struct repack_pack *packs, **by_id;
+	struct pack_copy_entry *entries = NULL;
+	struct pack_reader *reader = NULL;
+	struct progress *progress = NULL;
+	uint32_t nr_entries = 0;
+	char hex[GP_MAX_HEXSZ + 1];
+	struct midx *m;
+	struct stat st;
+
+	argc = parse_options(argc, argv, options, midx_usage);
+	if (argc)
+		usage_with_options(midx_usage, options);
+	if (midx_open(&m, c->pack_dir, c->algo, &err)) {
+		if (err.code == GP_ENOTFOUND)
+			return 0;
+		die_error(&err);
+	}
+	packs = xcalloc(midx_nr_packs(m) ? midx_nr_packs(m) : 1, sizeof(*packs));
+	by_id = xcalloc(midx_nr_packs(m) ? midx_nr_packs(m) : 1, sizeof(*by_id));
+	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
+		char *idx = xstrfmt("%s/%s", c->pack_dir, midx_pack_name(m, id));
+		char *pack = xstrfmt("%.*s.pack", (int)(strlen(idx) - 4), idx);
+		packs[id].id = id;
+		if (pack_open_idx(&packs[id].p, idx, c->algo, &err) ||
+		    pack_open_pack(packs[id].p, &err) || stat(pack, &st) < 0)
+			die("%s", gp_error_msg(&err));
+		packs[id].mtime = (uint64_t)st.st_mtime;
+		free(idx);
+		free(pack);
+	}
+	for (uint32_t pos = 0; pos < midx_nr_objects(m); pos++)
+		packs[midx_nth_pack(m, pos)].selected++;
+
+	if (choose_batch(packs, midx_nr_packs(m), batch_size)) {
+		struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
+		uint32_t preferred;
+		bool has_ridx = midx_has_ridx(m);
+		for (uint32_t i = 0; i < midx_nr_packs(m); i++)
+			by_id[packs[i].id] = &packs[i];
+		/* By pack id, then offset: each source pack's locality is kept. */
+		{
+			uint32_t *start = xcalloc((size_t)midx_nr_packs(m) + 1, sizeof(*start));
+			for (uint32_t id = 0; id < midx_nr_packs(m); id++)
+				start[id + 1] = start[id] + (by_id[id]->chosen ? by_id[id]->selected : 0);
+			nr_entries = start[midx_nr_packs(m)];
+			entries = xmalloc(sizeof(*entries) * (nr_entries ? nr_entries : 1));
+			for (uint32_t pos = 0; pos < midx_nr_objects(m); pos++) {
+				uint32_t id = midx_nth_pack(m, pos);
+				if (!by_id[id]->chosen)
+					continue;
+				entries[start[id]].pack = by_id[id]->p;
+				entries[start[id]].ofs = midx_nth_offset(m, pos);
+				start[id]++;
+			}
+			free(start);
+		}
+		sort_copy_entries(entries, nr_entries);
+		reader = pack_reader_new(0);
+		progress = progress_start("Writing objects", nr_entries, c->progress);
+		if (pack_write_by_copy(c->pack_dir, c->algo, entries, nr_entries, reader,
+				       progress, hex, &err))
+			die_error(&err);
+		progress_stop(&progress);
+		pack_reader_free(reader);
+		/* The new pack joins the MIDX; expire removes the old ones later. */
+		if (has_ridx && !midx_preferred_pack(m, &preferred, &err))
+			opts.preferred_pack = midx_pack_name(m, preferred);
+		gp_error_clear(&err);
+		opts.write_ridx = has_ridx;
+		opts.progress = c->progress;
+		if (midx_write(c->pack_dir, c->algo, &opts, NULL, &err))
+			die_error(&err);
+	}
+	for (uint32_t id = 0; id < midx_nr_packs(m); id++)
+		pack_free(packs[id].p);
+	free(packs);
+	free(by_id);
+	free(entries);
+	midx_free(m);
+	return 0;
+}
+
 int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo)
 {
 	struct midx_cmd c = { 0 };
@@ -220,7 +385,7 @@ int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo)
 	else if (!strcmp(argv[0], "expire"))
 		ret = cmd_expire(argc, argv, &c);
 	else if (!strcmp(argv[0], "repack"))
-		die("multi-pack-index repack is not supported yet");
+		ret = cmd_repack(argc, argv, &c);
 	else
 		die("unrecognized subcommand: %s", argv[0]);
 	free(c.pack_dir);
