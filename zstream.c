@@ -113,14 +113,12 @@ int inflate_exact(struct inflater *inf, const void *in, size_t in_len,
 						    out_used, out_len);
 			*consumed = in_used;
 			return 0;
-		case LIBDEFLATE_INSUFFICIENT_SPACE:
-			return gp_error_set(err, GP_ECORRUPT,
-					    "object inflates to more than %zu bytes",
-					    out_len);
 		default:
 			/*
-			 * libdeflate cannot tell a truncated stream from a
-			 * corrupt one; let zlib produce the precise message.
+			 * libdeflate stops at the first problem it meets and
+			 * cannot tell a truncated stream from a corrupt one;
+			 * let zlib decide and word the error, so that both
+			 * builds report the same thing.
 			 */
 			break;
 		}

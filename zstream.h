@@ -7,6 +7,11 @@
  * fast as zlib, and is used when gitpack is built with it. zlib is the
  * fallback and is always used for streaming.
  *
+ * Both paths report the same errors (the zlib path words them). One
+ * difference is accepted: libdeflate decodes a few malformed streams
+ * that zlib refuses (no real compressor writes them); the adler-32
+ * check still vouches for every byte produced.
+ *
  * A struct inflater is not thread-safe: use one per thread.
  */
 #ifndef GP_ZSTREAM_H
