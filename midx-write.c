@@ -3,9 +3,9 @@
  * midx-write.h and the layout in midx.c.
  *
  * Objects are gathered one fanout bucket at a time: each pack's .idx is
- * already sorted, so a bucket holds on average N / 256 entries from all
- * packs, sorted by (name, pack rank) and deduplicated. Memory is the
- * output tables plus one bucket.
+ * already sorted, so a bucket is a set of sorted runs, one per pack,
+ * merged by (name, pack rank) and deduplicated. Memory is the output
+ * tables plus one bucket.
  */
 #include "midx-write.h"
 #include "chunk-format.h"
@@ -28,6 +28,7 @@ struct midx_pack {
 };
 
 struct bucket_entry {
+	uint64_t key;            /* the name's first 8 bytes, big-endian */
 	const unsigned char *oid;
 	uint32_t pack_id;
 	uint32_t rank;
@@ -148,21 +149,61 @@ static int cmp_rank(const void *a, const void *b, void *data)
 	return ia < ib ? -1 : ia > ib;
 }
 
-static int cmp_bucket_entry(const void *a, const void *b, void *data)
+static inline int cmp_entry(const struct bucket_entry *a, const struct bucket_entry *b,
+			    size_t rawsz)
 {
-	const struct bucket_entry *ea = a, *eb = b;
-	int cmp = memcmp(ea->oid, eb->oid, *(const size_t *)data);
+	int cmp;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	cmp = memcmp(a->oid + 8, b->oid + 8, rawsz - 8);
 	if (cmp)
 		return cmp;
-	return ea->rank < eb->rank ? -1 : ea->rank > eb->rank;
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/*
+ * Each pack contributes an already sorted run to a bucket: merge runs
+ * pairwise (bottom-up) instead of sorting from scratch. O(n log k) for
+ * k packs, on integer keys with sequential access.
+ */
+static struct bucket_entry *merge_runs(struct bucket_entry *a, struct bucket_entry *tmp,
+				       size_t *run_start, size_t nr_runs, size_t rawsz)
+{
+	while (nr_runs > 1) {
+		size_t out = 0, r;
+		for (r = 0; r + 1 < nr_runs; r += 2) {
+			size_t i = run_start[r], mid = run_start[r + 1], j = mid;
+			size_t end = run_start[r + 2];
+			run_start[r / 2] = out;
+			while (i < mid && j < end)
+				tmp[out++] = cmp_entry(&a[j], &a[i], rawsz) < 0 ? a[j++] : a[i++];
+			while (i < mid)
+				tmp[out++] = a[i++];
+			while (j < end)
+				tmp[out++] = a[j++];
+		}
+		if (r < nr_runs) {
+			size_t i = run_start[r], end = run_start[r + 1];
+			run_start[r / 2] = out;
+			while (i < end)
+				tmp[out++] = a[i++];
+			r += 2;
+		}
+		nr_runs = (nr_runs + 1) / 2;
+		run_start[nr_runs] = out;
+		struct bucket_entry *swap = a;
+		a = tmp;
+		tmp = swap;
+	}
+	return a;
 }
 
 static int gather_objects(struct midx_writer *w, struct progress *progress,
 			  struct gp_error *err)
 {
 	uint32_t *order = xmalloc(sizeof(*order) * (w->nr_packs ? w->nr_packs : 1));
-	struct bucket_entry *bucket = NULL;
-	size_t bucket_alloc = 0;
+	struct bucket_entry *bucket = NULL, *tmp = NULL;
+	size_t bucket_alloc = 0, *run_start;
 	uint64_t total = 0;
 
 	for (uint32_t id = 0; id < w->nr_packs; id++) {
@@ -180,35 +221,48 @@ static int gather_objects(struct midx_writer *w, struct progress *progress,
 	w->pack_ids = xmalloc(sizeof(uint32_t) * (size_t)(total ? total : 1));
 	w->offsets = xmalloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
 
+	run_start = xmalloc(sizeof(*run_start) * (w->nr_packs + 2));
 	for (unsigned b = 0; b < 256; b++) {
-		size_t nr = 0;
+		size_t nr = 0, nr_runs = 0;
+		struct bucket_entry *sorted;
 		for (uint32_t id = 0; id < w->nr_packs; id++) {
 			const struct packed_git *p = w->packs[id].p;
 			uint32_t lo = b ? get_be32(p->fanout + 4 * (b - 1)) : 0;
 			uint32_t hi = get_be32(p->fanout + 4 * b);
-			ALLOC_GROW(bucket, nr + (hi - lo), bucket_alloc);
+			if (lo == hi)
+				continue;
+			if (nr + (hi - lo) > bucket_alloc) {
+				bucket_alloc = (nr + (hi - lo)) * 2;
+				bucket = xrealloc(bucket, bucket_alloc * sizeof(*bucket));
+				tmp = xrealloc(tmp, bucket_alloc * sizeof(*tmp));
+			}
+			run_start[nr_runs++] = nr;
 			for (uint32_t idx_pos = lo; idx_pos < hi; idx_pos++) {
 				bucket[nr].oid = pack_nth_oid_raw(p, idx_pos);
+				bucket[nr].key = get_be64(bucket[nr].oid);
 				bucket[nr].pack_id = id;
 				bucket[nr].rank = w->packs[id].rank;
 				bucket[nr].offset = pack_nth_offset(p, idx_pos);
 				nr++;
 			}
 		}
-		if (nr > 1)
-			qsort_r(bucket, nr, sizeof(*bucket), cmp_bucket_entry, &w->rawsz);
+		run_start[nr_runs] = nr;
+		sorted = nr_runs > 1 ? merge_runs(bucket, tmp, run_start, nr_runs, w->rawsz) : bucket;
 		for (size_t i = 0; i < nr; i++) {
-			if (i && !memcmp(bucket[i].oid, bucket[i - 1].oid, w->rawsz))
+			if (i && sorted[i].key == sorted[i - 1].key &&
+			    !memcmp(sorted[i].oid, sorted[i - 1].oid, w->rawsz))
 				continue;
-			memcpy(w->oids + (size_t)w->nr * w->rawsz, bucket[i].oid, w->rawsz);
-			w->pack_ids[w->nr] = bucket[i].pack_id;
-			w->offsets[w->nr] = bucket[i].offset;
-			if (bucket[i].offset > 0xffffffffu)
+			memcpy(w->oids + (size_t)w->nr * w->rawsz, sorted[i].oid, w->rawsz);
+			w->pack_ids[w->nr] = sorted[i].pack_id;
+			w->offsets[w->nr] = sorted[i].offset;
+			if (sorted[i].offset > 0xffffffffu)
 				w->large_needed = true;
 			w->nr++;
 		}
 		progress_update(progress, b + 1);
 	}
+	free(run_start);
+	free(tmp);
 	free(bucket);
 	if (w->large_needed)
 		for (uint32_t pos = 0; pos < w->nr; pos++)
