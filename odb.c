@@ -191,6 +191,7 @@ static void add_dir(struct odb *odb, const char *path, bool local, int depth)
 	if (have_dir(odb, path))
 		return;
 	ALLOC_GROW(odb->dirs, odb->nr_dirs + 1, odb->alloc_dirs);
+	memset(&odb->dirs[odb->nr_dirs], 0, sizeof(odb->dirs[0]));
 	odb->dirs[odb->nr_dirs].path = xstrdup(path);
 	odb->dirs[odb->nr_dirs].local = local;
 	odb->nr_dirs++;
