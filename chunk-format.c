@@ -50,6 +50,14 @@ int chunk_table_parse(struct chunk_table *t, const unsigned char *map,
 				chunk_table_release(t);
 				return CORRUPT(err, "%s: chunk table has no terminating entry", name);
 			}
+			/* The chunks fill the file up to its trailer: nothing unaccounted. */
+			if (ofs != data_end) {
+				uint32_t last = i ? t->entries[i - 1].id : 0;
+				chunk_table_release(t);
+				return CORRUPT(err, "%s: the last chunk (%s) ends at %" PRIu64
+					       " but the trailer starts at %zu", name,
+					       i ? chunk_id_name(last, idbuf) : "none", ofs, data_end);
+			}
 			if (i)
 				t->entries[i - 1].size = ofs - t->entries[i - 1].offset;
 			break;

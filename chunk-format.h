@@ -7,7 +7,7 @@
  * The reader validates the whole table at parse time: the table fits
  * before the trailer, offsets are non-decreasing and inside the file,
  * ids are non-zero and unique, and the terminating entry ends the last
- * chunk. Lookups then return (pointer, size) pairs that are known to be
+ * chunk exactly where the trailer begins. Lookups then return (pointer, size) pairs that are known to be
  * inside the mapping.
  *
  * The writer takes chunks with a declared size and a callback; a BUG()

@@ -20,11 +20,18 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+/*
+ * Packs are kept in git's "add order": the existing MIDX's packs first
+ * (in its order), then new packs in directory order. Ties between packs
+ * of equal mtime go by add order; pack ids in the file go by name.
+ */
 struct midx_pack {
 	char *idx_name;          /* "pack-<hash>.idx" */
 	struct packed_git *p;
 	uint64_t mtime;          /* of the .pack, in seconds */
 	uint32_t rank;           /* position in the duplicate preference order */
+	uint32_t final_id;       /* pack id in the file (name order) */
+	int64_t old_id;          /* its id in the existing MIDX, or -1 */
 };
 
 struct bucket_entry {
@@ -38,9 +45,12 @@ struct bucket_entry {
 struct midx_writer {
 	int algo;
 	size_t rawsz;
-	struct midx_pack *packs;
+	struct midx_pack *packs;  /* in add order */
 	size_t nr_packs, alloc_packs;
-	int64_t preferred;       /* pack id, or -1 */
+	struct midx *old;        /* the existing MIDX, when valid */
+	int64_t *old_to_pack;    /* existing MIDX pack id -> index in packs, or -1 */
+	int64_t preferred;       /* index in packs, or -1 */
+	bool preferred_unknown;
 	/* the selected objects, by name */
 	uint32_t nr;
 	unsigned char *oids;
@@ -60,46 +70,93 @@ static bool name_listed(const char *name, const char *const *list, size_t nr)
 	return false;
 }
 
-static int cmp_pack_names(const void *a, const void *b)
+static bool pack_wanted(const struct midx_write_opts *opts, const char *idx_name)
 {
-	return strcmp(((const struct midx_pack *)a)->idx_name,
-		      ((const struct midx_pack *)b)->idx_name);
+	if (opts->only_given && !name_listed(idx_name, opts->only_packs, opts->nr_only))
+		return false;
+	return !name_listed(idx_name, opts->drop_packs, opts->nr_drop);
+}
+
+static bool have_pack(const struct midx_writer *w, const char *idx_name)
+{
+	for (size_t i = 0; i < w->nr_packs; i++)
+		if (!strcmp(w->packs[i].idx_name, idx_name))
+			return true;
+	return false;
+}
+
+/* Add a pack whose .pack exists; false when it does not. */
+static bool add_pack(struct midx_writer *w, const char *pack_dir, const char *idx_name,
+		     int64_t old_id)
+{
+	struct stat st;
+	char *pack = xstrfmt("%s/%.*s.pack", pack_dir, (int)(strlen(idx_name) - 4), idx_name);
+	int missing = stat(pack, &st);
+	free(pack);
+	if (missing)
+		return false;
+	ALLOC_GROW(w->packs, w->nr_packs + 1, w->alloc_packs);
+	memset(&w->packs[w->nr_packs], 0, sizeof(w->packs[0]));
+	w->packs[w->nr_packs].idx_name = xstrdup(idx_name);
+	w->packs[w->nr_packs].mtime = (uint64_t)st.st_mtime;
+	w->packs[w->nr_packs].old_id = old_id;
+	w->nr_packs++;
+	return true;
+}
+
+static int cmp_names_by_index(const void *a, const void *b, void *data)
+{
+	const struct midx_writer *w = data;
+	return strcmp(w->packs[*(const uint32_t *)a].idx_name,
+		      w->packs[*(const uint32_t *)b].idx_name);
 }
 
 static int collect_packs(struct midx_writer *w, const char *pack_dir,
 			 const struct midx_write_opts *opts, struct gp_error *err)
 {
-	DIR *d = opendir(pack_dir);
+	DIR *d;
 	struct dirent *de;
+	uint32_t *by_name;
+
+	/* git builds on the existing MIDX: its packs come first. */
+	if (midx_open(&w->old, pack_dir, w->algo, NULL))
+		w->old = NULL;
+	if (w->old) {
+		w->old_to_pack = xmalloc(sizeof(int64_t) * (midx_nr_packs(w->old) + 1));
+		for (uint32_t id = 0; id < midx_nr_packs(w->old); id++) {
+			const char *name = midx_pack_name(w->old, id);
+			w->old_to_pack[id] = -1;
+			if (!pack_wanted(opts, name))
+				continue;
+			if (!add_pack(w, pack_dir, name, id))
+				return gp_error_set(err, GP_EIO, "%s names %s, which is missing",
+						    midx_path(w->old), name);
+			w->old_to_pack[id] = (int64_t)w->nr_packs - 1;
+		}
+	}
+	d = opendir(pack_dir);
 	if (!d)
 		return gp_error_errno(err, "cannot open pack directory '%s'", pack_dir);
 	while ((de = readdir(d))) {
-		struct stat st;
-		char *pack;
 		if (!starts_with(de->d_name, "pack-") || !ends_with(de->d_name, ".idx"))
 			continue;
-		if (opts->only_given && !name_listed(de->d_name, opts->only_packs, opts->nr_only))
+		if (!pack_wanted(opts, de->d_name) || have_pack(w, de->d_name))
 			continue;
-		if (name_listed(de->d_name, opts->drop_packs, opts->nr_drop))
-			continue;
-		pack = xstrfmt("%s/%.*s.pack", pack_dir, (int)(strlen(de->d_name) - 4), de->d_name);
-		if (stat(pack, &st) < 0) {
-			free(pack);
-			continue;
-		}
-		free(pack);
-		ALLOC_GROW(w->packs, w->nr_packs + 1, w->alloc_packs);
-		memset(&w->packs[w->nr_packs], 0, sizeof(w->packs[0]));
-		w->packs[w->nr_packs].idx_name = xstrdup(de->d_name);
-		w->packs[w->nr_packs].mtime = (uint64_t)st.st_mtime;
-		w->nr_packs++;
+		add_pack(w, pack_dir, de->d_name, -1);
 	}
 	closedir(d);
-	if (w->nr_packs > 1)
-		qsort(w->packs, w->nr_packs, sizeof(*w->packs), cmp_pack_names);
-	for (size_t id = 0; id < w->nr_packs; id++) {
-		char *idx = xstrfmt("%s/%s", pack_dir, w->packs[id].idx_name);
-		int ret = pack_open_idx(&w->packs[id].p, idx, w->algo, err);
+
+	by_name = xmalloc(sizeof(*by_name) * (w->nr_packs + 1));
+	for (uint32_t i = 0; i < w->nr_packs; i++)
+		by_name[i] = i;
+	qsort_r(by_name, w->nr_packs, sizeof(*by_name), cmp_names_by_index, w);
+	for (uint32_t id = 0; id < w->nr_packs; id++)
+		w->packs[by_name[id]].final_id = id;
+	free(by_name);
+
+	for (size_t i = 0; i < w->nr_packs; i++) {
+		char *idx = xstrfmt("%s/%s", pack_dir, w->packs[i].idx_name);
+		int ret = pack_open_idx(&w->packs[i].p, idx, w->algo, err);
 		free(idx);
 		if (ret)
 			return ret;
@@ -117,19 +174,29 @@ static int choose_preferred(struct midx_writer *w, const struct midx_write_opts 
 			len -= 5;
 		else if (ends_with(opts->preferred_pack, ".idx"))
 			len -= 4;
-		for (size_t id = 0; id < w->nr_packs; id++)
-			if (!strncmp(w->packs[id].idx_name, opts->preferred_pack, len) &&
-			    !strcmp(w->packs[id].idx_name + len, ".idx"))
-				w->preferred = (int64_t)id;
-		if (w->preferred < 0)
-			return gp_error_set(err, GP_EINVAL, "unknown preferred pack: '%s'",
+		for (size_t i = 0; i < w->nr_packs; i++)
+			if (!strncmp(w->packs[i].idx_name, opts->preferred_pack, len) &&
+			    !strcmp(w->packs[i].idx_name + len, ".idx"))
+				w->preferred = (int64_t)i;
+		/*
+		 * As git 2.39: an unknown name is a warning, and the pack
+		 * added first is then preferred (with or without RIDX).
+		 */
+		if (w->preferred < 0) {
+			w->preferred_unknown = true;
+			if (w->nr_packs)
+				w->preferred = 0;
+		} else if (!w->packs[w->preferred].p->nr_objects) {
+			return gp_error_set(err, GP_EINVAL,
+					    "cannot select preferred pack %s with no objects",
 					    opts->preferred_pack);
+		}
 	} else if (opts->write_ridx && w->nr_packs) {
 		size_t oldest = 0;
-		for (size_t id = 1; id < w->nr_packs; id++)
+		for (size_t i = 1; i < w->nr_packs; i++)
 			if (!w->packs[oldest].p->nr_objects ||
-			    w->packs[id].mtime < w->packs[oldest].mtime)
-				oldest = id;
+			    w->packs[i].mtime < w->packs[oldest].mtime)
+				oldest = i;
 		if (w->packs[oldest].p->nr_objects)
 			w->preferred = (int64_t)oldest;
 	}
@@ -198,6 +265,38 @@ static struct bucket_entry *merge_runs(struct bucket_entry *a, struct bucket_ent
 	return a;
 }
 
+/* Append bucket b of pack i's .idx to the bucket array as one run. */
+static void add_idx_run(struct midx_writer *w, size_t i, unsigned b,
+			struct bucket_entry **bucket, struct bucket_entry **tmp,
+			size_t *nr, size_t *alloc, size_t *run_start, size_t *nr_runs)
+{
+	const struct packed_git *p = w->packs[i].p;
+	uint32_t lo = b ? get_be32(p->fanout + 4 * (b - 1)) : 0;
+	uint32_t hi = get_be32(p->fanout + 4 * b);
+	if (lo == hi)
+		return;
+	if (*nr + (hi - lo) > *alloc) {
+		*alloc = (*nr + (hi - lo)) * 2;
+		*bucket = xrealloc(*bucket, *alloc * sizeof(**bucket));
+		*tmp = xrealloc(*tmp, *alloc * sizeof(**tmp));
+	}
+	run_start[(*nr_runs)++] = *nr;
+	for (uint32_t idx_pos = lo; idx_pos < hi; idx_pos++) {
+		struct bucket_entry *e = &(*bucket)[(*nr)++];
+		e->oid = pack_nth_oid_raw(p, idx_pos);
+		e->key = get_be64(e->oid);
+		e->pack_id = (uint32_t)i;
+		e->rank = w->packs[i].rank;
+		e->offset = pack_nth_offset(p, idx_pos);
+	}
+}
+
+/*
+ * As git does: the objects of packs the existing MIDX already covers
+ * come from that MIDX (only the copies it selected), those of new packs
+ * from their .idx, and the preferred pack, when the old MIDX covers it,
+ * contributes its whole .idx as well.
+ */
 static int gather_objects(struct midx_writer *w, struct progress *progress,
 			  struct gp_error *err)
 {
@@ -205,10 +304,11 @@ static int gather_objects(struct midx_writer *w, struct progress *progress,
 	struct bucket_entry *bucket = NULL, *tmp = NULL;
 	size_t bucket_alloc = 0, *run_start;
 	uint64_t total = 0;
+	bool preferred_in_old = w->preferred >= 0 && w->packs[w->preferred].old_id >= 0;
 
-	for (uint32_t id = 0; id < w->nr_packs; id++) {
-		order[id] = id;
-		total += w->packs[id].p->nr_objects;
+	for (uint32_t i = 0; i < w->nr_packs; i++) {
+		order[i] = i;
+		total += w->packs[i].p->nr_objects;
 	}
 	qsort_r(order, w->nr_packs, sizeof(*order), cmp_rank, w);
 	for (uint32_t rank = 0; rank < w->nr_packs; rank++)
@@ -221,31 +321,39 @@ static int gather_objects(struct midx_writer *w, struct progress *progress,
 	w->pack_ids = xmalloc(sizeof(uint32_t) * (size_t)(total ? total : 1));
 	w->offsets = xmalloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
 
-	run_start = xmalloc(sizeof(*run_start) * (w->nr_packs + 2));
+	run_start = xmalloc(sizeof(*run_start) * (w->nr_packs + 3));
 	for (unsigned b = 0; b < 256; b++) {
 		size_t nr = 0, nr_runs = 0;
 		struct bucket_entry *sorted;
-		for (uint32_t id = 0; id < w->nr_packs; id++) {
-			const struct packed_git *p = w->packs[id].p;
-			uint32_t lo = b ? get_be32(p->fanout + 4 * (b - 1)) : 0;
-			uint32_t hi = get_be32(p->fanout + 4 * b);
-			if (lo == hi)
-				continue;
+		if (w->old) {
+			uint32_t lo = b ? midx_fanout(w->old, b - 1) : 0;
+			uint32_t hi = midx_fanout(w->old, b);
 			if (nr + (hi - lo) > bucket_alloc) {
 				bucket_alloc = (nr + (hi - lo)) * 2;
 				bucket = xrealloc(bucket, bucket_alloc * sizeof(*bucket));
 				tmp = xrealloc(tmp, bucket_alloc * sizeof(*tmp));
 			}
 			run_start[nr_runs++] = nr;
-			for (uint32_t idx_pos = lo; idx_pos < hi; idx_pos++) {
-				bucket[nr].oid = pack_nth_oid_raw(p, idx_pos);
+			for (uint32_t pos = lo; pos < hi; pos++) {
+				int64_t i = w->old_to_pack[midx_nth_pack(w->old, pos)];
+				if (i < 0)
+					continue;
+				bucket[nr].oid = midx_nth_oid_raw(w->old, pos);
 				bucket[nr].key = get_be64(bucket[nr].oid);
-				bucket[nr].pack_id = id;
-				bucket[nr].rank = w->packs[id].rank;
-				bucket[nr].offset = pack_nth_offset(p, idx_pos);
+				bucket[nr].pack_id = (uint32_t)i;
+				bucket[nr].rank = w->packs[i].rank;
+				bucket[nr].offset = midx_nth_offset(w->old, pos);
 				nr++;
 			}
+			if (run_start[nr_runs - 1] == nr)
+				nr_runs--;
 		}
+		for (size_t i = 0; i < w->nr_packs; i++)
+			if (w->packs[i].old_id < 0)
+				add_idx_run(w, i, b, &bucket, &tmp, &nr, &bucket_alloc, run_start, &nr_runs);
+		if (preferred_in_old)
+			add_idx_run(w, (size_t)w->preferred, b, &bucket, &tmp, &nr, &bucket_alloc,
+				    run_start, &nr_runs);
 		run_start[nr_runs] = nr;
 		sorted = nr_runs > 1 ? merge_runs(bucket, tmp, run_start, nr_runs, w->rawsz) : bucket;
 		for (size_t i = 0; i < nr; i++) {
@@ -253,7 +361,7 @@ static int gather_objects(struct midx_writer *w, struct progress *progress,
 			    !memcmp(sorted[i].oid, sorted[i - 1].oid, w->rawsz))
 				continue;
 			memcpy(w->oids + (size_t)w->nr * w->rawsz, sorted[i].oid, w->rawsz);
-			w->pack_ids[w->nr] = sorted[i].pack_id;
+			w->pack_ids[w->nr] = w->packs[sorted[i].pack_id].final_id;
 			w->offsets[w->nr] = sorted[i].offset;
 			if (sorted[i].offset > 0xffffffffu)
 				w->large_needed = true;
@@ -274,9 +382,10 @@ static int gather_objects(struct midx_writer *w, struct progress *progress,
 static void compute_pseudo_order(struct midx_writer *w)
 {
 	uint64_t *keys = xmalloc(sizeof(*keys) * (w->nr ? w->nr : 1));
+	int64_t preferred = w->preferred >= 0 ? (int64_t)w->packs[w->preferred].final_id : -1;
 	for (uint32_t pos = 0; pos < w->nr; pos++) {
 		uint32_t id = w->pack_ids[pos];
-		uint64_t pack_key = (int64_t)id == w->preferred ? 0 : (uint64_t)id + 1;
+		uint64_t pack_key = (int64_t)id == preferred ? 0 : (uint64_t)id + 1;
 		keys[pos] = pack_key << 40 | (w->offsets[pos] & ((1ull << 40) - 1));
 	}
 	w->pseudo_order = sort_positions_by_u64(keys, w->nr);
@@ -346,21 +455,10 @@ static void write_ridx(struct hashfile *f, void *data)
 
 /* ---- driver ------------------------------------------------------------- */
 
-/* git leaves an existing MIDX alone when it lists exactly these packs. */
-static bool existing_matches(const struct midx_writer *w, const char *pack_dir)
+/* git leaves an existing MIDX alone when no pack came or went. */
+static bool existing_matches(const struct midx_writer *w)
 {
-	struct gp_error err = GP_ERROR_INIT;
-	struct midx *m;
-	bool same;
-	if (midx_open(&m, pack_dir, w->algo, &err)) {
-		gp_error_clear(&err);
-		return false;
-	}
-	same = midx_nr_packs(m) == w->nr_packs;
-	for (uint32_t id = 0; same && id < w->nr_packs; id++)
-		same = !strcmp(midx_pack_name(m, id), w->packs[id].idx_name);
-	midx_free(m);
-	return same;
+	return w->old && midx_nr_packs(w->old) == w->nr_packs;
 }
 
 static void remove_stale_files(const char *pack_dir, const unsigned char *checksum,
@@ -388,7 +486,7 @@ static void remove_stale_files(const char *pack_dir, const unsigned char *checks
 }
 
 int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opts,
-	       bool *written, struct gp_error *err)
+	       struct midx_write_result *result, struct gp_error *err)
 {
 	struct midx_writer w;
 	struct chunk_writer chunks = CHUNK_WRITER_INIT;
@@ -402,8 +500,8 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 	w.algo = algo;
 	w.rawsz = gp_hash_algos[algo].rawsz;
 	strbuf_init(&w.pnam, 0);
-	if (written)
-		*written = false;
+	if (result)
+		memset(result, 0, sizeof(*result));
 
 	ret = collect_packs(&w, pack_dir, opts, err);
 	if (ret)
@@ -415,8 +513,9 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 	ret = choose_preferred(&w, opts, err);
 	if (ret)
 		goto out;
-	if (!opts->write_ridx && !opts->preferred_pack && !opts->nr_drop &&
-	    existing_matches(&w, pack_dir))
+	if (result)
+		result->preferred_unknown = w.preferred_unknown;
+	if (!opts->write_ridx && !opts->nr_drop && existing_matches(&w))
 		goto out;
 
 	progress = progress_start("Adding packfiles to multi-pack-index", 256, opts->progress);
@@ -427,8 +526,14 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 	if (opts->write_ridx)
 		compute_pseudo_order(&w);
 
-	for (size_t id = 0; id < w.nr_packs; id++)
-		strbuf_add(&w.pnam, w.packs[id].idx_name, strlen(w.packs[id].idx_name) + 1);
+	{
+		const char **names = xcalloc(w.nr_packs + 1, sizeof(*names));
+		for (size_t i = 0; i < w.nr_packs; i++)
+			names[w.packs[i].final_id] = w.packs[i].idx_name;
+		for (size_t id = 0; id < w.nr_packs; id++)
+			strbuf_add(&w.pnam, names[id], strlen(names[id]) + 1);
+		free(names);
+	}
 	while (w.pnam.len % 4)
 		strbuf_addch(&w.pnam, '\0');
 
@@ -459,8 +564,8 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 	if (ret)
 		goto out;
 	remove_stale_files(pack_dir, checksum, w.rawsz);
-	if (written)
-		*written = true;
+	if (result)
+		result->written = true;
 out:
 	chunk_writer_release(&chunks);
 	for (size_t id = 0; id < w.nr_packs; id++) {
@@ -468,6 +573,8 @@ out:
 		free(w.packs[id].idx_name);
 	}
 	free(w.packs);
+	midx_free(w.old);
+	free(w.old_to_pack);
 	free(w.oids);
 	free(w.pack_ids);
 	free(w.offsets);

@@ -6,11 +6,17 @@
  *  - the packs are every pack-*.idx in the directory whose .pack exists
  *    (or only those named, for --stdin-packs), minus those dropped,
  *    listed by name in strcmp order;
+ *  - git "adds" packs in an order of its own: the existing MIDX's packs
+ *    first, then new ones in directory (readdir) order; the objects of
+ *    packs the existing MIDX covers are taken from that MIDX (only the
+ *    copies it selected), plus the whole preferred pack;
  *  - an object in several packs is taken from the preferred pack, else
  *    from the pack with the newest .pack mtime (seconds), else from the
- *    lowest pack id;
+ *    pack added first;
  *  - with RIDX and no preferred pack named, the preferred pack is the
- *    oldest (mtime) pack that has objects;
+ *    oldest (mtime) pack that has objects (ties: the one added first);
+ *    a preferred pack named but unknown makes the pack added first the
+ *    preferred one (git 2.39's behaviour, kept for byte identity);
  *  - offsets above 2^31 - 1 go to the LOFF chunk only when some offset
  *    needs 64 bits; otherwise every offset is stored in 32 bits;
  *  - the RIDX chunk lists objects by (preferred pack first, pack id,
@@ -41,16 +47,23 @@ struct midx_write_opts {
 
 #define MIDX_WRITE_OPTS_INIT { 0 }
 
+struct midx_write_result {
+	bool written;            /* false: the existing MIDX was kept */
+	bool preferred_unknown;  /* the preferred pack named is not among the packs */
+};
+
 /*
  * Write <pack_dir>/multi-pack-index. When an existing, valid MIDX
- * already lists exactly the packs to write and nothing asks for a
- * different result (no RIDX, no preferred pack, nothing dropped), it is
- * left alone, as git does; *written says which happened (may be NULL).
- * Errors: GP_EINVAL (unknown preferred pack, no packs), GP_ECORRUPT (a
- * pack's .idx is bad: the message names it), GP_EIO (including a held
- * lock).
+ * covers the same packs (none came, none went) and no RIDX is asked for,
+ * it is left alone, as git does. An unknown preferred pack is not an
+ * error (git warns, and so should the caller: result->preferred_unknown)
+ * and then no pack is preferred. result may be NULL.
+ * Errors: GP_EINVAL (a preferred pack without objects, no packs),
+ * GP_ECORRUPT (a pack's .idx is bad: the message names it), GP_EIO
+ * (including a held lock, and a pack the existing MIDX names that is
+ * missing).
  */
 int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opts,
-	       bool *written, struct gp_error *err);
+	       struct midx_write_result *result, struct gp_error *err);
 
 #endif

@@ -70,6 +70,10 @@ static int parse_pack_names(struct midx *m, const unsigned char *pnam,
 			    uint64_t size, const char *name, struct gp_error *err)
 {
 	uint64_t pos = 0;
+	/* Each name takes at least two bytes: bound the count before allocating. */
+	if (m->nr_packs > size / 2)
+		return CORRUPT(err, "%s: %" PRIu32 " pack names cannot fit in a PNAM chunk of %" PRIu64
+			       " bytes", name, m->nr_packs, size);
 	m->pack_names = xcalloc(m->nr_packs ? m->nr_packs : 1, sizeof(char *));
 	for (uint32_t id = 0; id < m->nr_packs; id++) {
 		const unsigned char *nul;
@@ -80,8 +84,9 @@ static int parse_pack_names(struct midx *m, const unsigned char *pnam,
 		if (!nul)
 			return CORRUPT(err, "%s: PNAM chunk: pack name %" PRIu32 " is not terminated", name, id);
 		m->pack_names[id] = (char *)(pnam + pos);
-		if (!*m->pack_names[id])
-			return CORRUPT(err, "%s: PNAM chunk: pack name %" PRIu32 " is empty", name, id);
+		if (!ends_with(m->pack_names[id], ".idx") || strchr(m->pack_names[id], '/'))
+			return CORRUPT(err, "%s: PNAM chunk: pack name %" PRIu32 " ('%.64s') is not an .idx file name",
+				       name, id, m->pack_names[id]);
 		if (id && m->version == 1 && strcmp(m->pack_names[id - 1], m->pack_names[id]) >= 0)
 			return CORRUPT(err, "%s: PNAM chunk: pack names out of order ('%s' before '%s')",
 				       name, m->pack_names[id - 1], m->pack_names[id]);
@@ -324,6 +329,11 @@ const unsigned char *midx_checksum(const struct midx *m)
 	return m->map + m->map_size - m->rawsz;
 }
 
+uint32_t midx_fanout(const struct midx *m, unsigned first_byte)
+{
+	return get_be32(m->fanout + 4 * (size_t)(first_byte & 0xff));
+}
+
 const unsigned char *midx_nth_oid_raw(const struct midx *m, uint32_t midx_pos)
 {
 	return m->oids + (size_t)midx_pos * m->rawsz;
@@ -388,17 +398,29 @@ static void compute_pseudo_order(struct midx *m)
 
 int midx_load_pseudo_order(struct midx *m, struct gp_error *err)
 {
+	int ret = 0;
 	pthread_mutex_lock(&m->lock);
 	if (!m->pos_to_pseudo) {
 		uint32_t *inverse = xmalloc(sizeof(*inverse) * (m->nr_objects ? m->nr_objects : 1));
 		if (!m->ridx)
 			compute_pseudo_order(m);
-		for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++)
-			inverse[midx_pseudo_to_pos(m, pseudo)] = pseudo;
+		memset(inverse, 0xff, sizeof(*inverse) * m->nr_objects);
+		for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++) {
+			uint32_t pos = midx_pseudo_to_pos(m, pseudo);
+			/* Entries are in range (checked at open); each must appear once. */
+			if (inverse[pos] != UINT32_MAX) {
+				ret = CORRUPT(err, "%s: RIDX chunk lists object %" PRIu32 " twice",
+					      m->path, pos);
+				free(inverse);
+				goto out;
+			}
+			inverse[pos] = pseudo;
+		}
 		m->pos_to_pseudo = inverse;
 	}
+out:
 	pthread_mutex_unlock(&m->lock);
-	return 0;
+	return ret;
 }
 
 uint32_t midx_pseudo_to_pos(const struct midx *m, uint32_t pseudo_pos)

@@ -57,6 +57,8 @@ bool midx_find_pack(const struct midx *m, const char *name, uint32_t *pack_int_i
 /* The trailing checksum (names the MIDX's bitmap). */
 const unsigned char *midx_checksum(const struct midx *m);
 
+/* Objects whose name's first byte is at most first_byte. O(1). */
+uint32_t midx_fanout(const struct midx *m, unsigned first_byte);
 /* O(log n) within the fanout bucket. */
 bool midx_find_oid(const struct midx *m, const struct object_id *oid,
 		   uint32_t *midx_pos);
@@ -69,7 +71,8 @@ uint64_t midx_nth_offset(const struct midx *m, uint32_t midx_pos);
  * The pseudo-pack order: from the RIDX chunk when present, otherwise
  * computed (which needs the preferred pack: without RIDX there is none,
  * and the order is plain MIDX pack order). Thread-safe after the first
- * successful call. Errors: GP_ENOMEM.
+ * successful call. Errors: GP_ECORRUPT (a RIDX that is not a
+ * permutation).
  */
 int midx_load_pseudo_order(struct midx *m, struct gp_error *err);
 bool midx_has_ridx(const struct midx *m);

@@ -20,6 +20,7 @@
 #include "error.h"
 #include "hash.h"
 #include "odb.h"
+#include "refs.h"
 #include "strbuf.h"
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -678,6 +679,7 @@ void repo_free(struct repository *repo)
 	if (!repo)
 		return;
 	odb_free(repo->odb);
+	ref_store_free(repo->refs);
 	config_set_release(&repo->config);
 	free(repo->gitdir);
 	free(repo->commondir);

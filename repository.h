@@ -35,6 +35,7 @@
 
 struct gp_error;
 struct odb;
+struct ref_store;
 
 struct repository {
 	char *gitdir;   /* absolute path of the git directory */
@@ -51,6 +52,7 @@ struct repository {
 	 * <commondir>/worktrees/<name>.
 	 */
 	char *commondir;
+	struct ref_store *refs; /* refs.h's cache (packed-refs); lazily made */
 };
 
 /*
@@ -74,7 +76,7 @@ int repo_discover(struct repository **out, const char *start_dir,
  */
 int repo_open_gitdir(struct repository **out, const char *gitdir,
 		     struct gp_error *err);
-/* Accepts NULL. Closes the object database too. */
+/* Accepts NULL. Closes the object database and the ref cache too. */
 void repo_free(struct repository *repo);
 
 /*

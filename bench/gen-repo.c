@@ -42,6 +42,12 @@
  *   medium    5,000  2,500         4   52,361    5,000  33,205  14,107    49  11 MiB    9 s
  *   large    20,000  8,000         5  209,794   20,000 135,232  54,364   198  40 MiB    35 s
  *   huge     50,000 16,000         6  524,066   50,000 341,405 132,163   498  97 MiB    152 s
+ *   giant   100,000 24,000         7 1,039,493 100,000 682,701 255,797   995  see below
+ *
+ * giant was measured as make-repo.sh --packs 100 builds it for
+ * bench/midx-write (a repacked base of 50,005 commits, then 99 packs of
+ * 505 commits from one fast-import): 395 MiB in 100 packs, 412 s at
+ * load average 4.5.
  *
  * Roughly 10.5 objects per commit: the commit, ~2.7 blobs and ~6.8 trees
  * (every touched path rewrites its trees up to the root).
@@ -1281,13 +1287,15 @@ static const struct preset presets[] = {
 	{ "medium", 5000, 2500, 4 },
 	{ "large", 20000, 8000, 5 },
 	{ "huge", 50000, 16000, 6 },
+	{ "giant", 100000, 24000, 7 },
 };
 
 static void usage(int code)
 {
 	fprintf(code ? stderr : stdout,
-		"usage: gen-repo [--size tiny|small|medium|large|huge] [--commits N]\n"
+		"usage: gen-repo [--size tiny|small|medium|large|huge|giant] [--commits N]\n"
 		"                [--files N] [--seed S] [--branches N] [--version] [--params]\n"
+		"                [--checkpoint-from M --checkpoint-every K]\n"
 		"Writes a deterministic `git fast-import` stream to stdout;\n"
 		"--params prints the resolved parameters instead.\n"
 		"Default: --size small --seed 1.\n");
@@ -1315,6 +1323,7 @@ int main(int argc, char **argv)
 	int64_t commits = -1, files = -1, nbranches = -1;
 	uint64_t seed = 1;
 	bool show_params = false;
+	uint64_t checkpoint_from = 0, checkpoint_every = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1354,6 +1363,10 @@ int main(int argc, char **argv)
 			nbranches = (int64_t)parse_num(a, v, 1, 64);
 		} else if (!strcmp(a, "--seed")) {
 			seed = parse_num(a, v, 0, UINT64_MAX);
+		} else if (!strcmp(a, "--checkpoint-from")) {
+			checkpoint_from = parse_num(a, v, 1, 100000000);
+		} else if (!strcmp(a, "--checkpoint-every")) {
+			checkpoint_every = parse_num(a, v, 1, 100000000);
 		} else {
 			fprintf(stderr, "gen-repo: unknown option '%s'\n", argv[i - (eq ? 0 : 1)]);
 			usage(2);
@@ -1383,8 +1396,19 @@ int main(int argc, char **argv)
 	ensure_state_cap(1024);
 
 	initial_commit((uint32_t)files);
-	while (commit_nr < (uint64_t)commits)
+	while (commit_nr < (uint64_t)commits) {
 		step();
+		/*
+		 * A checkpoint where the stream for commit_nr commits would
+		 * end: fast-import then writes the objects since the last
+		 * one as a pack of their own, the same pack a separate run
+		 * on that shorter stream would add. Not part of the stream
+		 * otherwise, so the objects do not change.
+		 */
+		if (checkpoint_every && commit_nr >= checkpoint_from &&
+		    (commit_nr - checkpoint_from) % checkpoint_every == 0)
+			fputs("checkpoint\n\n", stdout);
+	}
 
 	if (fflush(stdout) || ferror(stdout))
 		die("write error on stdout");

@@ -3,7 +3,7 @@
 #
 #   bench/make-repo.sh [--packs N] [--seed S] SIZE DIR [OBJECT_FORMAT]
 #
-# SIZE is a gen-repo preset (tiny, small, medium, large, huge; see the table
+# SIZE is a gen-repo preset (tiny, small, medium, large, huge, giant; see the table
 # at the top of bench/gen-repo.c). OBJECT_FORMAT is sha1 (default) or
 # sha256. The seed defaults to $GP_BENCH_SEED, else 1.
 #
@@ -14,6 +14,9 @@
 # for fewer commits is a prefix of the stream for more, and fast-import
 # skips objects the repository already has): the total is still the
 # preset's commit count, so object counts match the 1-pack repository.
+# Each later pack holds commits/50 commits, or with so many packs that
+# this leaves no base, the later half of the commits split evenly. Above
+# ten packs, one fast-import with a checkpoint per pack writes them all.
 #
 # The repository is built in DIR.tmp.PID and renamed into place with a
 # marker file, DIR/gp-bench-repo, holding the parameters. If DIR already
@@ -96,7 +99,12 @@ git -C "$tmp" symbolic-ref HEAD refs/heads/main
 step=$(( commits / 50 ))
 [ $step -ge 10 ] || step=10
 base=$(( commits - (packs - 1) * step ))
-[ $base -ge 1 ] || die "too many packs for $commits commits"
+if [ $base -lt 1 ] && [ $packs -gt 1 ]; then
+	# Many packs: the later half of the commits, spread over them.
+	step=$(( commits / (2 * (packs - 1)) ))
+	base=$(( commits - (packs - 1) * step ))
+fi
+[ $step -ge 1 ] && [ $base -ge 1 ] || die "too many packs for $commits commits"
 
 t=$(now)
 "$gen" --size "$size" --seed "$seed" --commits "$base" |
@@ -108,12 +116,24 @@ git -C "$tmp" repack -q -adfb --window=10 --depth=50
 git -C "$tmp" pack-refs --all
 echo "make-repo:   repack -adfb --window=10 --depth=50: $(elapsed "$t") s" >&2
 
-for i in $(seq 1 $((packs - 1))); do
+if [ $packs -le 10 ]; then
+	for i in $(seq 1 $((packs - 1))); do
+		t=$(now)
+		"$gen" --size "$size" --seed "$seed" --commits $((base + i * step)) |
+			git -C "$tmp" fast-import --quiet --active-branches=64
+		echo "make-repo:   incremental pack $i (+$step commits): $(elapsed "$t") s" >&2
+	done
+else
+	# One fast-import run instead of packs-1 runs over ever longer
+	# streams: a checkpoint wherever a shorter stream would have ended
+	# writes the same pack (the first one, at $base, finds nothing new
+	# and writes none). fastimport.unpackLimit=0: keep small packs.
 	t=$(now)
-	"$gen" --size "$size" --seed "$seed" --commits $((base + i * step)) |
-		git -C "$tmp" fast-import --quiet --active-branches=64
-	echo "make-repo:   incremental pack $i (+$step commits): $(elapsed "$t") s" >&2
-done
+	"$gen" --size "$size" --seed "$seed" --commits $((base + (packs - 1) * step)) \
+		--checkpoint-from "$base" --checkpoint-every "$step" |
+		git -C "$tmp" -c fastimport.unpackLimit=0 fast-import --quiet --active-branches=64
+	echo "make-repo:   $((packs - 1)) incremental packs (+$step commits each), one fast-import: $(elapsed "$t") s" >&2
+fi
 
 git -C "$tmp" cat-file --batch-all-objects --batch-check='%(objecttype)' |
 	sort | uniq -c | awk '{ printf "%s %s\n", $2, $1 }' >"$tmp/gp-bench-stats"

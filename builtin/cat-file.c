@@ -6,12 +6,11 @@
  *   cat-file (--batch | --batch-check)[=<format>] [--batch-all-objects]
  *            [--buffer] [--unordered]
  *
- * Objects are named by their full hexadecimal id only.
- * NEEDSWORK: git also takes ref names, abbreviated ids and revision
- * syntax ("HEAD~2", "v1^{tree}", "HEAD:path"); that needs a refs and a
- * name-resolution module, which do not exist yet. Until then any other
- * name is "Not a valid object name" on the command line and "missing"
- * in batch mode.
+ * Objects are named as gitrevisions(7) says, through object-name.h
+ * (refs, abbreviated ids, "HEAD~2", "v1^{tree}", "HEAD:path"). A name
+ * that names nothing is "Not a valid object name" on the command line
+ * and "missing" in batch mode; an ambiguous abbreviation is "ambiguous"
+ * there.
  *
  * Output is byte-identical to git's. In batch mode each object is
  * written as soon as its input line is read (stdout is flushed per
@@ -20,6 +19,7 @@
 #include "../builtin.h"
 #include "../config.h"
 #include "../error.h"
+#include "../object-name.h"
 #include "../object.h"
 #include "../odb.h"
 #include "../packfile.h"
@@ -77,6 +77,7 @@ struct cat_file_opts {
 };
 
 struct batch_state {
+	struct repository *repo;
 	struct odb *odb;
 	int algo;
 	struct object_id empty_tree;
@@ -366,8 +367,11 @@ static void batch_one(struct batch_state *st, const char *name,
  */
 static void batch_line(struct batch_state *st, char *line)
 {
+	struct gp_error err = GP_ERROR_INIT;
+	struct oid_context ctx;
 	struct object_id oid;
 	char *rest = NULL;
+	int ret;
 	if (st->fmt.need_rest) {
 		char *sep = strpbrk(line, " \t");
 		if (sep) {
@@ -376,10 +380,20 @@ static void batch_line(struct batch_state *st, char *line)
 			rest = sep;
 		}
 	}
-	if (parse_oid_hex_exact(line, st->algo, &oid))
-		batch_one(st, line, NULL, rest, NULL);
-	else
-		batch_one(st, line, &oid, rest, NULL);
+	ret = get_oid_ctx(st->repo, st->odb, line, &oid, &ctx, &err);
+	if (ret == GP_EINVAL && ctx.ambiguous) {
+		strbuf_reset(&st->line);
+		strbuf_addstr(&st->line, line);
+		strbuf_addstr(&st->line, " ambiguous\n");
+		write_out(st->line.buf, st->line.len);
+	} else if (ret && ret != GP_ENOTFOUND) {
+		die_error(&err);
+	} else {
+		if (ret && ctx.broken_ref)
+			warning("%s", gp_error_msg(&err));
+		batch_one(st, line, ret ? NULL : &oid, rest, NULL);
+	}
+	gp_error_clear(&err);
 }
 
 static void batch_stdin(struct batch_state *st)
@@ -643,9 +657,11 @@ static void batch_all(struct batch_state *st)
 	free(ids.raw);
 }
 
-static int run_batch(struct odb *odb, int algo, const struct cat_file_opts *o)
+static int run_batch(struct repository *repo, struct odb *odb, int algo,
+		     const struct cat_file_opts *o)
 {
 	struct batch_state st = { 0 };
+	st.repo = repo;
 	st.odb = odb;
 	st.algo = algo;
 	st.mode = o->batch;
@@ -874,6 +890,7 @@ int cmd_cat_file(int argc, const char **argv, struct repository *repo)
 {
 	struct cat_file_opts o = { 0 };
 	struct gp_error err = GP_ERROR_INIT;
+	struct oid_context ctx;
 	struct object_id oid;
 	struct odb *odb;
 	const char *name;
@@ -941,14 +958,25 @@ int cmd_cat_file(int argc, const char **argv, struct repository *repo)
 
 	if (repo_odb(repo, &odb, &err))
 		die_error(&err);
+	/* A damaged .idx or MIDX is skipped, but never silently. */
+	report_odb_warnings(odb);
 	if (o.batch)
-		return run_batch(odb, repo->hash_algo, &o);
+		return run_batch(repo, odb, repo->hash_algo, &o);
 
 	name = argv[argc - 1];
 	if (!o.cmdmode && type_from_name(argv[0], strlen(argv[0])) == OBJ_BAD)
 		die("invalid object type \"%s\"", argv[0]);
-	if (parse_oid_hex_exact(name, repo->hash_algo, &oid))
+	ret = get_oid_ctx(repo, odb, name, &oid, &ctx, &err);
+	if (ret == GP_ENOTFOUND && ctx.has_path)
+		die_error(&err); /* git says which half of <rev>:<path> failed */
+	if (ret == GP_EINVAL && ctx.ambiguous)
+		error("%s", gp_error_msg(&err));
+	if (ret == GP_ENOTFOUND && ctx.broken_ref)
+		warning("%s", gp_error_msg(&err));
+	if (ret == GP_ENOTFOUND || (ret == GP_EINVAL && ctx.ambiguous))
 		die("Not a valid object name %s", name);
+	if (ret)
+		die_error(&err);
 	if (o.cmdmode)
 		ret = cat_one(repo, odb, o.cmdmode, name, &oid);
 	else

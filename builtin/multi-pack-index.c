@@ -52,7 +52,8 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 	struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
 	struct gp_error err = GP_ERROR_INIT;
 	const char *preferred = NULL, *refs_snapshot = NULL;
-	int stdin_packs = 0, bitmap = 0;
+	int stdin_packs = 0, bitmap = 0, progress = -1;
+	struct midx_write_result result;
 	char **names = NULL;
 	size_t nr_names = 0, alloc_names = 0;
 	struct option options[] = {
@@ -61,6 +62,7 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 		OPT_BOOL(0, "stdin-packs", &stdin_packs, "write a multi-pack index of the pack names given on stdin"),
 		OPT_STRING(0, "refs-snapshot", &refs_snapshot, "file", "refs snapshot for selecting bitmap commits"),
 		OPT_BOOL(0, "bitmap", &bitmap, "write a multi-pack bitmap"),
+		OPT_BOOL(0, "progress", &progress, "show progress (default: when stderr is a terminal)"),
 		OPT_END(),
 	};
 	int ret;
@@ -84,16 +86,18 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 		opts.only_given = true;
 	}
 	opts.preferred_pack = preferred;
-	opts.progress = c->progress;
+	opts.progress = progress < 0 ? c->progress : progress;
 	/* Until bitmaps exist, tests ask for the RIDX chunk by this knob. */
 	opts.write_ridx = getenv("GP_TEST_MIDX_WRITE_RIDX") && *getenv("GP_TEST_MIDX_WRITE_RIDX") &&
 			  strcmp(getenv("GP_TEST_MIDX_WRITE_RIDX"), "0");
-	ret = midx_write(c->pack_dir, c->algo, &opts, NULL, &err);
+	ret = midx_write(c->pack_dir, c->algo, &opts, &result, &err);
 	for (size_t i = 0; i < nr_names; i++)
 		free(names[i]);
 	free(names);
 	if (ret)
 		die_error(&err);
+	if (result.preferred_unknown)
+		warning("unknown preferred pack: '%s'", preferred);
 	return 0;
 }
 
@@ -176,16 +180,10 @@ static int cmd_expire(int argc, const char **argv, struct midx_cmd *c)
 		free(keep);
 	}
 	if (nr_drop) {
-		bool has_ridx = midx_has_ridx(m);
-		uint32_t preferred;
+		/* As git: the new MIDX has no RIDX and no preferred pack. */
 		opts.drop_packs = drop;
 		opts.nr_drop = nr_drop;
 		opts.progress = c->progress;
-		/* Keep the pseudo-pack order's preferred pack across the rewrite. */
-		if (has_ridx && !midx_preferred_pack(m, &preferred, &err))
-			opts.preferred_pack = midx_pack_name(m, preferred);
-		gp_error_clear(&err);
-		opts.write_ridx = has_ridx;
 		/* The new MIDX is durable before any pack it no longer lists goes. */
 		if (midx_write(c->pack_dir, c->algo, &opts, NULL, &err))
 			die_error(&err);
@@ -217,9 +215,9 @@ static int cmp_oldest(const void *a, const void *b)
 /*
  * git's rule: from oldest to newest, take packs whose expected size
  * (pack size scaled by the share of its objects the MIDX selects) is
- * below the batch size, until they add up to the batch size. Nothing
- * happens unless at least two packs are taken and they reach it. A
- * batch size of 0 takes every pack. .keep packs are never taken.
+ * below the batch size, until they add up to the batch size or every
+ * pack was considered. Nothing happens unless at least two packs are
+ * taken. A batch size of 0 takes every pack. .keep packs never are.
  */
 static size_t choose_batch(struct repack_pack *packs, uint32_t nr, unsigned long batch_size)
 {
@@ -245,7 +243,7 @@ static size_t choose_batch(struct repack_pack *packs, uint32_t nr, unsigned long
 		if (total >= batch_size)
 			break;
 	}
-	if (nr_chosen < 2 || (batch_size && total < batch_size))
+	if (nr_chosen < 2)
 		return 0;
 	return nr_chosen;
 }
@@ -293,8 +291,6 @@ static int cmd_repack(int argc, const char **argv, struct midx_cmd *c)
 
 	if (choose_batch(packs, midx_nr_packs(m), batch_size)) {
 		struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
-		uint32_t preferred;
-		bool has_ridx = midx_has_ridx(m);
 		for (uint32_t i = 0; i < midx_nr_packs(m); i++)
 			by_id[packs[i].id] = &packs[i];
 		/* By pack id, then offset: each source pack's locality is kept. */
@@ -322,11 +318,10 @@ static int cmd_repack(int argc, const char **argv, struct midx_cmd *c)
 			die_error(&err);
 		progress_stop(&progress);
 		pack_reader_free(reader);
-		/* The new pack joins the MIDX; expire removes the old ones later. */
-		if (has_ridx && !midx_preferred_pack(m, &preferred, &err))
-			opts.preferred_pack = midx_pack_name(m, preferred);
-		gp_error_clear(&err);
-		opts.write_ridx = has_ridx;
+		/*
+		 * The new pack joins the MIDX (as git: no RIDX, no preferred
+		 * pack); expire removes the old packs later.
+		 */
 		opts.progress = c->progress;
 		if (midx_write(c->pack_dir, c->algo, &opts, NULL, &err))
 			die_error(&err);

@@ -263,3 +263,27 @@ EOF
 printf '\357\273\277[bom]\r\n\tkey = crlf value\r\n[x]y=z' >"$out/config/bom-crlf"
 # ~/plain and ~/loop-a exist in the private HOME fuzz-config.c makes.
 printf '[include]\n\tpath = ~/plain\n[x]\n\tafter = 1\n[include]\n\tpath = ~/loop-a\n' >"$out/config/includes"
+
+# refs/: a flag byte (bit 0: SHA-256; bit 1: a loose ref file, else
+# packed-refs), then the file. commit/: a flag byte (bit 0: SHA-256;
+# bit 1: a tag, else a commit), then the object's content.
+mkdir -p "$out/refs" "$out/commit"
+for algo in sha1 sha256
+do
+	r=$work/r$(test $algo = sha1 && echo 1 || echo 256)
+	flag=$(test $algo = sha1 && echo 0 || echo 1)
+	(
+		cd "$r"
+		git branch side HEAD~1
+		git tag light HEAD~2
+		git update-ref refs/remotes/origin/main HEAD~3
+		git symbolic-ref refs/remotes/origin/HEAD refs/remotes/origin/main
+		git pack-refs --all
+	)
+	{ printf "\\$flag"; cat "$r/.git/packed-refs"; } >"$out/refs/packed-$algo"
+	{ printf "\\$((flag | 2))"; cat "$r/.git/HEAD"; } >"$out/refs/loose-symref-$algo"
+	{ printf "\\$((flag | 2))"; git -C "$r" rev-parse HEAD; } >"$out/refs/loose-oid-$algo"
+	{ printf "\\$flag"; git -C "$r" cat-file commit HEAD; } >"$out/commit/commit-$algo"
+	{ printf "\\$flag"; git -C "$r" cat-file commit HEAD~4; } >"$out/commit/root-$algo"
+	{ printf "\\$((flag | 2))"; git -C "$r" cat-file tag v1; } >"$out/commit/tag-$algo"
+done

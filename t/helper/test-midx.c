@@ -56,7 +56,11 @@ int cmd__midx_dump(int argc, const char **argv)
 			printf("%s %" PRIu64 "\n", oid_to_hex_r(hex, &oid), midx_nth_offset(m, pos));
 		}
 	} else if (!strcmp(what, "pseudo")) {
-		midx_load_pseudo_order(m, &err);
+		if (midx_load_pseudo_order(m, &err)) {
+			fprintf(stderr, "fatal: %s\n", gp_error_msg(&err));
+			midx_free(m);
+			return 128;
+		}
 		for (uint32_t pseudo = 0; pseudo < midx_nr_objects(m); pseudo++) {
 			uint32_t pos = midx_pseudo_to_pos(m, pseudo);
 			struct object_id oid;

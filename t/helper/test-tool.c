@@ -9,7 +9,9 @@ struct test_cmd {
 
 static const struct test_cmd cmds[] = {
 	{ "config", cmd__config },
+	{ "ewah", cmd__ewah },
 	{ "loose", cmd__loose },
+	{ "refs", cmd__refs },
 	{ "write-idx", cmd__write_idx },
 	{ "midx-dump", cmd__midx_dump },
 };

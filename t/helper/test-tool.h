@@ -7,7 +7,9 @@
 #define GP_TEST_TOOL_H
 
 int cmd__config(int argc, const char **argv);
+int cmd__ewah(int argc, const char **argv);
 int cmd__loose(int argc, const char **argv);
+int cmd__refs(int argc, const char **argv);
 int cmd__write_idx(int argc, const char **argv);
 int cmd__midx_dump(int argc, const char **argv);
 

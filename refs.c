@@ -1,0 +1,960 @@
+/*
+ * refs.c: loose refs and packed-refs, as git's "files" ref backend lays
+ * them out (gitrepository-layout(5) under "refs", "packed-refs" and
+ * "HEAD"; git-pack-refs(1); git-check-ref-format(1)).
+ *
+ * packed-refs:
+ *
+ *   [# pack-refs with: <trait> <trait>... LF]       optional, first line
+ *   <hex oid> SP <refname> LF                        one per ref
+ *   [^<hex oid> LF]                                  what the ref above peels to
+ *
+ * Traits git writes: "peeled" (every ref under refs/tags/ that peels
+ * has a "^" line), "fully-peeled" (every ref that peels has one) and
+ * "sorted" (lines in strcmp() order of refname). We check the order
+ * ourselves and sort when it is wrong, so "sorted" is not trusted. Every
+ * line must end in LF; anything else is GP_ECORRUPT naming the line. A
+ * line whose refname is not well formed is kept as a broken ref, as git
+ * keeps it, unless the name could escape refs/ (then it is corrupt, as
+ * git calls it "dangerous"). Duplicate lines are tolerated; the first
+ * counts, and iteration reports the name once.
+ *
+ * The parsed file is a refcounted snapshot: an iteration holds its
+ * snapshot while its callback runs, so a callback may resolve refs (and
+ * so reload packed-refs) without pulling the entries from under it.
+ *
+ * NEEDSWORK: the first lookup reads and checks the whole file (about
+ * 40ms for 200,000 refs), where git binary-searches the mapped file for
+ * the one line it wants. Iteration needs the whole file anyway; a
+ * process that only resolves a name or two in a huge packed-refs would
+ * gain from a mapped, lazily checked lookup.
+ */
+#include "refs.h"
+#include "error.h"
+#include "repository.h"
+#include "strbuf.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+/* A loose ref file is read up to this size; git's are tiny. */
+#define LOOSE_REF_MAX 8192
+
+/* ---- refname rules --------------------------------------------------- */
+
+static bool bad_refname_char(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f || c == ' ' || c == '~' || c == '^' ||
+	       c == ':' || c == '?' || c == '*' || c == '[' || c == '\\';
+}
+
+bool refname_is_valid(const char *name, unsigned flags)
+{
+	const char *comp = name;
+	bool has_slash = false;
+	size_t len = strlen(name);
+
+	if (!len || !strcmp(name, "@") || name[len - 1] == '.')
+		return false;
+	for (const char *p = name;; p++) {
+		if (*p == '/' || !*p) {
+			size_t clen = (size_t)(p - comp);
+			if (!clen || comp[0] == '.')
+				return false;
+			if (clen >= 5 && !memcmp(p - 5, ".lock", 5))
+				return false;
+			if (!*p)
+				break;
+			has_slash = true;
+			comp = p + 1;
+			continue;
+		}
+		if (bad_refname_char((unsigned char)*p))
+			return false;
+		if ((p[0] == '.' && p[1] == '.') || (p[0] == '@' && p[1] == '{'))
+			return false;
+	}
+	return has_slash || (flags & REFNAME_ALLOW_ONELEVEL);
+}
+
+/*
+ * Whether a name that fails refname_is_valid() can still be kept as a
+ * broken ref rather than refused: it stays inside refs/ (no empty, "."
+ * or ".." component), or is all capitals and underscores like HEAD.
+ */
+static bool refname_is_safe(const char *name)
+{
+	const char *rest;
+	if (skip_prefix(name, "refs/", &rest)) {
+		for (const char *comp = rest;;) {
+			size_t len = strcspn(comp, "/");
+			if (!len || (len == 1 && comp[0] == '.') ||
+			    (len == 2 && comp[0] == '.' && comp[1] == '.'))
+				return false;
+			if (!comp[len])
+				return true;
+			comp += len + 1;
+		}
+	}
+	if (!*name)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || *p == '_'))
+			return false;
+	return true;
+}
+
+/* ---- packed-refs ----------------------------------------------------- */
+
+enum packed_entry_flags {
+	PACKED_HAS_PEELED = 1 << 0,
+	PACKED_KNOWS_PEELED = 1 << 1,
+	PACKED_BROKEN = 1 << 2,     /* the refname is not well formed */
+};
+
+struct packed_entry {
+	const char *name;           /* NUL-terminated inside the snapshot's buf */
+	struct object_id oid;
+	struct object_id peeled;    /* with PACKED_HAS_PEELED */
+	unsigned flags;
+};
+
+struct packed_snapshot {
+	unsigned refcount;
+	char *buf;                  /* the file, each LF replaced by NUL */
+	struct packed_entry *entries; /* sorted by name */
+	size_t nr, alloc;
+};
+
+/* What we knew of packed-refs when we read it. */
+struct file_validity {
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct timespec ctime;
+};
+
+struct ref_store {
+	char *packed_path;
+	struct packed_snapshot *snap; /* NULL until first read */
+	struct file_validity validity;
+};
+
+static void snapshot_put(struct packed_snapshot *snap)
+{
+	if (!snap || --snap->refcount)
+		return;
+	free(snap->buf);
+	free(snap->entries);
+	free(snap);
+}
+
+void ref_store_free(struct ref_store *refs)
+{
+	if (!refs)
+		return;
+	snapshot_put(refs->snap);
+	free(refs->packed_path);
+	free(refs);
+}
+
+static struct ref_store *get_store(struct repository *repo)
+{
+	if (!repo->refs) {
+		repo->refs = xcalloc(1, sizeof(*repo->refs));
+		repo->refs->packed_path = xstrfmt("%s/packed-refs", repo->commondir);
+	}
+	return repo->refs;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct packed_entry *)a)->name,
+		      ((const struct packed_entry *)b)->name);
+}
+
+static bool is_hex_digit(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Exactly hexsz hex digits at p, within avail bytes. */
+static bool parse_hex_at(const char *p, size_t avail, int algo, struct object_id *oid)
+{
+	size_t hexsz = gp_hash_algos[algo].hexsz;
+	if (avail < hexsz)
+		return false;
+	for (size_t i = 0; i < hexsz; i++)
+		if (!is_hex_digit((unsigned char)p[i]))
+			return false;
+	return !hex_to_oid(p, algo, oid);
+}
+
+static bool has_traits(const char *traits, size_t len, const char *want)
+{
+	size_t wlen = strlen(want);
+	for (size_t pos = 0; pos < len;) {
+		size_t end = pos;
+		while (end < len && traits[end] != ' ')
+			end++;
+		if (end - pos == wlen && !memcmp(traits + pos, want, wlen))
+			return true;
+		pos = end + 1;
+	}
+	return false;
+}
+
+/*
+ * Parse buf[0..len) (owned by snap, which must have buf set) into
+ * snap's entries. path is for messages.
+ */
+static int parse_packed(struct packed_snapshot *snap, size_t len, const char *path,
+			int algo, struct gp_error *err)
+{
+	static const char header[] = "# pack-refs with:";
+	size_t hexsz = gp_hash_algos[algo].hexsz, pos = 0, line_nr = 0;
+	bool peeled_tags = false, fully_peeled = false, sorted = true;
+	char *buf = snap->buf;
+
+	while (pos < len) {
+		char *line = buf + pos, *nl = memchr(line, '\n', len - pos);
+		size_t line_len;
+
+		line_nr++;
+		if (!nl)
+			return CORRUPT(err, "%s: line %zu: unterminated line", path, line_nr);
+		line_len = (size_t)(nl - line);
+		*nl = '\0';
+		pos += line_len + 1;
+
+		if (line_nr == 1 && line_len >= sizeof(header) - 1 &&
+		    !memcmp(line, header, sizeof(header) - 1)) {
+			const char *traits = line + sizeof(header) - 1;
+			size_t tlen = line_len - (sizeof(header) - 1);
+			fully_peeled = has_traits(traits, tlen, "fully-peeled");
+			peeled_tags = has_traits(traits, tlen, "peeled");
+			continue;
+		}
+		if (line[0] == '^') {
+			struct packed_entry *prev = snap->nr ? &snap->entries[snap->nr - 1] : NULL;
+			if (!prev || (prev->flags & PACKED_HAS_PEELED) || line_len != 1 + hexsz ||
+			    !parse_hex_at(line + 1, line_len - 1, algo, &prev->peeled))
+				return CORRUPT(err, "%s: line %zu: unexpected line '%.*s'",
+					       path, line_nr, (int)MIN(line_len, 200), line);
+			prev->flags |= PACKED_HAS_PEELED | PACKED_KNOWS_PEELED;
+			continue;
+		}
+		if (line_len < hexsz + 2 || line[hexsz] != ' ' ||
+		    !parse_hex_at(line, line_len, algo, &(struct object_id){ 0 }) ||
+		    memchr(line, '\0', line_len))
+			return CORRUPT(err, "%s: line %zu: unexpected line '%.*s'",
+				       path, line_nr, (int)MIN(line_len, 200), line);
+		ALLOC_GROW(snap->entries, snap->nr + 1, snap->alloc);
+		{
+			struct packed_entry *e = &snap->entries[snap->nr++];
+			memset(e, 0, sizeof(*e));
+			hex_to_oid(line, algo, &e->oid);
+			e->name = line + hexsz + 1;
+			if (!refname_is_valid(e->name, REFNAME_ALLOW_ONELEVEL)) {
+				if (!refname_is_safe(e->name))
+					return CORRUPT(err, "%s: line %zu: dangerous refname '%.*s'",
+						       path, line_nr, (int)MIN(line_len, 200), e->name);
+				e->flags |= PACKED_BROKEN;
+			}
+			if (fully_peeled || (peeled_tags && starts_with(e->name, "refs/tags/")))
+				e->flags |= PACKED_KNOWS_PEELED;
+			if (snap->nr > 1 && strcmp(snap->entries[snap->nr - 2].name, e->name) > 0)
+				sorted = false;
+		}
+	}
+	if (!sorted)
+		qsort(snap->entries, snap->nr, sizeof(*snap->entries), cmp_entry);
+	return 0;
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/*
+ * The current packed-refs snapshot, re-read when the file changed.
+ * The snapshot is borrowed (take a reference to keep it across calls
+ * that may reload). Errors: GP_ECORRUPT, GP_EIO, GP_ENOMEM.
+ */
+static int packed_snapshot(struct repository *repo, struct packed_snapshot **out,
+			   struct gp_error *err)
+{
+	struct ref_store *refs = get_store(repo);
+	struct packed_snapshot *snap = NULL;
+	struct file_validity now = { 0 };
+	struct stat st;
+	int fd = -1, ret = 0;
+	ssize_t got;
+
+	*out = NULL;
+	if (stat(refs->packed_path, &st) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR) {
+			ret = gp_error_errno(err, "cannot stat '%s'", refs->packed_path);
+			goto out;
+		}
+	} else {
+		now.exists = true;
+		now.dev = st.st_dev;
+		now.ino = st.st_ino;
+		now.size = st.st_size;
+		now.mtime = st.st_mtim;
+		now.ctime = st.st_ctim;
+	}
+	if (refs->snap && refs->validity.exists == now.exists &&
+	    (!now.exists ||
+	     (refs->validity.dev == now.dev && refs->validity.ino == now.ino &&
+	      refs->validity.size == now.size &&
+	      same_time(&refs->validity.mtime, &now.mtime) &&
+	      same_time(&refs->validity.ctime, &now.ctime)))) {
+		*out = refs->snap;
+		goto out;
+	}
+
+	snap = xcalloc(1, sizeof(*snap));
+	snap->refcount = 1;
+	if (now.exists) {
+		size_t size;
+		fd = open(refs->packed_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			now.exists = false;
+		} else if (fd < 0 || fstat(fd, &st) < 0) {
+			ret = gp_error_errno(err, "cannot read '%s'", refs->packed_path);
+			goto out;
+		} else if (!S_ISREG(st.st_mode)) {
+			ret = CORRUPT(err, "'%s' is not a regular file", refs->packed_path);
+			goto out;
+		}
+		if (now.exists) {
+			/* take what we validate against from the file we read */
+			now.dev = st.st_dev;
+			now.ino = st.st_ino;
+			now.size = st.st_size;
+			now.mtime = st.st_mtim;
+			now.ctime = st.st_ctim;
+			if (st.st_size < 0 || (uint64_t)st.st_size >= SIZE_MAX) {
+				ret = gp_error_set(err, GP_ENOMEM, "'%s' is too large", refs->packed_path);
+				goto out;
+			}
+			size = (size_t)st.st_size;
+			snap->buf = malloc(size + 1);
+			if (!snap->buf) {
+				ret = gp_error_set(err, GP_ENOMEM, "cannot allocate %zu bytes for '%s'",
+						   size + 1, refs->packed_path);
+				goto out;
+			}
+			got = read_in_full(fd, snap->buf, size);
+			if (got < 0) {
+				ret = gp_error_errno(err, "cannot read '%s'", refs->packed_path);
+				goto out;
+			}
+			/* a file that shrank under us is parsed as read */
+			snap->buf[got] = '\0';
+			ret = parse_packed(snap, (size_t)got, refs->packed_path, repo->hash_algo, err);
+			if (ret)
+				goto out;
+		}
+	}
+	snapshot_put(refs->snap);
+	refs->snap = snap;
+	refs->validity = now;
+	*out = snap;
+	snap = NULL;
+out:
+	if (fd >= 0)
+		close(fd);
+	snapshot_put(snap);
+	return ret;
+}
+
+/* The first entry whose name is >= key (nr when none). O(log n). */
+static size_t packed_lower_bound(const struct packed_snapshot *snap, const char *key)
+{
+	size_t lo = 0, hi = snap->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(snap->entries[mid].name, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct packed_entry *packed_find(const struct packed_snapshot *snap,
+					      const char *name)
+{
+	size_t pos = packed_lower_bound(snap, name);
+	if (pos < snap->nr && !strcmp(snap->entries[pos].name, name))
+		return &snap->entries[pos];
+	return NULL;
+}
+
+/* ---- loose refs ------------------------------------------------------ */
+
+/* Refs that live in each worktree's own git directory. */
+static bool is_per_worktree(const char *name)
+{
+	return !strchr(name, '/') || starts_with(name, "refs/bisect/") ||
+	       starts_with(name, "refs/worktree/") || starts_with(name, "refs/rewritten/");
+}
+
+static char *loose_ref_path(const struct repository *repo, const char *name)
+{
+	return xstrfmt("%s/%s", is_per_worktree(name) ? repo->gitdir : repo->commondir, name);
+}
+
+struct loose_value {
+	struct object_id oid;  /* when target is NULL */
+	char *target;          /* a symbolic ref: what it names; owned */
+};
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Parse the content of a loose ref file; false when it is broken. */
+static bool parse_loose(const char *buf, size_t len, bool truncated, int algo,
+			struct loose_value *out, const char **why)
+{
+	size_t hexsz = gp_hash_algos[algo].hexsz;
+
+	if (len >= 4 && !memcmp(buf, "ref:", 4)) {
+		size_t start = 4, end = len;
+		while (start < len && is_space(buf[start]))
+			start++;
+		while (end > start && is_space(buf[end - 1]))
+			end--;
+		if (truncated) {
+			*why = "symbolic ref too long";
+			return false;
+		}
+		if (end == start || memchr(buf + start, '\0', end - start)) {
+			*why = "symbolic ref to an invalid refname";
+			return false;
+		}
+		out->target = xstrndup(buf + start, end - start);
+		if (!refname_is_valid(out->target, REFNAME_ALLOW_ONELEVEL)) {
+			FREE_AND_NULL(out->target);
+			*why = "symbolic ref to an invalid refname";
+			return false;
+		}
+		return true;
+	}
+	if (!parse_hex_at(buf, len, algo, &out->oid) ||
+	    (len > hexsz && !is_space(buf[hexsz]))) {
+		*why = "expected an object id or 'ref: <refname>'";
+		return false;
+	}
+	if (oid_is_null(&out->oid)) {
+		*why = "null object id";
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Read the loose ref name. Errors: GP_ENOTFOUND (no such file, or a
+ * directory), GP_ECORRUPT (broken; *broken is set), GP_EIO.
+ */
+static int read_loose(struct repository *repo, const char *name,
+		      struct loose_value *out, bool *broken, struct gp_error *err)
+{
+	char *path = loose_ref_path(repo, name);
+	char buf[LOOSE_REF_MAX];
+	const char *why = NULL;
+	struct stat st;
+	ssize_t got;
+	int fd = -1, ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	*broken = false;
+	if (lstat(path, &st) < 0) {
+		/* a name too long for a file cannot be a loose ref */
+		if (errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG)
+			ret = gp_error_set(err, GP_ENOTFOUND, "ref '%s' not found", name);
+		else
+			ret = gp_error_errno(err, "cannot stat '%s'", path);
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		ret = gp_error_set(err, GP_ENOTFOUND, "ref '%s' not found", name);
+		goto out;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		/* an old-style symbolic ref: a symlink to "refs/..." */
+		got = readlink(path, buf, sizeof(buf) - 1);
+		if (got < 0) {
+			ret = gp_error_errno(err, "cannot read link '%s'", path);
+			goto out;
+		}
+		buf[got] = '\0';
+		if (starts_with(buf, "refs/") && refname_is_valid(buf, 0)) {
+			out->target = xstrdup(buf);
+			goto out;
+		}
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR || errno == ENAMETOOLONG)
+			ret = gp_error_set(err, GP_ENOTFOUND, "ref '%s' not found", name);
+		else
+			ret = gp_error_errno(err, "cannot open '%s'", path);
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = gp_error_errno(err, "cannot stat '%s'", path);
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		ret = gp_error_set(err, GP_ENOTFOUND, "ref '%s' not found", name);
+		goto out;
+	}
+	got = read_in_full(fd, buf, sizeof(buf));
+	if (got < 0) {
+		ret = gp_error_errno(err, "cannot read '%s'", path);
+		goto out;
+	}
+	if (!parse_loose(buf, (size_t)got, (size_t)got == sizeof(buf) &&
+			 (uint64_t)st.st_size > sizeof(buf), repo->hash_algo, out, &why)) {
+		*broken = true;
+		ret = CORRUPT(err, "broken ref '%s' in %s: %s", name, path, why);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return ret;
+}
+
+/* ---- resolving ------------------------------------------------------- */
+
+static int resolve(struct repository *repo, const char *name, struct object_id *oid,
+		   char **resolved_out, unsigned *flags_out, struct gp_error *err)
+{
+	char *cur = xstrdup(name);
+	unsigned flags = 0;
+	int ret;
+
+	oid_clear(oid, repo->hash_algo);
+	if (!refname_is_valid(name, REFNAME_ALLOW_ONELEVEL)) {
+		ret = gp_error_set(err, GP_EINVAL, "'%s' is not a valid refname", name);
+		goto out;
+	}
+	for (int depth = 0;; depth++) {
+		struct loose_value val;
+		bool broken;
+
+		ret = read_loose(repo, cur, &val, &broken, err);
+		if (ret == GP_ENOTFOUND) {
+			struct packed_snapshot *snap;
+			const struct packed_entry *e;
+			gp_error_clear(err);
+			ret = packed_snapshot(repo, &snap, err);
+			if (ret)
+				goto out;
+			e = packed_find(snap, cur);
+			if (!e) {
+				if (depth)
+					ret = gp_error_set(err, GP_ENOTFOUND,
+							   "ref '%s' points to '%s', which does not exist",
+							   name, cur);
+				else
+					ret = gp_error_set(err, GP_ENOTFOUND, "ref '%s' not found", name);
+				goto out;
+			}
+			if (e->flags & PACKED_BROKEN) {
+				flags |= REF_ISBROKEN;
+				ret = CORRUPT(err, "%s: packed ref '%s' has an invalid name",
+					      get_store(repo)->packed_path, cur);
+				goto out;
+			}
+			*oid = e->oid;
+			flags |= REF_ISPACKED;
+			goto out;
+		}
+		if (ret) {
+			if (broken)
+				flags |= REF_ISBROKEN;
+			goto out;
+		}
+		if (!val.target) {
+			*oid = val.oid;
+			goto out;
+		}
+		flags |= REF_ISSYMREF;
+		free(cur);
+		cur = val.target;
+		if (depth + 1 >= REFS_MAX_SYMREF_DEPTH) {
+			flags |= REF_ISBROKEN;
+			ret = CORRUPT(err, "broken ref '%s': more than %d symbolic refs in a row",
+				      name, REFS_MAX_SYMREF_DEPTH - 1);
+			goto out;
+		}
+	}
+out:
+	if (ret)
+		oid_clear(oid, repo->hash_algo);
+	if (resolved_out)
+		*resolved_out = ret ? NULL : cur;
+	if (ret || !resolved_out)
+		free(cur);
+	if (flags_out)
+		*flags_out = flags;
+	return ret;
+}
+
+int refs_resolve_ext(struct repository *repo, const char *name,
+		     struct object_id *oid, char **resolved_name_out,
+		     unsigned *flags_out, struct gp_error *err)
+{
+	return resolve(repo, name, oid, resolved_name_out, flags_out, err);
+}
+
+int refs_resolve(struct repository *repo, const char *name, struct object_id *oid,
+		 char **resolved_name_out, struct gp_error *err)
+{
+	return resolve(repo, name, oid, resolved_name_out, NULL, err);
+}
+
+int refs_read_symref(struct repository *repo, const char *name,
+		     char **target_out, struct gp_error *err)
+{
+	struct loose_value val;
+	bool broken;
+	int ret;
+
+	*target_out = NULL;
+	if (!refname_is_valid(name, REFNAME_ALLOW_ONELEVEL))
+		return gp_error_set(err, GP_EINVAL, "'%s' is not a valid refname", name);
+	ret = read_loose(repo, name, &val, &broken, err);
+	if (ret)
+		return ret;
+	if (!val.target)
+		return gp_error_set(err, GP_ENOTFOUND, "ref '%s' is not a symbolic ref", name);
+	*target_out = val.target;
+	return 0;
+}
+
+/* ---- iterating ------------------------------------------------------- */
+
+struct loose_ref {
+	char *name;
+	struct object_id oid;
+	unsigned flags;
+};
+
+struct loose_list {
+	struct loose_ref *items;
+	size_t nr, alloc;
+};
+
+static int cmp_loose(const void *a, const void *b)
+{
+	return strcmp(((const struct loose_ref *)a)->name, ((const struct loose_ref *)b)->name);
+}
+
+static void loose_list_release(struct loose_list *list)
+{
+	for (size_t i = 0; i < list->nr; i++)
+		free(list->items[i].name);
+	free(list->items);
+}
+
+/*
+ * Add the loose ref rel (read from base) to list, when it starts with
+ * prefix. A ref that fails to resolve is added as broken.
+ */
+static int add_loose(struct repository *repo, const char *rel, const char *prefix,
+		     struct loose_list *list, struct gp_error *err)
+{
+	struct loose_ref item = { NULL, { { 0 }, 0 }, 0 };
+	struct gp_error sub = GP_ERROR_INIT;
+	int ret = 0;
+
+	if (!starts_with(rel, prefix))
+		return 0;
+	item.name = xstrdup(rel);
+	if (!refname_is_valid(rel, 0)) {
+		item.flags = REF_ISBROKEN;
+		oid_clear(&item.oid, repo->hash_algo);
+	} else {
+		ret = resolve(repo, rel, &item.oid, NULL, &item.flags, &sub);
+		if (ret == GP_ECORRUPT && (item.flags & REF_ISBROKEN)) {
+			ret = 0;
+		} else if (ret == GP_ENOTFOUND) {
+			/* a dangling symref, or a file that went away */
+			item.flags |= REF_ISBROKEN;
+			ret = 0;
+		} else if (ret) {
+			gp_error_set(err, ret, "%s", gp_error_msg(&sub));
+			free(item.name);
+			goto out;
+		}
+		if (item.flags & REF_ISBROKEN)
+			oid_clear(&item.oid, repo->hash_algo);
+		/* the value is loose, even when a symref led to a packed one */
+		item.flags &= ~(unsigned)REF_ISPACKED;
+	}
+	ALLOC_GROW(list->items, list->nr + 1, list->alloc);
+	list->items[list->nr++] = item;
+out:
+	gp_error_clear(&sub);
+	return ret;
+}
+
+/*
+ * Collect the loose refs under <base>/<start_dir> (start_dir ends in
+ * '/', e.g. "refs/heads/") whose names start with prefix, skipping the
+ * directories in skip (per-worktree ones read from elsewhere). Walks
+ * directories with an explicit work list, not recursion, so deep trees
+ * cannot exhaust the stack.
+ */
+static int collect_loose(struct repository *repo, const char *base,
+			 const char *start_dir, const char *prefix,
+			 const char *const *skip, struct loose_list *list,
+			 struct gp_error *err)
+{
+	char **todo = NULL;
+	size_t todo_nr = 0, todo_alloc = 0;
+	struct strbuf path = STRBUF_INIT, rel = STRBUF_INIT;
+	int ret = 0;
+
+	ALLOC_GROW(todo, todo_nr + 1, todo_alloc);
+	todo[todo_nr++] = xstrdup(start_dir);
+	while (todo_nr) {
+		char *dir_rel = todo[--todo_nr];
+		struct dirent *de;
+		DIR *dir;
+		bool skipped = false;
+
+		for (size_t i = 0; skip && skip[i]; i++)
+			if (starts_with(dir_rel, skip[i]))
+				skipped = true;
+		if (skipped) {
+			free(dir_rel);
+			continue;
+		}
+
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s/%s", base, dir_rel);
+		dir = opendir(path.buf);
+		if (!dir) {
+			if (errno != ENOENT && errno != ENOTDIR)
+				ret = gp_error_errno(err, "cannot read directory '%s'", path.buf);
+			free(dir_rel);
+			if (ret)
+				goto out;
+			continue;
+		}
+		while ((de = readdir(dir))) {
+			struct stat st;
+			bool is_dir;
+
+			/* ".", "..", hidden files and lock files are not refs */
+			if (de->d_name[0] == '.' || ends_with(de->d_name, ".lock"))
+				continue;
+			strbuf_reset(&rel);
+			strbuf_addf(&rel, "%s%s", dir_rel, de->d_name);
+			if (de->d_type == DT_DIR) {
+				is_dir = true;
+			} else if (de->d_type == DT_REG || de->d_type == DT_LNK) {
+				is_dir = false;
+			} else {
+				strbuf_reset(&path);
+				strbuf_addf(&path, "%s/%s", base, rel.buf);
+				if (lstat(path.buf, &st) < 0)
+					continue;
+				is_dir = S_ISDIR(st.st_mode);
+			}
+			if (is_dir) {
+				strbuf_addch(&rel, '/');
+				/* only directories that can hold refs under prefix */
+				if (!starts_with(rel.buf, prefix) && !starts_with(prefix, rel.buf))
+					continue;
+				ALLOC_GROW(todo, todo_nr + 1, todo_alloc);
+				todo[todo_nr++] = strbuf_detach(&rel, NULL);
+				continue;
+			}
+			ret = add_loose(repo, rel.buf, prefix, list, err);
+			if (ret)
+				break;
+		}
+		closedir(dir);
+		free(dir_rel);
+		if (ret)
+			goto out;
+	}
+out:
+	for (size_t i = 0; i < todo_nr; i++)
+		free(todo[i]);
+	free(todo);
+	strbuf_release(&path);
+	strbuf_release(&rel);
+	return ret;
+}
+
+int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each_flags,
+		      refs_each_fn *fn, void *data, struct gp_error *err)
+{
+	static const char *const per_worktree_dirs[] = {
+		"refs/bisect/", "refs/worktree/", "refs/rewritten/", NULL,
+	};
+	struct loose_list loose = { NULL, 0, 0 };
+	struct packed_snapshot *snap = NULL;
+	char *start_dir = NULL;
+	const char *slash;
+	size_t loose_pos = 0, packed_pos, packed_end;
+	const char *last = NULL; /* the last name consumed */
+	bool linked = strcmp(repo->gitdir, repo->commondir) != 0;
+	int ret = 0;
+
+	if (!prefix)
+		prefix = "";
+	/* only refs under refs/ are listed */
+	if (!starts_with(prefix, "refs/") && !starts_with("refs/", prefix))
+		goto out;
+	if (starts_with(prefix, "refs/")) {
+		slash = strrchr(prefix, '/');
+		start_dir = xstrndup(prefix, (size_t)(slash - prefix) + 1);
+	} else {
+		start_dir = xstrdup("refs/");
+	}
+	ret = collect_loose(repo, repo->commondir, start_dir, prefix,
+			    linked ? per_worktree_dirs : NULL, &loose, err);
+	for (size_t i = 0; linked && !ret && per_worktree_dirs[i]; i++) {
+		const char *d = per_worktree_dirs[i];
+		if (starts_with(d, prefix))
+			ret = collect_loose(repo, repo->gitdir, d, prefix, NULL, &loose, err);
+		else if (starts_with(prefix, d))
+			ret = collect_loose(repo, repo->gitdir, start_dir, prefix, NULL, &loose, err);
+	}
+	if (ret)
+		goto out;
+	if (loose.nr > 1)
+		qsort(loose.items, loose.nr, sizeof(*loose.items), cmp_loose);
+	/*
+	 * packed-refs after the loose refs, as git reads them: "git
+	 * pack-refs" writes packed-refs before it deletes the loose files,
+	 * so a ref being packed meanwhile is seen in one or the other.
+	 */
+	ret = packed_snapshot(repo, &snap, err);
+	if (ret)
+		goto out;
+	snap->refcount++;
+
+	packed_pos = packed_lower_bound(snap, *prefix ? prefix : "refs/");
+	for (packed_end = packed_pos; packed_end < snap->nr; packed_end++) {
+		const char *n = snap->entries[packed_end].name;
+		if (!starts_with(n, prefix) || !starts_with(n, "refs/"))
+			break;
+	}
+
+	while (loose_pos < loose.nr || packed_pos < packed_end) {
+		const struct packed_entry *pe = packed_pos < packed_end ?
+						&snap->entries[packed_pos] : NULL;
+		const struct loose_ref *le = loose_pos < loose.nr ? &loose.items[loose_pos] : NULL;
+		/* on a tie the loose ref comes first, and hides the packed one */
+		bool take_loose = !pe || (le && strcmp(le->name, pe->name) <= 0);
+		const char *name = take_loose ? le->name : pe->name;
+
+		if (take_loose)
+			loose_pos++;
+		else
+			packed_pos++;
+		/* a name seen already: hidden, or a duplicate line in packed-refs */
+		if (last && !strcmp(last, name))
+			continue;
+		last = name;
+		if (take_loose) {
+			if ((le->flags & REF_ISBROKEN) && !(each_flags & REFS_EACH_BROKEN))
+				continue;
+			ret = fn(le->name, &le->oid, NULL, le->flags, data);
+		} else if (pe->flags & PACKED_BROKEN) {
+			struct object_id null_oid;
+			if (!(each_flags & REFS_EACH_BROKEN))
+				continue;
+			oid_clear(&null_oid, repo->hash_algo);
+			ret = fn(pe->name, &null_oid, NULL, REF_ISPACKED | REF_ISBROKEN, data);
+		} else {
+			unsigned flags = REF_ISPACKED;
+			const struct object_id *peeled = NULL;
+			if (pe->flags & PACKED_KNOWS_PEELED) {
+				flags |= REF_KNOWS_PEELED;
+				if (pe->flags & PACKED_HAS_PEELED)
+					peeled = &pe->peeled;
+			}
+			ret = fn(pe->name, &pe->oid, peeled, flags, data);
+		}
+		if (ret)
+			goto out;
+	}
+out:
+	free(start_dir);
+	loose_list_release(&loose);
+	snapshot_put(snap);
+	return ret;
+}
+
+int refs_parse_packed_buf(const char *buf, size_t len, int algo,
+			  refs_each_fn *fn, void *data, struct gp_error *err)
+{
+	struct packed_snapshot snap = { 1, NULL, NULL, 0, 0 };
+	const char *last = NULL;
+	int ret;
+
+	snap.buf = malloc(len + 1);
+	if (!snap.buf)
+		return gp_error_set(err, GP_ENOMEM, "cannot allocate %zu bytes", len + 1);
+	memcpy(snap.buf, buf, len);
+	snap.buf[len] = '\0';
+	ret = parse_packed(&snap, len, "packed-refs", algo, err);
+	for (size_t pos = 0; !ret && pos < snap.nr; pos++) {
+		const struct packed_entry *e = &snap.entries[pos];
+		unsigned flags = REF_ISPACKED;
+		if (last && !strcmp(last, e->name))
+			continue;
+		last = e->name;
+		if (e->flags & PACKED_BROKEN)
+			flags |= REF_ISBROKEN;
+		if (e->flags & PACKED_KNOWS_PEELED)
+			flags |= REF_KNOWS_PEELED;
+		ret = fn(e->name, &e->oid, (e->flags & PACKED_HAS_PEELED) ? &e->peeled : NULL,
+			 flags, data);
+	}
+	free(snap.buf);
+	free(snap.entries);
+	return ret;
+}
+
+int refs_parse_loose_buf(const char *buf, size_t len, int algo,
+			 struct object_id *oid, char **target_out,
+			 struct gp_error *err)
+{
+	struct loose_value val;
+	const char *why = NULL;
+
+	memset(&val, 0, sizeof(val));
+	*target_out = NULL;
+	oid_clear(oid, algo);
+	if (!parse_loose(buf, len, false, algo, &val, &why))
+		return CORRUPT(err, "broken ref: %s", why);
+	if (!val.target)
+		*oid = val.oid;
+	*target_out = val.target;
+	return 0;
+}
+
+int refs_for_each(struct repository *repo, const char *prefix,
+		  refs_each_fn *fn, void *data, struct gp_error *err)
+{
+	return refs_for_each_ext(repo, prefix, 0, fn, data, err);
+}

@@ -1,0 +1,593 @@
+/*
+ * revision.c: the history walk of revision.h.
+ *
+ * Every object reached gets a node in one open-addressing hash table
+ * keyed by name; commits also get their parents, tree and date once
+ * parsed. Nodes come from blocks of NODE_BLOCK and live as long as the
+ * walk.
+ */
+#include "revision.h"
+#include "commit.h"
+#include "error.h"
+#include "odb.h"
+#include "strbuf.h"
+#include "tree.h"
+
+/* After only uninteresting commits remain queued, pop this many more. */
+#define LIMIT_SLOP 5
+
+enum node_flags {
+	N_SEEN = 1 << 0,          /* shown, or marked not to be */
+	N_UNINTERESTING = 1 << 1,
+	N_QUEUED = 1 << 2,        /* ever put in the commit queue */
+	N_LISTED = 1 << 3,        /* on the list of commits to show */
+};
+
+struct node {
+	struct object_id oid;
+	uint8_t type;
+	uint8_t flags;
+	struct commit_data *commit; /* commits, once parsed */
+};
+
+struct commit_data {
+	struct object_id tree;
+	struct node **parents;
+	size_t nr_parents;
+	uint64_t date;
+};
+
+struct queued {
+	uint64_t date;
+	uint64_t seq;   /* ties: first queued, first popped */
+	struct node *node;
+};
+
+struct tip {
+	struct node *node;   /* the object named (a tag stays a tag here) */
+	struct node *peeled; /* what it points at, tags peeled */
+	char *name;          /* path shown for a tree or blob tip */
+	bool uninteresting;
+};
+
+/*
+ * What interesting tips contribute besides commits, in git's order: for
+ * each tip, the annotated tags met while peeling it (by their own name),
+ * then what it peels to when that is a tree or a blob.
+ */
+struct pending {
+	struct node *node;
+	char *name;
+};
+
+/* A table slot: the name's first 8 bytes beside the node, so that
+ * probing past other objects touches no node memory. */
+struct slot {
+	uint64_t key;
+	struct node *node;
+};
+
+/* Nodes come from big blocks, freed together with the walk. */
+#define NODE_BLOCK 4096
+struct node_block {
+	struct node_block *next;
+	size_t used;
+	struct node nodes[NODE_BLOCK];
+};
+
+struct rev_walk {
+	struct odb *odb;
+	int algo;
+	size_t rawsz;
+	struct node_block *blocks;
+	struct slot *table;
+	size_t table_size, nr_nodes; /* size is a power of two */
+	struct queued *heap;
+	size_t heap_nr, heap_alloc;
+	uint64_t seq;
+	struct tip *tips;
+	size_t nr_tips, alloc_tips;
+	struct pending *pending;
+	size_t nr_pending, alloc_pending;
+	struct node **list; /* commits to show, in order */
+	size_t list_nr, list_alloc;
+	struct strbuf path;
+};
+
+int rev_walk_new(struct rev_walk **out, struct odb *odb, int algo)
+{
+	struct rev_walk *w = xcalloc(1, sizeof(*w));
+	w->odb = odb;
+	w->algo = algo;
+	w->rawsz = gp_hash_algos[algo].rawsz;
+	w->table_size = 1024;
+	w->table = xcalloc(w->table_size, sizeof(*w->table));
+	strbuf_init(&w->path, 0);
+	*out = w;
+	return 0;
+}
+
+void rev_walk_free(struct rev_walk *w)
+{
+	if (!w)
+		return;
+	while (w->blocks) {
+		struct node_block *b = w->blocks;
+		for (size_t i = 0; i < b->used; i++)
+			if (b->nodes[i].commit) {
+				free(b->nodes[i].commit->parents);
+				free(b->nodes[i].commit);
+			}
+		w->blocks = b->next;
+		free(b);
+	}
+	for (size_t i = 0; i < w->nr_tips; i++)
+		free(w->tips[i].name);
+	free(w->tips);
+	for (size_t i = 0; i < w->nr_pending; i++)
+		free(w->pending[i].name);
+	free(w->pending);
+	free(w->table);
+	free(w->heap);
+	free(w->list);
+	strbuf_release(&w->path);
+	free(w);
+}
+
+static size_t slot_of(const struct rev_walk *w, uint64_t key)
+{
+	/* Object names are uniformly random: their bits are the hash. */
+	return (size_t)key & (w->table_size - 1);
+}
+
+static void grow_table(struct rev_walk *w)
+{
+	struct slot *old = w->table;
+	size_t old_size = w->table_size;
+	w->table_size *= 2;
+	w->table = xcalloc(w->table_size, sizeof(*w->table));
+	for (size_t i = 0; i < old_size; i++) {
+		size_t s;
+		if (!old[i].node)
+			continue;
+		for (s = slot_of(w, old[i].key); w->table[s].node; s = (s + 1) & (w->table_size - 1))
+			;
+		w->table[s] = old[i];
+	}
+	free(old);
+}
+
+static struct node *lookup(struct rev_walk *w, const struct object_id *oid)
+{
+	uint64_t key = get_be64(oid->hash);
+	size_t s;
+	struct node *n;
+	for (s = slot_of(w, key); w->table[s].node; s = (s + 1) & (w->table_size - 1))
+		if (w->table[s].key == key &&
+		    !memcmp(w->table[s].node->oid.hash + 8, oid->hash + 8, w->rawsz - 8))
+			return w->table[s].node;
+	if (2 * (w->nr_nodes + 1) > w->table_size) {
+		grow_table(w);
+		for (s = slot_of(w, key); w->table[s].node; s = (s + 1) & (w->table_size - 1))
+			;
+	}
+	if (!w->blocks || w->blocks->used == NODE_BLOCK) {
+		struct node_block *b = xmalloc(sizeof(*b));
+		b->next = w->blocks;
+		b->used = 0;
+		w->blocks = b;
+	}
+	n = &w->blocks->nodes[w->blocks->used++];
+	memset(n, 0, sizeof(*n));
+	n->oid = *oid;
+	w->table[s].key = key;
+	w->table[s].node = n;
+	w->nr_nodes++;
+	return n;
+}
+
+/* ---- the commit queue: a binary heap, newest first ----------------------- */
+
+static bool heap_before(const struct queued *a, const struct queued *b)
+{
+	return a->date != b->date ? a->date > b->date : a->seq < b->seq;
+}
+
+static void heap_push(struct rev_walk *w, struct node *n)
+{
+	size_t pos = w->heap_nr++;
+	ALLOC_GROW(w->heap, w->heap_nr, w->heap_alloc);
+	w->heap[pos].date = n->commit->date;
+	w->heap[pos].seq = w->seq++;
+	w->heap[pos].node = n;
+	while (pos && heap_before(&w->heap[pos], &w->heap[(pos - 1) / 2])) {
+		struct queued t = w->heap[pos];
+		w->heap[pos] = w->heap[(pos - 1) / 2];
+		w->heap[(pos - 1) / 2] = t;
+		pos = (pos - 1) / 2;
+	}
+	n->flags |= N_QUEUED;
+}
+
+static struct node *heap_pop(struct rev_walk *w)
+{
+	struct node *top = w->heap[0].node;
+	size_t pos = 0;
+	w->heap[0] = w->heap[--w->heap_nr];
+	for (;;) {
+		size_t l = 2 * pos + 1, r = l + 1, best = pos;
+		if (l < w->heap_nr && heap_before(&w->heap[l], &w->heap[best]))
+			best = l;
+		if (r < w->heap_nr && heap_before(&w->heap[r], &w->heap[best]))
+			best = r;
+		if (best == pos)
+			break;
+		struct queued t = w->heap[pos];
+		w->heap[pos] = w->heap[best];
+		w->heap[best] = t;
+		pos = best;
+	}
+	return top;
+}
+
+/* ---- reading objects ------------------------------------------------------ */
+
+static int read_typed(struct rev_walk *w, struct node *n, enum object_type want,
+		      unsigned char **data, size_t *size, struct gp_error *err)
+{
+	enum object_type type;
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret = odb_read_object(w->odb, &n->oid, &type, data, size, err);
+	if (ret)
+		return ret == GP_ENOTFOUND
+			? gp_error_set(err, GP_ENOTFOUND, "missing %s %s",
+				       type_name(want) ? type_name(want) : "object",
+				       oid_to_hex_r(hex, &n->oid))
+			: ret;
+	if (want != OBJ_NONE && type != want) {
+		free(*data);
+		return gp_error_set(err, GP_ECORRUPT, "object %s is a %s, not a %s",
+				    oid_to_hex_r(hex, &n->oid), type_name(type), type_name(want));
+	}
+	n->type = (uint8_t)type;
+	return 0;
+}
+
+static int parse_commit(struct rev_walk *w, struct node *n, struct gp_error *err)
+{
+	struct commit_info ci = COMMIT_INFO_INIT;
+	unsigned char *data;
+	size_t size;
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret;
+	if (n->commit)
+		return 0;
+	ret = read_typed(w, n, OBJ_COMMIT, &data, &size, err);
+	if (ret)
+		return ret;
+	ret = commit_parse(data, size, w->algo, &ci, err);
+	free(data);
+	if (ret)
+		return gp_error_prefix(err, "commit %s", oid_to_hex_r(hex, &n->oid));
+	n->commit = xcalloc(1, sizeof(*n->commit));
+	n->commit->tree = ci.tree;
+	n->commit->date = ci.date;
+	n->commit->nr_parents = ci.nr_parents;
+	n->commit->parents = xcalloc(ci.nr_parents ? ci.nr_parents : 1, sizeof(struct node *));
+	for (size_t i = 0; i < ci.nr_parents; i++) {
+		n->commit->parents[i] = lookup(w, &ci.parents[i]);
+		n->commit->parents[i]->type = OBJ_COMMIT;
+	}
+	commit_info_release(&ci);
+	return 0;
+}
+
+/* ---- tips ------------------------------------------------------------------ */
+
+static void add_pending(struct rev_walk *w, struct node *n, char *name)
+{
+	ALLOC_GROW(w->pending, w->nr_pending + 1, w->alloc_pending);
+	w->pending[w->nr_pending].node = n;
+	w->pending[w->nr_pending].name = name;
+	w->nr_pending++;
+}
+
+int rev_walk_add_tip(struct rev_walk *w, const struct object_id *oid,
+		     bool uninteresting, const char *name, struct gp_error *err)
+{
+	struct node *n = lookup(w, oid), *cur = n;
+	struct object_info info;
+	int depth = 0, ret;
+
+	for (;;) {
+		unsigned char *data;
+		size_t size;
+		struct tag_info tag;
+		char hex[GP_MAX_HEXSZ + 1];
+		if (!cur->type) {
+			ret = odb_read_object_info(w->odb, &cur->oid, &info, 0, err);
+			if (ret)
+				return ret;
+			cur->type = (uint8_t)info.type;
+		}
+		if (cur->type != OBJ_TAG)
+			break;
+		if (uninteresting)
+			cur->flags |= N_UNINTERESTING | N_SEEN;
+		if (++depth > 64)
+			return gp_error_set(err, GP_ECORRUPT, "tag chain from %s is too long",
+					    oid_to_hex_r(hex, oid));
+		ret = read_typed(w, cur, OBJ_TAG, &data, &size, err);
+		if (ret)
+			return ret;
+		ret = tag_parse(data, size, w->algo, &tag, err);
+		if (!ret && !uninteresting)
+			add_pending(w, cur, tag.name ? xstrndup(tag.name, tag.name_len) : xstrdup(""));
+		free(data);
+		if (ret)
+			return gp_error_prefix(err, "tag %s", oid_to_hex_r(hex, &cur->oid));
+		cur = lookup(w, &tag.object);
+	}
+	if (!uninteresting && (cur->type == OBJ_TREE || cur->type == OBJ_BLOB))
+		add_pending(w, cur, xstrdup(name ? name : ""));
+	ALLOC_GROW(w->tips, w->nr_tips + 1, w->alloc_tips);
+	w->tips[w->nr_tips].node = n;
+	w->tips[w->nr_tips].peeled = cur;
+	w->tips[w->nr_tips].name = xstrdup(name ? name : "");
+	w->tips[w->nr_tips].uninteresting = uninteresting;
+	w->nr_tips++;
+	return 0;
+}
+
+/* ---- the commit walk ---------------------------------------------------- */
+
+/* Mark the already-parsed ancestry of n uninteresting (iteratively). */
+static void mark_parents_uninteresting(struct rev_walk *w, struct node *n)
+{
+	struct node **stack = NULL;
+	size_t nr = 0, alloc = 0;
+	ALLOC_GROW(stack, nr + 1, alloc);
+	stack[nr++] = n;
+	while (nr) {
+		struct node *c = stack[--nr];
+		if (!c->commit)
+			continue;
+		for (size_t i = 0; i < c->commit->nr_parents; i++) {
+			struct node *p = c->commit->parents[i];
+			if (p->flags & N_UNINTERESTING)
+				continue;
+			p->flags |= N_UNINTERESTING;
+			ALLOC_GROW(stack, nr + 1, alloc);
+			stack[nr++] = p;
+		}
+	}
+	free(stack);
+}
+
+static bool everybody_uninteresting(const struct rev_walk *w)
+{
+	for (size_t i = 0; i < w->heap_nr; i++)
+		if (!(w->heap[i].node->flags & N_UNINTERESTING))
+			return false;
+	return true;
+}
+
+static int walk_commits(struct rev_walk *w, struct gp_error *err)
+{
+	bool limited = false;
+	int slop = LIMIT_SLOP;
+	int ret;
+
+	for (size_t i = 0; i < w->nr_tips; i++) {
+		struct node *c = w->tips[i].peeled;
+		if (c->type != OBJ_COMMIT)
+			continue;
+		if (w->tips[i].uninteresting) {
+			c->flags |= N_UNINTERESTING;
+			limited = true;
+		}
+	}
+	for (size_t i = 0; i < w->nr_tips; i++) {
+		struct node *c = w->tips[i].peeled;
+		if (c->type != OBJ_COMMIT || (c->flags & N_QUEUED))
+			continue;
+		ret = parse_commit(w, c, err);
+		if (ret)
+			return ret;
+		heap_push(w, c);
+	}
+	while (w->heap_nr) {
+		struct node *c;
+		if (limited && everybody_uninteresting(w) && --slop < 0)
+			break;
+		c = heap_pop(w);
+		if (c->flags & N_UNINTERESTING)
+			mark_parents_uninteresting(w, c);
+		else if (!(c->flags & N_LISTED)) {
+			ALLOC_GROW(w->list, w->list_nr + 1, w->list_alloc);
+			w->list[w->list_nr++] = c;
+			c->flags |= N_LISTED;
+		}
+		for (size_t i = 0; i < c->commit->nr_parents; i++) {
+			struct node *p = c->commit->parents[i];
+			if (c->flags & N_UNINTERESTING)
+				p->flags |= N_UNINTERESTING;
+			if (p->flags & N_QUEUED)
+				continue;
+			ret = parse_commit(w, p, err);
+			if (ret)
+				return ret;
+			if (p->flags & N_UNINTERESTING)
+				mark_parents_uninteresting(w, p);
+			heap_push(w, p);
+		}
+	}
+	return 0;
+}
+
+/* ---- objects ------------------------------------------------------------- */
+
+static int mark_tree_uninteresting(struct rev_walk *w, struct node *tree,
+				   struct gp_error *err)
+{
+	unsigned char *data;
+	size_t size;
+	struct tree_iter it;
+	struct tree_entry e;
+	int ret;
+	if (tree->flags & N_UNINTERESTING)
+		return 0;
+	tree->flags |= N_UNINTERESTING | N_SEEN;
+	ret = read_typed(w, tree, OBJ_TREE, &data, &size, err);
+	if (ret)
+		return ret;
+	tree_iter_init(&it, data, size, w->algo);
+	while ((ret = tree_iter_next(&it, &e, err)) > 0) {
+		enum object_type type = tree_mode_type(e.mode);
+		struct node *child;
+		ret = 0;
+		if (type == OBJ_COMMIT)
+			continue;
+		child = lookup(w, &e.oid);
+		child->type = (uint8_t)type;
+		if (type == OBJ_TREE)
+			ret = mark_tree_uninteresting(w, child, err);
+		else
+			child->flags |= N_UNINTERESTING | N_SEEN;
+		if (ret)
+			break;
+	}
+	free(data);
+	return ret < 0 ? ret : 0;
+}
+
+/* git lists only blobs it has: a missing one stops the walk. */
+static int show_blob(struct rev_walk *w, struct node *blob, const char *path,
+		     rev_show_fn *show, void *data, struct gp_error *err)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	if (!odb_has_object(w->odb, &blob->oid))
+		return gp_error_set(err, GP_ENOTFOUND, "missing blob object '%s'",
+				    oid_to_hex_r(hex, &blob->oid));
+	return show(&blob->oid, OBJ_BLOB, path, data);
+}
+
+static int show_tree(struct rev_walk *w, struct node *tree, rev_show_fn *show,
+		     void *data, struct gp_error *err)
+{
+	unsigned char *buf;
+	size_t size, base = w->path.len;
+	struct tree_iter it;
+	struct tree_entry e;
+	int ret;
+	if (tree->flags & (N_SEEN | N_UNINTERESTING))
+		return 0;
+	tree->flags |= N_SEEN;
+	ret = show(&tree->oid, OBJ_TREE, w->path.buf, data);
+	if (ret)
+		return ret;
+	ret = read_typed(w, tree, OBJ_TREE, &buf, &size, err);
+	if (ret)
+		return ret;
+	tree_iter_init(&it, buf, size, w->algo);
+	while ((ret = tree_iter_next(&it, &e, err)) > 0) {
+		enum object_type type = tree_mode_type(e.mode);
+		struct node *child;
+		ret = 0;
+		if (type == OBJ_COMMIT)
+			continue;
+		child = lookup(w, &e.oid);
+		child->type = (uint8_t)type;
+		strbuf_setlen(&w->path, base);
+		if (base)
+			strbuf_addch(&w->path, '/');
+		strbuf_add(&w->path, e.name, e.name_len);
+		if (type == OBJ_TREE) {
+			ret = show_tree(w, child, show, data, err);
+		} else if (!(child->flags & (N_SEEN | N_UNINTERESTING))) {
+			child->flags |= N_SEEN;
+			ret = show_blob(w, child, w->path.buf, show, data, err);
+		}
+		if (ret)
+			break;
+	}
+	strbuf_setlen(&w->path, base);
+	free(buf);
+	return ret;
+}
+
+int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
+		 void *data, struct gp_error *err)
+{
+	int ret = walk_commits(w, err);
+	if (ret)
+		return ret;
+
+	/* Commits found uninteresting after they were listed drop out. */
+	for (size_t i = 0; i < w->list_nr; i++) {
+		struct node *c = w->list[i];
+		if (c->flags & N_UNINTERESTING)
+			continue;
+		ret = show(&c->oid, OBJ_COMMIT, NULL, data);
+		if (ret)
+			return ret;
+	}
+	if (!(flags & REV_OBJECTS))
+		return 0;
+
+	/* git's edges: the trees of shown commits' uninteresting parents. */
+	for (size_t i = 0; i < w->list_nr; i++) {
+		struct node *c = w->list[i];
+		if (c->flags & N_UNINTERESTING)
+			continue;
+		for (size_t p = 0; p < c->commit->nr_parents; p++) {
+			struct node *parent = c->commit->parents[p];
+			if (!(parent->flags & N_UNINTERESTING))
+				continue;
+			ret = parse_commit(w, parent, err);
+			if (!ret)
+				ret = mark_tree_uninteresting(w, lookup(w, &parent->commit->tree), err);
+			if (ret)
+				return ret;
+		}
+	}
+	for (size_t i = 0; i < w->nr_tips; i++) {
+		struct tip *t = &w->tips[i];
+		if (!t->uninteresting)
+			continue;
+		if (t->peeled->type == OBJ_TREE)
+			ret = mark_tree_uninteresting(w, t->peeled, err);
+		else if (t->peeled->type == OBJ_BLOB)
+			t->peeled->flags |= N_UNINTERESTING | N_SEEN;
+		if (ret)
+			return ret;
+	}
+
+	/* The tips' tags, trees and blobs first, then the shown commits' trees. */
+	for (size_t i = 0; i < w->nr_pending; i++) {
+		struct pending *pe = &w->pending[i];
+		struct node *n = pe->node;
+		if (n->type == OBJ_TREE) {
+			strbuf_reset(&w->path);
+			strbuf_addstr(&w->path, pe->name);
+			ret = show_tree(w, n, show, data, err);
+			strbuf_reset(&w->path);
+		} else if (!(n->flags & (N_SEEN | N_UNINTERESTING))) {
+			n->flags |= N_SEEN;
+			ret = n->type == OBJ_BLOB ? show_blob(w, n, pe->name, show, data, err)
+						  : show(&n->oid, (enum object_type)n->type, pe->name, data);
+		}
+		if (ret)
+			return ret;
+	}
+	for (size_t i = 0; i < w->list_nr; i++) {
+		struct node *c = w->list[i];
+		if (c->flags & N_UNINTERESTING)
+			continue;
+		strbuf_reset(&w->path);
+		ret = show_tree(w, lookup(w, &c->commit->tree), show, data, err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

@@ -1,0 +1,59 @@
+/*
+ * revision.h: walking history as git rev-list does.
+ *
+ * Tips are added as interesting or uninteresting (^rev, --not). Tags
+ * are peeled to what they point at. The commit walk pops commits newest
+ * first (committer date; ties in the order they were queued). When some
+ * tip is uninteresting the walk is "limited": it runs until only
+ * uninteresting commits remain queued (plus a few more, against clock
+ * skew), marking ancestors of uninteresting commits uninteresting, and
+ * then shows the interesting commits in the order they were popped.
+ *
+ * With REV_OBJECTS, the trees and blobs of the shown commits follow the
+ * commits, as in git: the trees of the shown commits' uninteresting
+ * parents are marked uninteresting first (git's "edges"), then each
+ * shown commit's tree is walked depth first, in tree order, showing
+ * every tree and blob not seen before with its path. Annotated tags and
+ * trees or blobs named as tips come before those trees.
+ *
+ * Costs: memory per object reached (about 64 bytes, more for commits);
+ * time linear in the objects read.
+ */
+#ifndef GP_REVISION_H
+#define GP_REVISION_H
+
+#include "object.h"
+
+struct gp_error;
+struct odb;
+struct rev_walk;
+
+enum rev_walk_flags {
+	REV_OBJECTS = 1 << 0, /* trees and blobs too (--objects) */
+};
+
+/*
+ * show() is called for each object in output order; path is NULL for
+ * commits, the tag's own name (its "tag" header) for annotated tags,
+ * the name given to rev_walk_add_tip() for tree and blob tips, and the
+ * path (the root tree: "") for trees and blobs below. Returning non-zero stops the walk, and
+ * rev_walk_run() returns that value.
+ */
+typedef int rev_show_fn(const struct object_id *oid, enum object_type type,
+			const char *path, void *data);
+
+int rev_walk_new(struct rev_walk **out, struct odb *odb, int algo);
+void rev_walk_free(struct rev_walk *w);
+
+/*
+ * Add a tip. name is the path shown for a tree or blob tip under
+ * REV_OBJECTS (git shows the <path> of "<rev>:<path>", else ""). Errors: GP_ENOTFOUND (missing object), GP_ECORRUPT.
+ */
+int rev_walk_add_tip(struct rev_walk *w, const struct object_id *oid,
+		     bool uninteresting, const char *name, struct gp_error *err);
+
+/* Errors: GP_ENOTFOUND (a missing object), GP_ECORRUPT, or show()'s value. */
+int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
+		 void *data, struct gp_error *err);
+
+#endif
