@@ -18,6 +18,7 @@
 #include "progress.h"
 #include "strbuf.h"
 #include <dirent.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 /*
@@ -297,32 +298,30 @@ static void add_idx_run(struct midx_writer *w, size_t i, unsigned b,
  * from their .idx, and the preferred pack, when the old MIDX covers it,
  * contributes its whole .idx as well.
  */
-static int gather_objects(struct midx_writer *w, struct progress *progress,
-			  struct gp_error *err)
+/*
+ * One thread's share of the buckets, [first, last): its selected objects
+ * go to the output arrays from index out_start on.
+ */
+struct gather_job {
+	struct midx_writer *w;
+	struct progress *progress;
+	unsigned first, last;
+	uint32_t out_start;
+	uint32_t nr_out;          /* objects this job selected */
+	bool large_needed;
+};
+
+static void *gather_buckets(void *arg)
 {
-	uint32_t *order = xmalloc(sizeof(*order) * (w->nr_packs ? w->nr_packs : 1));
+	struct gather_job *job = arg;
+	struct midx_writer *w = job->w;
 	struct bucket_entry *bucket = NULL, *tmp = NULL;
-	size_t bucket_alloc = 0, *run_start;
-	uint64_t total = 0;
+	size_t bucket_alloc = 0;
+	size_t *run_start = xmalloc(sizeof(*run_start) * (w->nr_packs + 3));
 	bool preferred_in_old = w->preferred >= 0 && w->packs[w->preferred].old_id >= 0;
+	uint32_t out = job->out_start;
 
-	for (uint32_t i = 0; i < w->nr_packs; i++) {
-		order[i] = i;
-		total += w->packs[i].p->nr_objects;
-	}
-	qsort_r(order, w->nr_packs, sizeof(*order), cmp_rank, w);
-	for (uint32_t rank = 0; rank < w->nr_packs; rank++)
-		w->packs[order[rank]].rank = rank;
-	free(order);
-	if (total > UINT32_MAX)
-		return gp_error_set(err, GP_EINVAL, "too many objects for a multi-pack-index");
-
-	w->oids = xmalloc(w->rawsz * (size_t)(total ? total : 1));
-	w->pack_ids = xmalloc(sizeof(uint32_t) * (size_t)(total ? total : 1));
-	w->offsets = xmalloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
-
-	run_start = xmalloc(sizeof(*run_start) * (w->nr_packs + 3));
-	for (unsigned b = 0; b < 256; b++) {
+	for (unsigned b = job->first; b < job->last; b++) {
 		size_t nr = 0, nr_runs = 0;
 		struct bucket_entry *sorted;
 		if (w->old) {
@@ -360,18 +359,84 @@ static int gather_objects(struct midx_writer *w, struct progress *progress,
 			if (i && sorted[i].key == sorted[i - 1].key &&
 			    !memcmp(sorted[i].oid, sorted[i - 1].oid, w->rawsz))
 				continue;
-			memcpy(w->oids + (size_t)w->nr * w->rawsz, sorted[i].oid, w->rawsz);
-			w->pack_ids[w->nr] = w->packs[sorted[i].pack_id].final_id;
-			w->offsets[w->nr] = sorted[i].offset;
+			memcpy(w->oids + (size_t)out * w->rawsz, sorted[i].oid, w->rawsz);
+			w->pack_ids[out] = w->packs[sorted[i].pack_id].final_id;
+			w->offsets[out] = sorted[i].offset;
 			if (sorted[i].offset > 0xffffffffu)
-				w->large_needed = true;
-			w->nr++;
+				job->large_needed = true;
+			out++;
 		}
-		progress_update(progress, b + 1);
+		progress_add(job->progress, 1);
 	}
+	job->nr_out = out - job->out_start;
 	free(run_start);
 	free(tmp);
 	free(bucket);
+	return NULL;
+}
+
+/*
+ * As git does: the objects of packs the existing MIDX already covers
+ * come from that MIDX (only the copies it selected), those of new packs
+ * from their .idx, and the preferred pack, when the old MIDX covers it,
+ * contributes its whole .idx as well.
+ *
+ * The buckets split in two halves gathered by two threads: the second
+ * writes its objects after room for every object the packs hold in the
+ * first half (more than the first can select), and is moved down after.
+ */
+static int gather_objects(struct midx_writer *w, struct progress *progress,
+			  struct gp_error *err)
+{
+	uint32_t *order = xmalloc(sizeof(*order) * (w->nr_packs ? w->nr_packs : 1));
+	struct gather_job jobs[2];
+	pthread_t tid;
+	uint64_t total = 0, first_half = 0;
+	bool threaded;
+
+	for (uint32_t i = 0; i < w->nr_packs; i++) {
+		order[i] = i;
+		total += w->packs[i].p->nr_objects;
+		first_half += get_be32(w->packs[i].p->fanout + 4 * 127);
+	}
+	qsort_r(order, w->nr_packs, sizeof(*order), cmp_rank, w);
+	for (uint32_t rank = 0; rank < w->nr_packs; rank++)
+		w->packs[order[rank]].rank = rank;
+	free(order);
+	if (total > UINT32_MAX)
+		return gp_error_set(err, GP_EINVAL, "too many objects for a multi-pack-index");
+
+	w->oids = xmalloc(w->rawsz * (size_t)(total ? total : 1));
+	w->pack_ids = xmalloc(sizeof(uint32_t) * (size_t)(total ? total : 1));
+	w->offsets = xmalloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
+
+	memset(jobs, 0, sizeof(jobs));
+	jobs[0].w = jobs[1].w = w;
+	jobs[0].progress = jobs[1].progress = progress;
+	/* Small inputs are not worth a thread. */
+	threaded = total >= 65536 && sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	jobs[0].first = 0;
+	jobs[0].last = threaded ? 128 : 256;
+	jobs[1].first = 128;
+	jobs[1].last = 256;
+	jobs[1].out_start = (uint32_t)first_half;
+	if (threaded && pthread_create(&tid, NULL, gather_buckets, &jobs[1]))
+		threaded = false, jobs[0].last = 256;
+	gather_buckets(&jobs[0]);
+	w->nr = jobs[0].nr_out;
+	w->large_needed = jobs[0].large_needed;
+	if (threaded) {
+		pthread_join(tid, NULL);
+		memmove(w->oids + (size_t)w->nr * w->rawsz,
+			w->oids + (size_t)jobs[1].out_start * w->rawsz,
+			(size_t)jobs[1].nr_out * w->rawsz);
+		memmove(w->pack_ids + w->nr, w->pack_ids + jobs[1].out_start,
+			(size_t)jobs[1].nr_out * sizeof(*w->pack_ids));
+		memmove(w->offsets + w->nr, w->offsets + jobs[1].out_start,
+			(size_t)jobs[1].nr_out * sizeof(*w->offsets));
+		w->nr += jobs[1].nr_out;
+		w->large_needed |= jobs[1].large_needed;
+	}
 	if (w->large_needed)
 		for (uint32_t pos = 0; pos < w->nr; pos++)
 			if (w->offsets[pos] > 0x7fffffffu)
