@@ -57,7 +57,7 @@ TEST_TOOL_SRC = $(wildcard t/helper/*.c)
 TEST_TOOL_OBJ = $(TEST_TOOL_SRC:.c=.o)
 BENCH_SRC = $(wildcard bench/*.c)
 BENCH_BIN = $(BENCH_SRC:.c=)
-HEADERS = $(wildcard *.h) $(wildcard ewah/*.h) $(wildcard t/helper/*.h)
+HEADERS = $(wildcard *.h) $(wildcard ewah/*.h) $(wildcard builtin/*.h) $(wildcard t/helper/*.h)
 
 # Rebuild everything when the flags change (e.g. SANITIZE toggled).
 FLAGS_FILE = .build-flags

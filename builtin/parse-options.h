@@ -7,13 +7,13 @@
  * the usage on stdout and exits 129, as git does; an unknown option
  * prints an error and the usage on stderr and exits 129.
  *
- * This module prints and exits: it is used only by builtin/ and
- * gitpack.c, never by the library.
+ * This module prints and exits, so it lives in builtin/: it is used by
+ * the commands only, never by the library.
  */
 #ifndef GP_PARSE_OPTIONS_H
 #define GP_PARSE_OPTIONS_H
 
-#include "util.h"
+#include "../util.h"
 
 enum parse_opt_type {
 	OPTION_END,
