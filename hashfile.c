@@ -25,10 +25,24 @@ struct hashfile {
 	struct strbuf mem;
 };
 
+/* A hashfile writing to fd, an open temporary file (it takes tmp_path). */
+static struct hashfile *hashfile_wrap_fd(int fd, char *tmp_path, const char *final_path,
+					 int algo)
+{
+	struct hashfile *f = xcalloc(1, sizeof(*f));
+	f->fd = fd;
+	f->tmp_path = tmp_path;
+	f->final_path = xstrdup(final_path);
+	hash_init(&f->ctx, algo);
+	f->rawsz = gp_hash_algos[algo].rawsz;
+	f->buf = xmalloc(HASHFILE_BUFSZ);
+	strbuf_init(&f->mem, 0);
+	return f;
+}
+
 int hashfile_create(struct hashfile **out, const char *final_path, int algo,
 		    struct gp_error *err)
 {
-	struct hashfile *f;
 	const char *slash = strrchr(final_path, '/');
 	char *tmpl;
 	int fd;
@@ -45,22 +59,13 @@ int hashfile_create(struct hashfile **out, const char *final_path, int algo,
 	}
 	/* Git's object files are read-only. */
 	fchmod(fd, 0444);
-	f = xcalloc(1, sizeof(*f));
-	f->fd = fd;
-	f->tmp_path = tmpl;
-	f->final_path = xstrdup(final_path);
-	hash_init(&f->ctx, algo);
-	f->rawsz = gp_hash_algos[algo].rawsz;
-	f->buf = xmalloc(HASHFILE_BUFSZ);
-	strbuf_init(&f->mem, 0);
-	*out = f;
+	*out = hashfile_wrap_fd(fd, tmpl, final_path, algo);
 	return 0;
 }
 
 int hashfile_create_locked(struct hashfile **out, const char *final_path,
 			   int algo, struct gp_error *err)
 {
-	struct hashfile *f;
 	char *lock = xstrfmt("%s.lock", final_path);
 	int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 	if (fd < 0) {
@@ -72,15 +77,7 @@ int hashfile_create_locked(struct hashfile **out, const char *final_path,
 		free(lock);
 		return ret;
 	}
-	f = xcalloc(1, sizeof(*f));
-	f->fd = fd;
-	f->tmp_path = lock;
-	f->final_path = xstrdup(final_path);
-	hash_init(&f->ctx, algo);
-	f->rawsz = gp_hash_algos[algo].rawsz;
-	f->buf = xmalloc(HASHFILE_BUFSZ);
-	strbuf_init(&f->mem, 0);
-	*out = f;
+	*out = hashfile_wrap_fd(fd, lock, final_path, algo);
 	return 0;
 }
 

@@ -360,21 +360,7 @@ uint64_t midx_nth_offset(const struct midx *m, uint32_t midx_pos)
 bool midx_find_oid(const struct midx *m, const struct object_id *oid,
 		   uint32_t *midx_pos)
 {
-	uint32_t lo = oid->hash[0] ? get_be32(m->fanout + 4 * (oid->hash[0] - 1)) : 0;
-	uint32_t hi = get_be32(m->fanout + 4 * oid->hash[0]);
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int cmp = memcmp(m->oids + (size_t)mid * m->rawsz, oid->hash, m->rawsz);
-		if (!cmp) {
-			*midx_pos = mid;
-			return true;
-		}
-		if (cmp < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return oid_table_find(m->fanout, m->oids, m->rawsz, m->rawsz, oid->hash, midx_pos);
 }
 
 bool midx_has_ridx(const struct midx *m)

@@ -90,6 +90,27 @@ int parse_oid_hex_exact(const char *hex, int algo, struct object_id *oid)
 	return hex_to_oid(hex, algo, oid);
 }
 
+bool oid_table_find(const unsigned char *fanout, const unsigned char *table,
+		    size_t stride, size_t rawsz, const unsigned char *hash,
+		    uint32_t *pos)
+{
+	uint32_t lo = hash[0] ? get_be32(fanout + 4 * (size_t)(hash[0] - 1)) : 0;
+	uint32_t hi = get_be32(fanout + 4 * (size_t)hash[0]);
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int cmp = memcmp(table + (size_t)mid * stride, hash, rawsz);
+		if (!cmp) {
+			*pos = mid;
+			return true;
+		}
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
 size_t format_object_header(char *hdr, size_t hdrsz, enum object_type type,
 			    size_t size)
 {

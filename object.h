@@ -64,6 +64,17 @@ int hex_to_oid(const char *hex, int algo, struct object_id *oid);
 int parse_oid_hex_exact(const char *hex, int algo, struct object_id *oid);
 
 /*
+ * Find the name hash (rawsz bytes) in a sorted table of names whose
+ * i-th entry starts at table + i * stride, searching only the bucket of
+ * its first byte given by fanout (256 big-endian cumulative counts, as
+ * in .idx and MIDX files). The caller has validated fanout and table.
+ * O(log n).
+ */
+bool oid_table_find(const unsigned char *fanout, const unsigned char *table,
+		    size_t stride, size_t rawsz, const unsigned char *hash,
+		    uint32_t *pos);
+
+/*
  * The object header Git hashes before the content: "<type> <size>\0".
  * Writes into hdr (at least 32 bytes) and returns its length with NUL.
  */

@@ -409,21 +409,10 @@ bool pack_find_oid(const struct packed_git *p, const struct object_id *oid,
 		   uint32_t *idx_pos)
 {
 	size_t rawsz = gp_hash_algos[p->algo].rawsz;
-	uint32_t lo = oid->hash[0] ? get_be32(p->fanout + 4 * (oid->hash[0] - 1)) : 0;
-	uint32_t hi = get_be32(p->fanout + 4 * oid->hash[0]);
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int cmp = memcmp(pack_nth_oid_raw(p, mid), oid->hash, rawsz);
-		if (!cmp) {
-			*idx_pos = mid;
-			return true;
-		}
-		if (cmp < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	/* v1 entries are (4-byte offset, name); v2 names are contiguous. */
+	if (p->idx_version == 1)
+		return oid_table_find(p->fanout, p->oids + 4, 4 + rawsz, rawsz, oid->hash, idx_pos);
+	return oid_table_find(p->fanout, p->oids, rawsz, rawsz, oid->hash, idx_pos);
 }
 
 /* ---- reverse index ---------------------------------------------------- */
