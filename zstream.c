@@ -107,12 +107,11 @@ int inflate_exact(struct inflater *inf, const void *in, size_t in_len,
 						    &in_used, &out_used);
 		switch (res) {
 		case LIBDEFLATE_SUCCESS:
-			if (out_used != out_len)
-				return gp_error_set(err, GP_ECORRUPT,
-						    "inflated to %zu bytes, expected %zu",
-						    out_used, out_len);
-			*consumed = in_used;
-			return 0;
+			if (out_used == out_len) {
+				*consumed = in_used;
+				return 0;
+			}
+			break; /* a short result is an error: zlib words it */
 		default:
 			/*
 			 * libdeflate stops at the first problem it meets and
