@@ -22,6 +22,19 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo);
 int cmd_show_index(int argc, const char **argv, struct repository *repo);
 int cmd_verify_pack(int argc, const char **argv, struct repository *repo);
 
+struct option;
+
+/*
+ * Parse a command's options (parse-options.h) as git does: returns the
+ * number of arguments left; "-h" prints the usage on stdout and exits
+ * 129; an error prints "error: ..." and the usage on stderr, exit 129.
+ */
+int parse_options(int argc, const char **argv, const struct option *opts,
+		  const char *const *usage);
+/* The usage on stderr, exit 129: for bad arguments found by the caller. */
+GP_NORETURN void usage_with_options(const char *const *usage,
+				    const struct option *opts);
+
 /* Print "fatal: <msg>\n" to stderr and exit 128, as git does. */
 GP_NORETURN GP_PRINTF(1, 2) void die(const char *fmt, ...);
 /* die() with the message carried by err. */

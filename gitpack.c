@@ -5,7 +5,9 @@
  */
 #include "builtin.h"
 #include "error.h"
+#include "parse-options.h"
 #include "repository.h"
+#include "strbuf.h"
 
 #ifndef GITPACK_VERSION
 #define GITPACK_VERSION "0.1"
@@ -70,6 +72,38 @@ void warning(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("warning: ", fmt, ap);
 	va_end(ap);
+}
+
+static GP_NORETURN void print_usage_and_exit(FILE *out, const char *const *usage,
+						const struct option *opts)
+{
+	struct strbuf text = STRBUF_INIT;
+	parse_options_usage(usage, opts, &text);
+	fflush(stdout);
+	fwrite(text.buf, 1, text.len, out);
+	strbuf_release(&text);
+	exit(129);
+}
+
+void usage_with_options(const char *const *usage, const struct option *opts)
+{
+	print_usage_and_exit(stderr, usage, opts);
+}
+
+int parse_options(int argc, const char **argv, const struct option *opts,
+		  const char *const *usage)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	int ret = parse_options_run(argc, argv, opts, &err);
+	if (ret == PARSE_OPT_HELP)
+		print_usage_and_exit(stdout, usage, opts);
+	if (ret < 0) {
+		if (err.msg && *err.msg)
+			error("%s", err.msg);
+		gp_error_clear(&err);
+		usage_with_options(usage, opts);
+	}
+	return ret;
 }
 
 static void usage(FILE *out)

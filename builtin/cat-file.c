@@ -23,7 +23,7 @@
 #include "../object.h"
 #include "../odb.h"
 #include "../packfile.h"
-#include "parse-options.h"
+#include "../parse-options.h"
 #include "../repository.h"
 #include "../strbuf.h"
 #include "../tree.h"

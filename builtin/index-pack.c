@@ -7,7 +7,7 @@
 #include "../hashfile.h"
 #include "../object.h"
 #include "../pack-indexer.h"
-#include "parse-options.h"
+#include "../parse-options.h"
 #include "../repository.h"
 #include "../strbuf.h"
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include "../midx-write.h"
 #include "../pack-write.h"
 #include "../packfile.h"
-#include "parse-options.h"
+#include "../parse-options.h"
 #include "../progress.h"
 #include "../repository.h"
 #include "../strbuf.h"

@@ -7,7 +7,7 @@
 #include "../error.h"
 #include "../object-name.h"
 #include "../odb.h"
-#include "parse-options.h"
+#include "../parse-options.h"
 #include "../refs.h"
 #include "../repository.h"
 #include "../revision.h"

@@ -6,7 +6,7 @@
 #include "../error.h"
 #include "../object.h"
 #include "../packfile.h"
-#include "parse-options.h"
+#include "../parse-options.h"
 #include "../repository.h"
 #include "../strbuf.h"
 

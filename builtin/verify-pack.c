@@ -9,7 +9,7 @@
 #include "../object.h"
 #include "../pack-indexer.h"
 #include "../packfile.h"
-#include "parse-options.h"
+#include "../parse-options.h"
 #include "../repository.h"
 
 static const char *const verify_pack_usage[] = {

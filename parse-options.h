@@ -1,19 +1,21 @@
 /*
- * parse-options.h: git-style command-line options for builtin/.
+ * parse-options.h: git-style command-line options.
  *
  * Long options accept "--name=value" and "--name value"; boolean long
- * options accept "--no-name"; short options may be bundled ("-vq") and
- * take values as "-ofile" or "-o file". "--" ends options. "-h" prints
- * the usage on stdout and exits 129, as git does; an unknown option
- * prints an error and the usage on stderr and exits 129.
+ * options accept "--no-name"; unambiguous prefixes of long names are
+ * accepted; short options may be bundled ("-vq") and take values as
+ * "-ofile" or "-o file". "--" ends options.
  *
- * This module prints and exits, so it lives in builtin/: it is used by
- * the commands only, never by the library.
+ * Like the rest of the library this module neither prints nor exits:
+ * parse_options_run() reports "-h" and errors by its return value and
+ * err. Commands call parse_options() and usage_with_options() (in
+ * builtin.h, implemented in gitpack.c), which print git's messages and
+ * exit with 129.
  */
 #ifndef GP_PARSE_OPTIONS_H
 #define GP_PARSE_OPTIONS_H
 
-#include "../util.h"
+#include "util.h"
 
 enum parse_opt_type {
 	OPTION_END,
@@ -63,16 +65,23 @@ struct option {
 #define OPT__QUIET(v, h) OPT_COUNTUP('q', "quiet", (v), (h))
 #define OPT__VERBOSE(v, h) OPT_COUNTUP('v', "verbose", (v), (h))
 
+struct gp_error;
+struct strbuf;
+
+/* parse_options_run() found "-h" or "--help". */
+#define PARSE_OPT_HELP (-100)
+
 /*
  * Parse argv (argv[0] is the command name). Returns the number of
- * arguments left, moved to the front of argv; argv[result] is NULL.
- * A callback returning non-zero makes parsing fail with exit 129.
+ * arguments left, moved to the front of argv (argv[result] is NULL);
+ * PARSE_OPT_HELP; or GP_EINVAL with the problem in err (empty when a
+ * callback failed: callbacks are command code and report their own).
  */
-int parse_options(int argc, const char **argv, const struct option *opts,
-		  const char *const *usage);
-/* The usage on stderr, exit 129: for bad arguments found by the caller. */
-GP_NORETURN void usage_with_options(const char *const *usage,
-				    const struct option *opts);
+int parse_options_run(int argc, const char **argv, const struct option *opts,
+		      struct gp_error *err);
+/* Append the usage text (git's layout) for usage lines and opts. */
+void parse_options_usage(const char *const *usage, const struct option *opts,
+			 struct strbuf *out);
 
 /* Parse "123", "10k", "2m", "1g" (powers of 1024); false when invalid. */
 bool parse_ulong_suffixed(const char *s, unsigned long *out);

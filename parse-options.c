@@ -1,8 +1,11 @@
 /*
- * parse-options.c: see parse-options.h. Exits only through
- * usage_with_options(), and only builtin/ uses this module.
+ * parse-options.c: see parse-options.h. Like the rest of the library it
+ * neither prints nor exits: it reports through a gp_error, and gitpack.c
+ * turns that into git's messages and exit code 129.
  */
 #include "parse-options.h"
+#include "error.h"
+#include "strbuf.h"
 
 bool parse_ulong_suffixed(const char *s, unsigned long *out)
 {
@@ -28,18 +31,18 @@ bool parse_ulong_suffixed(const char *s, unsigned long *out)
 	return true;
 }
 
-static GP_NORETURN void print_usage(FILE *out, const char *const *usage,
-				     const struct option *opts)
+void parse_options_usage(const char *const *usage, const struct option *opts,
+			 struct strbuf *out)
 {
-	fprintf(out, "usage: %s\n", usage[0]);
+	strbuf_addf(out, "usage: %s\n", usage[0]);
 	for (size_t line = 1; usage[line]; line++)
-		fprintf(out, "   or: %s\n", usage[line]);
-	fputc('\n', out);
+		strbuf_addf(out, "   or: %s\n", usage[line]);
+	strbuf_addch(out, '\n');
 	for (const struct option *o = opts; o->type != OPTION_END; o++) {
 		char left[128];
 		int n = 0;
 		if (o->type == OPTION_GROUP) {
-			fprintf(out, "\n%s\n", o->help);
+			strbuf_addf(out, "\n%s\n", o->help);
 			continue;
 		}
 		if (o->flags & PARSE_OPT_HIDDEN)
@@ -59,23 +62,11 @@ static GP_NORETURN void print_usage(FILE *out, const char *const *usage,
 				      (o->flags & PARSE_OPT_OPTARG) ? "[=<%s>]" : " <%s>",
 				      o->argh);
 		if (n >= 26)
-			fprintf(out, "%s\n%26s%s\n", left, "", o->help ? o->help : "");
+			strbuf_addf(out, "%s\n%26s%s\n", left, "", o->help ? o->help : "");
 		else
-			fprintf(out, "%-26s%s\n", left, o->help ? o->help : "");
+			strbuf_addf(out, "%-26s%s\n", left, o->help ? o->help : "");
 	}
-	fputc('\n', out);
-	exit(129);
-}
-
-/* Asked for (-h): the usage goes to stdout, as git does; errors use stderr. */
-static GP_NORETURN void help(const char *const *usage, const struct option *opts)
-{
-	print_usage(stdout, usage, opts);
-}
-
-void usage_with_options(const char *const *usage, const struct option *opts)
-{
-	print_usage(stderr, usage, opts);
+	strbuf_addch(out, '\n');
 }
 
 static bool takes_value(const struct option *o)
@@ -93,7 +84,7 @@ static bool takes_value(const struct option *o)
 }
 
 static int apply(const struct option *o, const char *arg, int unset,
-		 const char *shown)
+		 const char *shown, struct gp_error *err)
 {
 	switch (o->type) {
 	case OPTION_BOOL:
@@ -115,8 +106,7 @@ static int apply(const struct option *o, const char *arg, int unset,
 		errno = 0;
 		v = strtol(arg, &end, 10);
 		if (errno || !*arg || *end || v < INT_MIN || v > INT_MAX) {
-			fprintf(stderr, "error: option `%s' expects a numerical value\n", shown);
-			return -1;
+			return gp_error_set(err, GP_EINVAL, "option `%s' expects a numerical value", shown);
 		}
 		*(int *)o->value = (int)v;
 		return 0;
@@ -127,15 +117,15 @@ static int apply(const struct option *o, const char *arg, int unset,
 			return 0;
 		}
 		if (!parse_ulong_suffixed(arg, (unsigned long *)o->value)) {
-			fprintf(stderr, "error: option `%s' expects a non-negative integer value with an optional k/m/g suffix\n", shown);
-			return -1;
+			return gp_error_set(err, GP_EINVAL, "option `%s' expects a non-negative integer value with an optional k/m/g suffix", shown);
 		}
 		return 0;
 	case OPTION_STRING:
 		*(const char **)o->value = unset ? NULL : arg;
 		return 0;
 	case OPTION_CALLBACK:
-		return o->callback(o, arg, unset);
+		/* A callback reports its own error (it is command code). */
+		return o->callback(o, arg, unset) ? gp_error_set(err, GP_EINVAL, "%s", "") : 0;
 	default:
 		BUG("unhandled option type %d", o->type);
 	}
@@ -170,8 +160,8 @@ static const struct option *find_long(const struct option *opts, const char *nam
 	return NULL;
 }
 
-int parse_options(int argc, const char **argv, const struct option *opts,
-		  const char *const *usage)
+int parse_options_run(int argc, const char **argv, const struct option *opts,
+		      struct gp_error *err)
 {
 	int nr_left = 0;
 	int argpos = 1;
@@ -192,59 +182,47 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 			int unset = 0;
 			const struct option *o;
 			if (!strcmp(name, "help-all") || !strcmp(name, "help"))
-				help(usage, opts);
+				return PARSE_OPT_HELP;
 			o = find_long(opts, name, len, &unset);
-			if (!o) {
-				fprintf(stderr, "error: unknown option `%.*s'\n", (int)len, name);
-				usage_with_options(usage, opts);
-			}
+			if (!o)
+				return gp_error_set(err, GP_EINVAL, "unknown option `%.*s'", (int)len, name);
 			const char *value = eq ? eq + 1 : NULL;
-			if (unset && value) {
-				fprintf(stderr, "error: option `no-%s' takes no value\n", o->long_name);
-				usage_with_options(usage, opts);
-			}
+			if (unset && value)
+				return gp_error_set(err, GP_EINVAL, "option `no-%s' takes no value", o->long_name);
 			if (!unset && takes_value(o) && !value && !(o->flags & PARSE_OPT_OPTARG)) {
-				if (argpos + 1 >= argc) {
-					fprintf(stderr, "error: option `%s' requires a value\n", o->long_name);
-					usage_with_options(usage, opts);
-				}
+				if (argpos + 1 >= argc)
+					return gp_error_set(err, GP_EINVAL, "option `%s' requires a value", o->long_name);
 				value = argv[++argpos];
 			}
-			if (value && !takes_value(o)) {
-				fprintf(stderr, "error: option `%s' takes no value\n", o->long_name);
-				usage_with_options(usage, opts);
-			}
-			if (apply(o, value, unset, o->long_name))
-				usage_with_options(usage, opts);
+			if (value && !takes_value(o))
+				return gp_error_set(err, GP_EINVAL, "option `%s' takes no value", o->long_name);
+			if (apply(o, value, unset, o->long_name, err))
+				return GP_EINVAL;
 			continue;
 		}
 		for (const char *p = arg + 1; *p; p++) {
 			const struct option *o = NULL;
 			if (*p == 'h')
-				help(usage, opts);
+				return PARSE_OPT_HELP;
 			for (const struct option *c = opts; c->type != OPTION_END; c++)
 				if (c->short_name == *p)
 					o = c;
-			if (!o) {
-				fprintf(stderr, "error: unknown switch `%c'\n", *p);
-				usage_with_options(usage, opts);
-			}
+			if (!o)
+				return gp_error_set(err, GP_EINVAL, "unknown switch `%c'", *p);
 			char shown[2] = { *p, 0 };
 			if (takes_value(o)) {
 				const char *value = p[1] ? p + 1 : NULL;
 				if (!value && !(o->flags & PARSE_OPT_OPTARG)) {
-					if (argpos + 1 >= argc) {
-						fprintf(stderr, "error: switch `%c' requires a value\n", *p);
-						usage_with_options(usage, opts);
-					}
+					if (argpos + 1 >= argc)
+						return gp_error_set(err, GP_EINVAL, "switch `%c' requires a value", *p);
 					value = argv[++argpos];
 				}
-				if (apply(o, value, 0, shown))
-					usage_with_options(usage, opts);
+				if (apply(o, value, 0, shown, err))
+					return GP_EINVAL;
 				break;
 			}
-			if (apply(o, NULL, 0, shown))
-				usage_with_options(usage, opts);
+			if (apply(o, NULL, 0, shown, err))
+				return GP_EINVAL;
 		}
 	}
 	for (; argpos < argc; argpos++)
