@@ -80,7 +80,6 @@ struct batch_state {
 	struct repository *repo;
 	struct odb *odb;
 	int algo;
-	struct object_id empty_tree;
 	enum batch_mode mode;
 	bool flush_each;
 	struct batch_format fmt;
@@ -275,29 +274,6 @@ static bool is_missing(struct odb *odb, const struct object_id *oid, int ret)
 }
 
 /*
- * Git knows the empty tree without storing it, and looks there before
- * the object database: it always exists, with no bytes on disk, even
- * when a copy is stored too. It is not listed by --batch-all-objects
- * unless stored.
- * NEEDSWORK: this belongs in odb.c, for every reader.
- */
-static bool read_virtual_info(const struct object_id *empty_tree,
-			      const struct object_id *oid, struct object_info *info)
-{
-	if (!oideq(oid, empty_tree))
-		return false;
-	memset(info, 0, sizeof(*info));
-	info->type = OBJ_TREE;
-	oid_clear(&info->delta_base, oid->algo);
-	return true;
-}
-
-static void empty_tree_oid(int algo, struct object_id *oid)
-{
-	hash_object(algo, OBJ_TREE, "", 0, oid);
-}
-
-/*
  * Show one object (name is what the input line named it, for the
  * "missing" line). oid is NULL when name is not an object id at all.
  * known, when not NULL, is the object's info, already looked up
@@ -319,9 +295,6 @@ static void batch_one(struct batch_state *st, const char *name,
 	if (known) {
 		info = *known;
 		ret = 0;
-	} else if (oid && read_virtual_info(&st->empty_tree, oid, &info)) {
-		ret = 0;
-		data = xcalloc(1, 1);
 	} else if (oid && need_info) {
 		unsigned flags = (st->fmt.need_disk ? OI_DISK_SIZE : 0) |
 				 (st->fmt.need_delta ? OI_DELTA_BASE : 0);
@@ -550,8 +523,7 @@ struct prefetched {
  * them: a delta's chain then runs through entries just visited, which
  * makes this much faster than looking objects up by name. Objects whose
  * lookup fails are left for the printing pass, which reports the error
- * at the object's place in the output; so are the empty tree (see
- * read_virtual_info()) and loose objects.
+ * at the object's place in the output; so are loose objects.
  * NEEDSWORK: an odb walk in storage order would spare us the pack
  * positions here.
  */
@@ -576,8 +548,6 @@ static void prefetch_packed(struct batch_state *st, const struct raw_oids *ids,
 			if (!find_sorted(ids, start, raw, &pos) || pf->type[pos])
 				continue;
 			oid_from_raw(&oid, raw, st->algo);
-			if (oideq(&oid, &st->empty_tree))
-				continue;
 			if (odb_read_object_info(st->odb, &oid, &info, flags, &err)) {
 				gp_error_clear(&err);
 				continue;
@@ -665,7 +635,6 @@ static int run_batch(struct repository *repo, struct odb *odb, int algo,
 	st.odb = odb;
 	st.algo = algo;
 	st.mode = o->batch;
-	empty_tree_oid(algo, &st.empty_tree);
 	st.flush_each = !o->buffer && !o->all_objects;
 	strbuf_init(&st.line, 256);
 	compile_format(&st.fmt, o->format ? o->format
@@ -778,28 +747,12 @@ static bool header_oid(const unsigned char *data, size_t size, const char *field
 	return !parse_oid_hex_exact(hex, algo, oid);
 }
 
-/* odb_read_object(), knowing the empty tree as git does. */
-static int read_object(struct odb *odb, const struct object_id *oid,
-		       enum object_type *type, unsigned char **data, size_t *size,
-		       struct gp_error *err)
-{
-	struct object_id empty;
-	empty_tree_oid(oid->algo, &empty);
-	if (oideq(oid, &empty)) {
-		*type = OBJ_TREE;
-		*data = xcalloc(1, 1);
-		*size = 0;
-		return 0;
-	}
-	return odb_read_object(odb, oid, type, data, size, err);
-}
-
 static void read_or_die(struct odb *odb, const struct object_id *oid,
 			enum object_type *type, unsigned char **data, size_t *size,
 			const char *name)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	int ret = read_object(odb, oid, type, data, size, &err);
+	int ret = odb_read_object(odb, oid, type, data, size, &err);
 	if (is_missing(odb, oid, ret))
 		die("Not a valid object name %s", name);
 	if (ret)
@@ -824,7 +777,7 @@ static int cat_typed(struct odb *odb, const char *type_arg, const char *name,
 		unsigned char *data;
 		size_t size;
 		bool next = false;
-		int ret = read_object(odb, &oid, &type, &data, &size, &err);
+		int ret = odb_read_object(odb, &oid, &type, &data, &size, &err);
 		if (is_missing(odb, &oid, ret))
 			die("gitpack cat-file %s: bad file", name);
 		if (ret)
@@ -850,20 +803,17 @@ static int cat_one(struct repository *repo, struct odb *odb, int cmdmode,
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct object_info info;
-	struct object_id empty;
 	enum object_type type;
 	unsigned char *data;
 	size_t size;
 	int ret = 0;
 
-	empty_tree_oid(oid->algo, &empty);
 	switch (cmdmode) {
 	case 'e':
-		return read_virtual_info(&empty, oid, &info) || odb_has_object(odb, oid) ? 0 : 1;
+		return odb_has_object(odb, oid) ? 0 : 1;
 	case 't':
 	case 's':
-		if (!read_virtual_info(&empty, oid, &info))
-			ret = odb_read_object_info(odb, oid, &info, 0, &err);
+		ret = odb_read_object_info(odb, oid, &info, 0, &err);
 		if (is_missing(odb, oid, ret))
 			die("could not get object info for %s", name);
 		if (ret)

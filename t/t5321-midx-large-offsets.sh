@@ -56,10 +56,10 @@ do
 			test-tool midx-dump --object-format=$algo offsets >actual &&
 			for idx in pack-*.idx
 			do
-				gitpack show-index --object-format=$algo <$idx
+				git show-index --object-format=$algo <$idx
 			done | awk "{ print \$2, \$1 }" | sort >all &&
 			sort actual >sorted &&
-			# every MIDX entry is one of the packs'"'"' entries
+			# every MIDX entry is one of the entries git reads in the packs
 			comm -23 sorted all >extra &&
 			test_must_be_empty extra &&
 			grep " 18000000000\$" actual
