@@ -442,6 +442,20 @@ bool odb_pack_is_local(const struct odb *odb, size_t index)
 	return odb->pack_local[index];
 }
 
+struct midx *odb_midx(const struct odb *odb)
+{
+	return odb->nr_dirs ? odb->dirs[0].midx : NULL;
+}
+
+struct packed_git *odb_midx_pack(const struct odb *odb, uint32_t pack_int_id)
+{
+	const struct odb_dir *dir = odb->nr_dirs ? &odb->dirs[0] : NULL;
+	if (!dir || !dir->midx || pack_int_id >= midx_nr_packs(dir->midx) ||
+	    dir->midx_packs[pack_int_id] == SIZE_MAX)
+		return NULL;
+	return odb->packs[dir->midx_packs[pack_int_id]];
+}
+
 const char *odb_objdir(const struct odb *odb)
 {
 	return odb->dirs[0].path;

@@ -23,6 +23,7 @@
 
 struct gp_error;
 struct packed_git;
+struct midx;
 
 struct odb;
 
@@ -79,6 +80,14 @@ size_t odb_nr_packs(const struct odb *odb);
 struct packed_git *odb_pack(const struct odb *odb, size_t index);
 /* Whether pack index came from the odb's own directory. */
 bool odb_pack_is_local(const struct odb *odb, size_t index);
+
+/*
+ * The MIDX of the odb's own pack directory, when it has a usable one
+ * (borrowed; NULL otherwise), and the loaded pack behind one of its
+ * pack_int_ids (NULL when that pack is missing).
+ */
+struct midx *odb_midx(const struct odb *odb);
+struct packed_git *odb_midx_pack(const struct odb *odb, uint32_t pack_int_id);
 
 const char *odb_objdir(const struct odb *odb);
 int odb_algo(const struct odb *odb);

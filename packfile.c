@@ -40,8 +40,8 @@
 /* deflate cannot expand data by more than about 1032:1. */
 #define MAX_INFLATE_RATIO 1100
 
-static int map_file(const char *path, const unsigned char **map, size_t *size,
-		    uint64_t *mtime, struct gp_error *err)
+int map_file_readonly(const char *path, const unsigned char **map, size_t *size,
+		      uint64_t *mtime, struct gp_error *err)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -275,7 +275,7 @@ int pack_open_idx(struct packed_git **out, const char *idx_path, int algo,
 
 	p->idx_path = xstrdup(idx_path);
 	p->pack_path = path_with_ext(idx_path, ".idx", ".pack");
-	ret = map_file(idx_path, &p->idx_map, &p->idx_size, &p->mtime, err);
+	ret = map_file_readonly(idx_path, &p->idx_map, &p->idx_size, &p->mtime, err);
 	if (ret)
 		goto fail;
 	ret = parse_idx(p, base_name(idx_path), err);
@@ -299,7 +299,7 @@ static int open_pack_locked(struct packed_git *p, struct gp_error *err)
 	size_t rawsz = gp_hash_algos[p->algo].rawsz;
 	const char *name = base_name(p->pack_path);
 	uint32_t version, nr;
-	int ret = map_file(p->pack_path, &p->pack_map, &p->pack_size, NULL, err);
+	int ret = map_file_readonly(p->pack_path, &p->pack_map, &p->pack_size, NULL, err);
 	if (ret)
 		return ret;
 	if (p->pack_size < PACK_HEADER_SIZE + rawsz)
@@ -422,7 +422,7 @@ static int load_rev_file(struct packed_git *p, struct gp_error *err)
 	char *path = path_with_ext(p->pack_path, ".pack", ".rev");
 	const unsigned char *map = NULL;
 	size_t size = 0;
-	int ret = map_file(path, &map, &size, NULL, err);
+	int ret = map_file_readonly(path, &map, &size, NULL, err);
 	if (ret)
 		goto out;
 	ret = revindex_parse(map, size, base_name(path), p->algo, p->nr_objects,

@@ -171,4 +171,12 @@ int pack_object_info(struct packed_git *p, uint64_t ofs,
 		     struct pack_object_info *info, bool want_delta_base,
 		     struct gp_error *err);
 
+/*
+ * Map a whole file read-only, as packs, indexes and bitmaps are read
+ * (*map is NULL for an empty file; *mtime, when not NULL, gets its
+ * mtime). Errors: GP_ENOTFOUND (no such file), GP_EIO.
+ */
+int map_file_readonly(const char *path, const unsigned char **map, size_t *size,
+		      uint64_t *mtime, struct gp_error *err);
+
 #endif

@@ -7,13 +7,15 @@
 #include "../error.h"
 #include "../object-name.h"
 #include "../odb.h"
+#include "../pack-bitmap.h"
+#include "../progress.h"
 #include "../parse-options.h"
 #include "../refs.h"
 #include "../repository.h"
 #include "../revision.h"
 
 static const char *const rev_list_usage[] = {
-	"gitpack rev-list [--objects] [--count] [--all] [--branches] [--tags] [--not] <commit>... [^<commit>...] [<a>..<b>]",
+	"gitpack rev-list [--objects] [--count] [--use-bitmap-index] [--test-bitmap] [--all] [--branches] [--tags] [--not] <commit>... [^<commit>...] [<a>..<b>]",
 	NULL,
 };
 
@@ -38,34 +40,50 @@ static int show_one(const struct object_id *oid, enum object_type type,
 	return 0;
 }
 
+/* The revisions named, kept so that bitmaps or the walk can answer. */
+struct tip_list {
+	struct bitmap_tip *tips;
+	char **paths;
+	size_t nr, alloc;
+};
+
+static void add_tip(struct tip_list *tl, const struct object_id *oid,
+		    bool uninteresting, const char *path)
+{
+	ALLOC_GROW(tl->tips, tl->nr + 1, tl->alloc);
+	tl->paths = xrealloc(tl->paths, tl->alloc * sizeof(*tl->paths));
+	tl->tips[tl->nr].oid = *oid;
+	tl->tips[tl->nr].uninteresting = uninteresting;
+	tl->paths[tl->nr++] = xstrdup(path);
+}
+
 struct ref_tips {
-	struct rev_walk *walk;
+	struct tip_list *tl;
 	bool uninteresting;
-	struct gp_error *err;
 };
 
 static int add_ref_tip(const char *refname, const struct object_id *oid,
 		       const struct object_id *peeled, unsigned flags, void *data)
 {
 	struct ref_tips *rt = data;
-	return rev_walk_add_tip(rt->walk, oid, rt->uninteresting, "", rt->err);
+	add_tip(rt->tl, oid, rt->uninteresting, "");
+	return 0;
 }
 
-static void add_refs(struct repository *repo, struct rev_walk *walk, const char *prefix,
+static void add_refs(struct repository *repo, struct tip_list *tl, const char *prefix,
 		     bool with_head, bool uninteresting)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	struct ref_tips rt = { walk, uninteresting, &err };
+	struct ref_tips rt = { tl, uninteresting };
 	struct object_id head;
-	if (with_head && !refs_resolve(repo, "HEAD", &head, NULL, &err) &&
-	    rev_walk_add_tip(walk, &head, uninteresting, "", &err))
-		die_error(&err);
+	if (with_head && !refs_resolve(repo, "HEAD", &head, NULL, &err))
+		add_tip(tl, &head, uninteresting, "");
 	gp_error_clear(&err);
 	if (refs_for_each(repo, prefix, add_ref_tip, &rt, &err))
 		die_error(&err);
 }
 
-static void add_rev(struct repository *repo, struct odb *odb, struct rev_walk *walk,
+static void add_rev(struct repository *repo, struct odb *odb, struct tip_list *tl,
 		    const char *arg, bool uninteresting)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -79,8 +97,91 @@ static void add_rev(struct repository *repo, struct odb *odb, struct rev_walk *w
 	}
 	if (ctx.has_path && strchr(arg, ':'))
 		path = strchr(arg, ':') + 1;
-	if (rev_walk_add_tip(walk, &oid, uninteresting, path, &err))
+	add_tip(tl, &oid, uninteresting, path);
+}
+
+static int show_bitmapped(const struct object_id *oid, enum object_type type, void *data)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	printf("%s\n", oid_to_hex_r(hex, oid));
+	return 0;
+}
+
+static struct bitmap_index *open_bitmap(struct odb *odb)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct bitmap_index *bi = NULL;
+	int ret = bitmap_index_open(&bi, odb, &err);
+	if (ret && ret != GP_ENOTFOUND)
+		warning("ignoring bitmap: %s", gp_error_msg(&err));
+	gp_error_clear(&err);
+	return ret ? NULL : bi;
+}
+
+/*
+ * Answer from the bitmap as git does: objects by type, each in bit
+ * order, without paths. 1 when the bitmap cannot answer.
+ */
+static int list_with_bitmap(struct odb *odb, const struct tip_list *tl, bool objects,
+			    bool count)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct bitmap_index *bi = open_bitmap(odb);
+	struct bitmap_result *res = NULL;
+	unsigned mask = objects ? BITMAP_SHOW_COMMITS | BITMAP_SHOW_TREES |
+		BITMAP_SHOW_BLOBS | BITMAP_SHOW_TAGS : BITMAP_SHOW_COMMITS;
+	int ret;
+	if (!bi)
+		return 1;
+	ret = bitmap_reachable(bi, odb, tl->tips, tl->nr, &res, &err);
+	if (ret == GP_ECORRUPT) {
+		warning("ignoring bitmap: %s", gp_error_msg(&err));
+		ret = 1;
+	} else if (ret < 0) {
 		die_error(&err);
+	}
+	if (!ret && count) {
+		uint64_t counts[5];
+		bitmap_result_count(res, counts);
+		printf("%" PRIu64 "\n", counts[OBJ_COMMIT] +
+		       (objects ? counts[OBJ_TREE] + counts[OBJ_BLOB] + counts[OBJ_TAG] : 0));
+	} else if (!ret) {
+		bitmap_result_for_each(res, mask, show_bitmapped, NULL);
+	}
+	gp_error_clear(&err);
+	bitmap_result_free(res);
+	bitmap_index_free(bi);
+	return ret;
+}
+
+static void test_bitmap(struct odb *odb, const struct tip_list *tl, bool show_progress)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct bitmap_index *bi;
+	struct progress *progress = NULL;
+	char hex[GP_MAX_HEXSZ + 1];
+	uint64_t bits = 0;
+	uint32_t checksum = 0;
+	int ret;
+
+	if (tl->nr != 1)
+		die("you must specify exactly one commit to test");
+	ret = bitmap_index_open(&bi, odb, &err);
+	if (ret)
+		die("failed to load bitmap indexes: %s", gp_error_msg(&err));
+	fprintf(stderr, "Bitmap v1 test (%u entries%s)\n", bitmap_index_nr_entries(bi),
+		bitmap_index_flags(bi) & BITMAP_OPT_LOOKUP_TABLE ? "" : " loaded");
+	oid_to_hex_r(hex, &tl->tips[0].oid);
+	progress = progress_start("Verifying bitmap entries", 0, show_progress);
+	ret = bitmap_test_commit(bi, odb, &tl->tips[0].oid, progress, &bits, &checksum, &err);
+	if (bits)
+		fprintf(stderr, "Found bitmap for '%s'. %" PRIu64 " bits / %08x checksum\n",
+			hex, bits, checksum);
+	progress_stop(&progress);
+	if (ret)
+		die_error(&err);
+	fprintf(stderr, "OK!\n");
+	bitmap_index_free(bi);
 }
 
 int cmd_rev_list(int argc, const char **argv, struct repository *repo)
@@ -89,13 +190,15 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 	struct list_state st = { false, 0 };
 	struct rev_walk *walk;
 	struct odb *odb;
-	int objects = 0, count = 0, use_bitmap = 0;
+	int objects = 0, count = 0, use_bitmap = 0, test_bitmap_flag = 0;
+	struct tip_list tl = { 0 };
 	bool negate = false;
 	int ret;
 	struct option options[] = {
 		OPT_BOOL(0, "objects", &objects, "list trees and blobs too, with their paths"),
 		OPT_BOOL(0, "count", &count, "print only the number of objects"),
 		OPT_BOOL(0, "use-bitmap-index", &use_bitmap, "use reachability bitmaps when present"),
+		OPT_BOOL(0, "test-bitmap", &test_bitmap_flag, "check the bitmap of the one commit named against a walk"),
 		OPT_END(),
 	};
 	const char **args = xcalloc((size_t)argc + 1, sizeof(*args));
@@ -116,7 +219,8 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 		opts_only[nr_opts++] = argv[0];
 		for (int i = 1; i < argc; i++)
 			if (!strcmp(argv[i], "--objects") || !strcmp(argv[i], "--count") ||
-			    !strcmp(argv[i], "--use-bitmap-index") || !strcmp(argv[i], "-h"))
+			    !strcmp(argv[i], "--use-bitmap-index") || !strcmp(argv[i], "--test-bitmap") ||
+			    !strcmp(argv[i], "-h"))
 				opts_only[nr_opts++] = argv[i];
 		parse_options(nr_opts, opts_only, options, rev_list_usage);
 		free(opts_only);
@@ -124,44 +228,55 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 	for (int i = 1; i < nr_args; i++) {
 		const char *arg = args[i], *dots;
 		if (!strcmp(arg, "--objects") || !strcmp(arg, "--count") ||
-		    !strcmp(arg, "--use-bitmap-index"))
+		    !strcmp(arg, "--use-bitmap-index") || !strcmp(arg, "--test-bitmap"))
 			continue;
 		if (!strcmp(arg, "--not")) {
 			negate = !negate;
 		} else if (!strcmp(arg, "--all")) {
-			add_refs(repo, walk, "", true, negate);
+			add_refs(repo, &tl, "", true, negate);
 		} else if (!strcmp(arg, "--branches")) {
-			add_refs(repo, walk, "refs/heads/", false, negate);
+			add_refs(repo, &tl, "refs/heads/", false, negate);
 		} else if (!strcmp(arg, "--tags")) {
-			add_refs(repo, walk, "refs/tags/", false, negate);
+			add_refs(repo, &tl, "refs/tags/", false, negate);
 		} else if (arg[0] == '-') {
 			error("unsupported option '%s'", arg);
 			usage_with_options(rev_list_usage, options);
 		} else if (arg[0] == '^') {
-			add_rev(repo, odb, walk, arg + 1, !negate);
+			add_rev(repo, odb, &tl, arg + 1, !negate);
 		} else if ((dots = strstr(arg, "..")) && !strchr(arg, ':')) {
 			char *left;
 			if (dots[2] == '.')
 				die("symmetric differences ('%s') are not supported", arg);
 			left = xstrndup(arg, (size_t)(dots - arg));
-			add_rev(repo, odb, walk, *left ? left : "HEAD", !negate);
-			add_rev(repo, odb, walk, dots[2] ? dots + 2 : "HEAD", negate);
+			add_rev(repo, odb, &tl, *left ? left : "HEAD", !negate);
+			add_rev(repo, odb, &tl, dots[2] ? dots + 2 : "HEAD", negate);
 			free(left);
 		} else {
-			add_rev(repo, odb, walk, arg, negate);
+			add_rev(repo, odb, &tl, arg, negate);
 		}
 	}
 	free(args);
-	/*
-	 * NEEDSWORK: --use-bitmap-index answers from the walk until bitmap
-	 * reading lands; the answers are the same, only slower.
-	 */
+	if (test_bitmap_flag) {
+		test_bitmap(odb, &tl, isatty(2));
+		goto out;
+	}
+	if (use_bitmap && !list_with_bitmap(odb, &tl, objects, count))
+		goto out;
+	for (size_t i = 0; i < tl.nr; i++)
+		if (rev_walk_add_tip(walk, &tl.tips[i].oid, tl.tips[i].uninteresting,
+				     tl.paths[i], &err))
+			die_error(&err);
 	st.count_only = count;
 	ret = rev_walk_run(walk, objects ? REV_OBJECTS : 0, show_one, &st, &err);
 	if (ret)
 		die_error(&err);
 	if (count)
 		printf("%" PRIu64 "\n", st.count);
+out:
+	for (size_t i = 0; i < tl.nr; i++)
+		free(tl.paths[i]);
+	free(tl.paths);
+	free(tl.tips);
 	rev_walk_free(walk);
 	return 0;
 }
