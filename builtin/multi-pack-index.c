@@ -6,6 +6,12 @@
 #include "../error.h"
 #include "../midx.h"
 #include "../midx-write.h"
+#include "../object.h"
+#include "../odb.h"
+#include "../pack-bitmap.h"
+#include "../pack-bitmap-write.h"
+#include "../refs.h"
+#include "../config.h"
 #include "../pack-write.h"
 #include "../packfile.h"
 #include "../parse-options.h"
@@ -15,7 +21,7 @@
 #include <sys/stat.h>
 
 static const char *const midx_usage[] = {
-	"gitpack multi-pack-index [<options>] write [--preferred-pack=<pack>] [--stdin-packs] [--refs-snapshot=<file>]",
+	"gitpack multi-pack-index [<options>] write [--preferred-pack=<pack>] [--[no-]bitmap] [--stdin-packs] [--refs-snapshot=<file>]",
 	"gitpack multi-pack-index [<options>] verify",
 	"gitpack multi-pack-index [<options>] expire",
 	"gitpack multi-pack-index [<options>] repack [--batch-size=<size>]",
@@ -23,6 +29,8 @@ static const char *const midx_usage[] = {
 };
 
 struct midx_cmd {
+	struct repository *repo;
+	char *objdir;
 	char *pack_dir;
 	int algo;
 	bool progress;
@@ -45,6 +53,114 @@ static void sort_copy_entries(struct pack_copy_entry *entries, uint32_t nr)
 		qsort(entries + start, end - start, sizeof(*entries), cmp_copy_offset);
 		start = end;
 	}
+}
+
+struct tip_list {
+	struct bitmap_write_tip *tips;
+	size_t nr, alloc;
+	const char **prefer;   /* pack.preferBitmapTips */
+	size_t nr_prefer, alloc_prefer;
+};
+
+static void add_write_tip(struct tip_list *tl, const struct object_id *oid, bool preferred)
+{
+	ALLOC_GROW(tl->tips, tl->nr + 1, tl->alloc);
+	tl->tips[tl->nr].oid = *oid;
+	tl->tips[tl->nr++].preferred = preferred;
+}
+
+static int add_ref_tip(const char *refname, const struct object_id *oid,
+		       const struct object_id *peeled, unsigned flags, void *data)
+{
+	struct tip_list *tl = data;
+	bool preferred = false;
+	for (size_t i = 0; i < tl->nr_prefer && !preferred; i++)
+		preferred = starts_with(refname, tl->prefer[i]);
+	add_write_tip(tl, oid, preferred);
+	return 0;
+}
+
+/*
+ * A refs snapshot (git's --refs-snapshot): one object id per line, "+"
+ * in front marking a preferred tip.
+ */
+static void read_refs_snapshot(const char *path, int algo, struct tip_list *tl)
+{
+	struct strbuf line = STRBUF_INIT;
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		die("could not open refs snapshot '%s': %s", path, strerror(errno));
+	while (strbuf_getline(&line, fp)) {
+		const char *hex = line.buf;
+		struct object_id oid;
+		bool preferred = *hex == '+';
+		if (preferred)
+			hex++;
+		if (parse_oid_hex_exact(hex, algo, &oid))
+			die("malformed line in refs snapshot '%s': %s", path, line.buf);
+		add_write_tip(tl, &oid, preferred);
+	}
+	strbuf_release(&line);
+	fclose(fp);
+}
+
+static bool config_bool_or(struct repository *repo, const char *key, bool dflt)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	bool value = dflt;
+	int ret = config_get_bool(&repo->config, key, &value, &err);
+	if (ret && ret != GP_ENOTFOUND)
+		die_error(&err);
+	return ret ? dflt : value;
+}
+
+static void write_midx_bitmap(struct midx_cmd *c, const char *refs_snapshot, bool progress)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct bitmap_write_opts opts = { 0 };
+	struct bitmap_write_stats stats;
+	struct tip_list tl = { 0 };
+	struct bitmap_order *order = NULL;
+	struct bitmap_index *existing = NULL;
+	struct odb *odb;
+	char *path;
+
+	if (odb_open(&odb, c->objdir, c->algo, &err))
+		die_error(&err);
+	if (bitmap_order_for_midx(&order, odb, &err))
+		die_error(&err);
+	/* Same MIDX, valid bitmap: nothing to do (as git). */
+	path = bitmap_order_bitmap_path(order);
+	if (!bitmap_index_open(&existing, odb, &err) &&
+	    !strcmp(bitmap_index_path(existing), path))
+		goto out;
+	gp_error_clear(&err);
+
+	for (size_t i = 0; i < c->repo->config.nr; i++) {
+		const struct config_entry *e = &c->repo->config.items[i];
+		if (!strcasecmp(e->key, "pack.preferbitmaptips") && e->value) {
+			ALLOC_GROW(tl.prefer, tl.nr_prefer + 1, tl.alloc_prefer);
+			tl.prefer[tl.nr_prefer++] = e->value;
+		}
+	}
+	if (refs_snapshot)
+		read_refs_snapshot(refs_snapshot, c->algo, &tl);
+	else if (refs_for_each(c->repo, "", add_ref_tip, &tl, &err))
+		die_error(&err);
+	opts.tips = tl.tips;
+	opts.nr_tips = tl.nr;
+	opts.hash_cache = config_bool_or(c->repo, "pack.writebitmaphashcache", true);
+	opts.lookup_table = config_bool_or(c->repo, "pack.writebitmaplookuptable", true);
+	opts.progress = progress;
+	if (bitmap_write(order, odb, &opts, &stats, &err))
+		die("could not write multi-pack bitmap: %s", gp_error_msg(&err));
+out:
+	free(path);
+	bitmap_index_free(existing);
+	bitmap_order_free(order);
+	odb_free(odb);
+	free(tl.tips);
+	free(tl.prefer);
 }
 
 static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
@@ -70,8 +186,8 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 	argc = parse_options(argc, argv, options, midx_usage);
 	if (argc)
 		usage_with_options(midx_usage, options);
-	if (bitmap)
-		die("multi-pack bitmaps are not supported yet");
+	if (bitmap && !c->repo)
+		die("--bitmap needs a repository (its refs choose the commits)");
 	if (stdin_packs) {
 		struct strbuf line = STRBUF_INIT;
 		while (strbuf_getline(&line, stdin)) {
@@ -87,9 +203,8 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 	}
 	opts.preferred_pack = preferred;
 	opts.progress = progress < 0 ? c->progress : progress;
-	/* Until bitmaps exist, tests ask for the RIDX chunk by this knob. */
-	opts.write_ridx = getenv("GP_TEST_MIDX_WRITE_RIDX") && *getenv("GP_TEST_MIDX_WRITE_RIDX") &&
-			  strcmp(getenv("GP_TEST_MIDX_WRITE_RIDX"), "0");
+	/* A MIDX bitmap counts in the pseudo-pack order: RIDX holds it. */
+	opts.write_ridx = bitmap;
 	ret = midx_write(c->pack_dir, c->algo, &opts, &result, &err);
 	for (size_t i = 0; i < nr_names; i++)
 		free(names[i]);
@@ -98,6 +213,8 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 		die_error(&err);
 	if (result.preferred_unknown)
 		warning("unknown preferred pack: '%s'", preferred);
+	if (bitmap)
+		write_midx_bitmap(c, refs_snapshot, opts.progress);
 	return 0;
 }
 
@@ -365,12 +482,14 @@ int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo)
 	if (argc < 1)
 		usage_with_options(midx_usage, options);
 	c.algo = repo ? repo->hash_algo : GP_HASH_SHA1;
+	c.repo = repo;
 	if (object_dir)
-		c.pack_dir = xstrfmt("%s/pack", object_dir);
+		c.objdir = xstrdup(object_dir);
 	else if (repo)
-		c.pack_dir = repo_obj_path(repo, "pack");
+		c.objdir = xstrdup(repo->objdir);
 	else
 		die("not a git repository, and no --object-dir given");
+	c.pack_dir = xstrfmt("%s/pack", c.objdir);
 	c.progress = progress < 0 ? isatty(2) : progress;
 
 	if (!strcmp(argv[0], "write"))

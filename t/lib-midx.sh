@@ -459,9 +459,8 @@ midx_copy () {
 #	gitpack multi-pack-index write ARGS	in SRC.gp
 # (standard input from FILE, or /dev/null), and compare the MIDX files
 # byte for byte (showing both dumps' differences when they differ) and
-# the standard output. With --ridx, git gets --bitmap (the only way git
-# 2.39 writes a RIDX chunk) and gitpack GP_TEST_MIDX_WRITE_RIDX=1 (or
-# --bitmap too when "gitpack" is git). With --expect-fail, both must
+# the standard output. With --ridx, both get --bitmap (the only way git
+# 2.39 writes a RIDX chunk). With --expect-fail, both must
 # fail and write no MIDX. Leaves SRC.git and SRC.gp for more checks.
 midx_write_both () {
 	gp_mwb_src_=$1
@@ -492,19 +491,8 @@ midx_write_both () {
 	git -C "$gp_mwb_git_" multi-pack-index write "$@" \
 		<"$gp_mwb_in_" >expect 2>expect.err
 	echo $? >expect.code
-	if test -n "$gp_mwb_ridx_"
-	then
-		shift
-		if test_have_prereq GITPACK_IS_GIT
-		then
-			set -- --bitmap "$@"
-		fi
-		GP_TEST_MIDX_WRITE_RIDX=1 gitpack -C "$gp_mwb_gp_" multi-pack-index write "$@" \
-			<"$gp_mwb_in_" >actual 2>actual.err
-	else
-		gitpack -C "$gp_mwb_gp_" multi-pack-index write "$@" \
-			<"$gp_mwb_in_" >actual 2>actual.err
-	fi
+	gitpack -C "$gp_mwb_gp_" multi-pack-index write "$@" \
+		<"$gp_mwb_in_" >actual 2>actual.err
 	echo $? >actual.code
 	cat expect.err actual.err
 	gp_mwb_a_=$(midx_pack_dir "$gp_mwb_git_")/multi-pack-index

@@ -8,8 +8,7 @@ and SHA-256. Each case copies the repository twice with its pack mtimes,
 runs "git multi-pack-index write" in one copy and "gitpack
 multi-pack-index write" with the same options in the other, and compares
 the files byte for byte: plain, with --preferred-pack (named by .pack and
-by .idx), with --stdin-packs, with a RIDX chunk (gitpack with
-GP_TEST_MIDX_WRITE_RIDX=1 against git with --bitmap), with distinct,
+by .idx), with --stdin-packs, with a RIDX chunk (both with --bitmap), with distinct,
 equal and partly equal mtimes. Then each tool verifies the other'\''s file,
 and gitpack cat-file lists every object as git does through the MIDX.
 Also: --object-dir, options git rejects, a deleted pack, a MIDX with a

@@ -1,0 +1,73 @@
+/*
+ * pack-bitmap-write.h: building the reachability bitmaps of one pack or
+ * of the MIDX and writing them as a .bitmap (technical/bitmap-format;
+ * layout in pack-bitmap.h).
+ *
+ * How:
+ *  - Every object's type goes into the type bitmaps (read from the pack
+ *    entry headers, in threads).
+ *  - The commits reachable from the tips are read once into a compact
+ *    graph; a bitmap over a pack or MIDX must be closed (FULL_DAG), so a
+ *    reachable object outside it is an error.
+ *  - Commit selection, in the spirit of git's: every tip commit when
+ *    there are at most BITMAP_ALL_TIPS_LIMIT of them (beyond that, each
+ *    costs about a kilobyte and the file grows past git's); every
+ *    commit among the newest 100; then, going back in
+ *    time, one commit in each window, the windows growing from 1 to 100
+ *    commits and, past 20,000 commits, up to 5,000; in a window a tip is
+ *    preferred to the commit at its end. Tips marked preferred
+ *    (pack.preferBitmapTips) are always selected.
+ *  - Building reuses work: selected commits are built parents first; one
+ *    starts from the bitmaps of the selected commits it reaches (the
+ *    commit walk runs in topological order, so each such commit is met
+ *    before anything it covers), then walks only the trees not already
+ *    in the bitmap. The name-hash cache records the path at which each
+ *    object was first met.
+ *  - Each bitmap is XORed with the one of the previous ten entries that
+ *    makes it smallest, in threads.
+ *
+ * The file is written to a temporary file, fsynced and renamed into
+ * place (hashfile.h).
+ */
+#ifndef GP_PACK_BITMAP_WRITE_H
+#define GP_PACK_BITMAP_WRITE_H
+
+#include "object.h"
+
+struct gp_error;
+struct odb;
+struct bitmap_order;
+
+#define BITMAP_ALL_TIPS_LIMIT 32
+
+struct bitmap_write_tip {
+	struct object_id oid; /* a ref's value: tags are peeled here */
+	bool preferred;       /* pack.preferBitmapTips matched, or '+' in a refs snapshot */
+};
+
+struct bitmap_write_opts {
+	const struct bitmap_write_tip *tips;
+	size_t nr_tips;
+	bool hash_cache;    /* pack.writeBitmapHashCache (default on) */
+	bool lookup_table;  /* pack.writeBitmapLookupTable (default on) */
+	int threads;        /* 0: one per CPU */
+	bool progress;
+};
+
+struct bitmap_write_stats {
+	uint32_t nr_commits;   /* reachable from the tips */
+	uint32_t nr_selected;  /* bitmaps written */
+	uint64_t file_size;
+};
+
+/*
+ * Build and write the bitmap of order (a pack, or odb's MIDX) to
+ * bitmap_order_bitmap_path(order). stats may be NULL.
+ * Errors: GP_ENOTFOUND (a reachable object is missing, or not in the
+ * pack or MIDX: named), GP_ECORRUPT, GP_EIO.
+ */
+int bitmap_write(struct bitmap_order *order, struct odb *odb,
+		 const struct bitmap_write_opts *opts,
+		 struct bitmap_write_stats *stats, struct gp_error *err);
+
+#endif
