@@ -27,11 +27,23 @@
 
 #define NO_POS UINT32_MAX
 
-/* oid -> bit_pos, keyed by the first 8 bytes; the full name is checked. */
+/*
+ * oid -> bit_pos. A slot holds the name's first 8 bytes, so a probe
+ * touches one cache line; the whole name is then compared with the
+ * .idx or MIDX. The hash is salted per process, so names chosen to
+ * collide cannot make probing quadratic.
+ */
+struct pos_slot {
+	uint64_t key;
+	uint32_t index_pos; /* NO_POS: empty */
+	uint32_t bit_pos;
+};
+
 struct pos_table {
-	uint64_t *keys;
-	uint32_t *vals;
+	struct pos_slot *slots;
 	size_t mask;
+	uint64_t salt;
+	size_t rawsz;
 };
 
 struct wcommit {
@@ -63,10 +75,18 @@ struct writer {
 	size_t nr_selected, alloc_selected;
 	struct ewah *bitmaps;      /* by index in selected */
 	uint32_t *hashes;          /* by bit_pos */
-	struct bitmap named;
-	struct pack_reader *reader;
+	struct pack_reader *reader;  /* for the main thread */
 	int threads;
+	/*
+	 * Each tree's entries, resolved once: kids[bit_pos][0] is their
+	 * number, then each entry's bit_pos, KID_TREE set for subtrees.
+	 */
+	uint32_t **kids;
+	uint64_t *claimed;           /* trees taken by a resolver (atomic) */
+	uint64_t *named_atomic;      /* objects whose name hash is set (atomic) */
 };
+
+#define KID_TREE 0x80000000u
 
 static uint64_t oid_key(const unsigned char *hash)
 {
@@ -75,44 +95,59 @@ static uint64_t oid_key(const unsigned char *hash)
 	return key;
 }
 
+static size_t slot_of(const struct pos_table *t, uint64_t key)
+{
+	return (size_t)(((key ^ t->salt) * 0x9e3779b97f4a7c15ull) >> 20) & t->mask;
+}
+
 static void table_build(struct writer *w)
 {
+	struct pos_table *t = &w->table;
 	size_t size = 64;
-	struct object_id oid;
 	while (size < 2 * (size_t)w->nr)
 		size *= 2;
-	w->table.keys = xmalloc(size * sizeof(*w->table.keys));
-	w->table.vals = xmalloc(size * sizeof(*w->table.vals));
-	memset(w->table.vals, 0xff, size * sizeof(*w->table.vals));
-	w->table.mask = size - 1;
-	for (uint32_t bit_pos = 0; bit_pos < w->nr; bit_pos++) {
-		uint64_t key;
-		size_t slot;
-		bitmap_order_oid(w->order, bit_pos, &oid);
-		key = oid_key(oid.hash);
-		slot = (size_t)(key ^ (key >> 29)) & w->table.mask;
-		while (w->table.vals[slot] != NO_POS)
-			slot = (slot + 1) & w->table.mask;
-		w->table.keys[slot] = key;
-		w->table.vals[slot] = bit_pos;
+	t->slots = xmalloc(size * sizeof(*t->slots));
+	for (size_t i = 0; i < size; i++)
+		t->slots[i].index_pos = NO_POS;
+	t->mask = size - 1;
+	t->salt = (uint64_t)getpid() * 0xda942042e4dd58b5ull ^ (uint64_t)(uintptr_t)t;
+	t->rawsz = gp_hash_algos[w->algo].rawsz;
+	for (uint32_t index_pos = 0; index_pos < w->nr; index_pos++) {
+		uint64_t key = oid_key(bitmap_order_index_oid_raw(w->order, index_pos));
+		size_t slot = slot_of(t, key);
+		while (t->slots[slot].index_pos != NO_POS)
+			slot = (slot + 1) & t->mask;
+		t->slots[slot].key = key;
+		t->slots[slot].index_pos = index_pos;
+		t->slots[slot].bit_pos = bitmap_order_index_to_bit(w->order, index_pos);
 	}
+}
+
+static void table_prefetch(const struct writer *w, const unsigned char *hash)
+{
+	__builtin_prefetch(&w->table.slots[slot_of(&w->table, oid_key(hash))]);
+}
+
+static bool table_find_raw(const struct writer *w, const unsigned char *hash,
+			   uint32_t *bit_pos)
+{
+	const struct pos_table *t = &w->table;
+	uint64_t key = oid_key(hash);
+	for (size_t slot = slot_of(t, key); t->slots[slot].index_pos != NO_POS;
+	     slot = (slot + 1) & t->mask) {
+		if (t->slots[slot].key != key ||
+		    memcmp(bitmap_order_index_oid_raw(w->order, t->slots[slot].index_pos),
+			   hash, t->rawsz))
+			continue;
+		*bit_pos = t->slots[slot].bit_pos;
+		return true;
+	}
+	return false;
 }
 
 static bool table_find(const struct writer *w, const struct object_id *oid, uint32_t *bit_pos)
 {
-	uint64_t key = oid_key(oid->hash);
-	size_t slot = (size_t)(key ^ (key >> 29)) & w->table.mask;
-	for (; w->table.vals[slot] != NO_POS; slot = (slot + 1) & w->table.mask) {
-		struct object_id found;
-		if (w->table.keys[slot] != key)
-			continue;
-		bitmap_order_oid(w->order, w->table.vals[slot], &found);
-		if (oideq(&found, oid)) {
-			*bit_pos = w->table.vals[slot];
-			return true;
-		}
-	}
-	return false;
+	return table_find_raw(w, oid->hash, bit_pos);
 }
 
 /* ---- types, in threads ------------------------------------------- */
@@ -124,24 +159,76 @@ struct type_job {
 	struct gp_error err;
 };
 
+/*
+ * Objects come in bit order, which is offset order within each pack, so
+ * an OFS_DELTA's base (always earlier in its pack) has usually been
+ * typed already: its type is looked up among this pack's typed entries
+ * instead of walking the delta chain. Anything else asks the pack.
+ */
+struct typed {
+	uint64_t ofs;
+	uint8_t type;
+};
+
 static void *type_worker(void *data)
 {
 	struct type_job *job = data;
+	struct typed *seen = NULL;
+	size_t nr_seen = 0, alloc_seen = 0;
+	struct packed_git *last = NULL;
 	for (uint32_t bit_pos = job->start; bit_pos < job->end; bit_pos++) {
-		struct pack_object_info info;
+		struct pack_entry_header hdr;
 		struct packed_git *p;
+		enum object_type type = OBJ_BAD;
 		uint64_t ofs;
 		bitmap_order_locate(job->w->order, bit_pos, &p, &ofs);
-		job->ret = pack_object_info(p, ofs, &info, false, &job->err);
+		if (p != last || (nr_seen && seen[nr_seen - 1].ofs >= ofs)) {
+			nr_seen = 0;
+			last = p;
+		}
+		job->ret = pack_open_pack(p, &job->err);
+		if (!job->ret && ofs < p->pack_size)
+			job->ret = pack_parse_entry_header(p->pack_map + ofs, p->pack_size - ofs, ofs,
+							   p->algo, &hdr, &job->err);
+		else if (!job->ret)
+			job->ret = CORRUPT(&job->err, "%s: offset %llu is past the end",
+					   p->pack_path, (unsigned long long)ofs);
 		if (job->ret)
 			break;
-		if (info.type < OBJ_COMMIT || info.type > OBJ_TAG) {
+		if (hdr.type >= OBJ_COMMIT && hdr.type <= OBJ_TAG) {
+			type = hdr.type;
+		} else if (hdr.type == OBJ_OFS_DELTA) {
+			size_t lo = 0, hi = nr_seen;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (seen[mid].ofs == hdr.base_ofs) {
+					type = (enum object_type)seen[mid].type;
+					break;
+				}
+				if (seen[mid].ofs < hdr.base_ofs)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+		}
+		if (type == OBJ_BAD) {
+			struct pack_object_info info;
+			job->ret = pack_object_info(p, ofs, &info, false, &job->err);
+			if (job->ret)
+				break;
+			type = info.type;
+		}
+		if (type < OBJ_COMMIT || type > OBJ_TAG) {
 			job->ret = CORRUPT(&job->err, "%s: object at offset %llu has type %d",
-					   p->pack_path, (unsigned long long)ofs, (int)info.type);
+					   p->pack_path, (unsigned long long)ofs, (int)type);
 			break;
 		}
-		job->w->types[bit_pos] = (uint8_t)info.type;
+		job->w->types[bit_pos] = (uint8_t)type;
+		ALLOC_GROW(seen, nr_seen + 1, alloc_seen);
+		seen[nr_seen].ofs = ofs;
+		seen[nr_seen++].type = (uint8_t)type;
 	}
+	free(seen);
 	return NULL;
 }
 
@@ -183,8 +270,9 @@ static int read_types(struct writer *w)
 
 /* ---- the commit graph --------------------------------------------- */
 
-static int read_at(struct writer *w, uint32_t bit_pos, enum object_type want,
-		   unsigned char **data, size_t *size)
+static int read_with(struct writer *w, struct pack_reader *reader, uint32_t bit_pos,
+		     enum object_type want, unsigned char **data, size_t *size,
+		     struct gp_error *err)
 {
 	struct packed_git *p;
 	enum object_type type;
@@ -193,17 +281,23 @@ static int read_at(struct writer *w, uint32_t bit_pos, enum object_type want,
 	uint64_t ofs;
 	int ret;
 	bitmap_order_locate(w->order, bit_pos, &p, &ofs);
-	ret = pack_read_object(w->reader, p, ofs, &type, data, size, w->err);
+	ret = pack_read_object(reader, p, ofs, &type, data, size, err);
 	if (ret)
 		return ret;
 	if (type != want) {
 		free(*data);
 		*data = NULL;
 		bitmap_order_oid(w->order, bit_pos, &oid);
-		return CORRUPT(w->err, "object %s is a %s, not a %s", oid_to_hex_r(hex, &oid),
+		return CORRUPT(err, "object %s is a %s, not a %s", oid_to_hex_r(hex, &oid),
 			       type_name(type), type_name(want));
 	}
 	return 0;
+}
+
+static int read_at(struct writer *w, uint32_t bit_pos, enum object_type want,
+		   unsigned char **data, size_t *size)
+{
+	return read_with(w, w->reader, bit_pos, want, data, size, w->err);
 }
 
 static int not_in_order(struct writer *w, const struct object_id *oid, const char *what)
@@ -467,6 +561,286 @@ static void select_commits(struct writer *w)
 		w->commits[w->selected[i]].selected = (uint32_t)i;
 }
 
+/* ---- resolving trees, in threads ---------------------------------- */
+
+/*
+ * Every tree reachable from the commits is read and parsed once, and its
+ * entries looked up, by threads that share the work (a tree is claimed
+ * atomically). Building then walks these lists, without reading a tree
+ * again. Each object's name hash comes from the first path a resolver
+ * met it at.
+ */
+
+#define ARENA_WORDS (1u << 18)
+#define RESOLVE_RUN 256
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used;
+	uint32_t words[ARENA_WORDS];
+};
+
+struct resolver {
+	struct writer *w;
+	struct pack_reader *reader;
+	struct arena_chunk *chunks;
+	struct frame {
+		uint32_t tree_pos;
+		char *path;
+	} *stack;
+	size_t stack_nr, stack_alloc;
+	struct entry {
+		struct object_id oid;
+		const char *name;
+		size_t name_len;
+		bool is_tree;
+		uint32_t bit_pos;   /* NO_POS until found */
+	} *entries;
+	size_t entries_alloc;
+	struct strbuf path;
+	struct gp_error err;
+	int ret;
+};
+
+struct resolve_shared {
+	struct writer *w;
+	size_t next_commit;   /* atomic */
+	int failed;           /* atomic */
+	struct progress *progress;
+};
+
+static bool claim(uint64_t *bits, uint32_t pos)
+{
+	uint64_t mask = (uint64_t)1 << (pos % 64);
+	return !(__atomic_fetch_or(&bits[pos / 64], mask, __ATOMIC_RELAXED) & mask);
+}
+
+static bool is_claimed(const uint64_t *bits, uint32_t pos)
+{
+	return __atomic_load_n(&bits[pos / 64], __ATOMIC_RELAXED) & ((uint64_t)1 << (pos % 64));
+}
+
+static void set_name(struct writer *w, uint32_t pos, const char *path)
+{
+	if (w->hashes && claim(w->named_atomic, pos))
+		w->hashes[pos] = bitmap_name_hash(path);
+}
+
+static uint32_t *arena_alloc(struct resolver *r, size_t words)
+{
+	struct arena_chunk *c = r->chunks;
+	if (words > ARENA_WORDS)
+		return NULL;
+	if (!c || ARENA_WORDS - c->used < words) {
+		c = xmalloc(sizeof(*c));
+		c->next = r->chunks;
+		c->used = 0;
+		r->chunks = c;
+	}
+	c->used += words;
+	return c->words + c->used - words;
+}
+
+static void push_frame(struct resolver *r, uint32_t tree_pos, const char *path)
+{
+	ALLOC_GROW(r->stack, r->stack_nr + 1, r->stack_alloc);
+	r->stack[r->stack_nr].tree_pos = tree_pos;
+	r->stack[r->stack_nr++].path = xstrdup(path);
+}
+
+static int resolve_tree(struct resolver *r, uint32_t tree_pos, const char *path)
+{
+	struct writer *w = r->w;
+	struct tree_iter it;
+	struct tree_entry e;
+	unsigned char *data = NULL;
+	size_t size, nr = 0, dir_len;
+	uint32_t *kids;
+	int ret = read_with(w, r->reader, tree_pos, OBJ_TREE, &data, &size, &r->err);
+	if (ret)
+		return ret;
+	tree_iter_init(&it, data, size, w->algo);
+	while ((ret = tree_iter_next(&it, &e, &r->err)) > 0) {
+		unsigned kind = e.mode & TREE_MODE_TYPE_MASK;
+		if (kind == TREE_MODE_GITLINK)
+			continue;
+		ALLOC_GROW(r->entries, nr + 1, r->entries_alloc);
+		r->entries[nr].oid = e.oid;
+		r->entries[nr].name = e.name;
+		r->entries[nr].name_len = e.name_len;
+		r->entries[nr++].is_tree = kind == TREE_MODE_DIR;
+		table_prefetch(w, e.oid.hash);
+	}
+	if (ret < 0)
+		goto out;
+	ret = 0;
+	kids = arena_alloc(r, nr + 1);
+	if (!kids) {
+		ret = CORRUPT(&r->err, "a tree with %zu entries is too large", nr);
+		goto out;
+	}
+	kids[0] = (uint32_t)nr;
+	strbuf_reset(&r->path);
+	strbuf_addstr(&r->path, path);
+	if (r->path.len)
+		strbuf_addch(&r->path, '/');
+	dir_len = r->path.len;
+	/*
+	 * Look the names up in two sweeps, so that the cache misses of a
+	 * whole tree overlap: find each slot whose key matches and prefetch
+	 * the name it points at; then compare the names.
+	 */
+	for (size_t i = 0; i < nr; i++) {
+		struct entry *en = &r->entries[i];
+		const struct pos_table *t = &w->table;
+		uint64_t key = oid_key(en->oid.hash);
+		en->bit_pos = NO_POS;
+		for (size_t slot = slot_of(t, key); t->slots[slot].index_pos != NO_POS;
+		     slot = (slot + 1) & t->mask)
+			if (t->slots[slot].key == key) {
+				en->bit_pos = (uint32_t)slot;
+				__builtin_prefetch(bitmap_order_index_oid_raw(w->order,
+									      t->slots[slot].index_pos));
+				break;
+			}
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct entry *en = &r->entries[i];
+		const struct pos_slot *slot = en->bit_pos == NO_POS ? NULL : &w->table.slots[en->bit_pos];
+		if (slot && !memcmp(bitmap_order_index_oid_raw(w->order, slot->index_pos),
+				    en->oid.hash, w->table.rawsz))
+			en->bit_pos = slot->bit_pos;
+		else if (!table_find(w, &en->oid, &en->bit_pos))
+			en->bit_pos = NO_POS;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct entry *en = &r->entries[i];
+		enum object_type want = en->is_tree ? OBJ_TREE : OBJ_BLOB;
+		uint32_t pos = en->bit_pos;
+		if (pos == NO_POS) {
+			char hex[GP_MAX_HEXSZ + 1];
+			ret = gp_error_set(&r->err, GP_ENOTFOUND,
+					   "%s %s is reachable but not in the bitmapped pack or MIDX "
+					   "(a bitmap must cover everything reachable)",
+					   type_name(want), oid_to_hex_r(hex, &en->oid));
+			goto out;
+		}
+		if (w->types[pos] != want) {
+			char hex[GP_MAX_HEXSZ + 1];
+			ret = CORRUPT(&r->err, "tree entry %s names %s, a %s, not a %s",
+				      en->name, oid_to_hex_r(hex, &en->oid),
+				      type_name((enum object_type)w->types[pos]), type_name(want));
+			goto out;
+		}
+		kids[i + 1] = pos | (en->is_tree ? KID_TREE : 0);
+		if (!en->is_tree && (!w->hashes || is_claimed(w->named_atomic, pos)))
+			continue;
+		if (en->is_tree && is_claimed(w->claimed, pos))
+			continue;
+		strbuf_setlen(&r->path, dir_len);
+		strbuf_add(&r->path, en->name, en->name_len);
+		if (en->is_tree)
+			push_frame(r, pos, r->path.buf);
+		else
+			set_name(w, pos, r->path.buf);
+	}
+	__atomic_store_n(&w->kids[tree_pos], kids, __ATOMIC_RELEASE);
+out:
+	free(data);
+	return ret;
+}
+
+static void *resolve_worker(void *data)
+{
+	struct resolve_shared *sh = data;
+	struct writer *w = sh->w;
+	struct resolver r = { 0 };
+	r.w = w;
+	r.reader = pack_reader_new(16 << 20);
+	pack_reader_cache_results(r.reader, true);
+	r.err = (struct gp_error)GP_ERROR_INIT;
+	strbuf_init(&r.path, 0);
+	/*
+	 * Runs of consecutive commits (parents follow children in the
+	 * list), so that each thread's delta-base cache sees a history.
+	 */
+	for (;;) {
+		size_t first = __atomic_fetch_add(&sh->next_commit, RESOLVE_RUN, __ATOMIC_RELAXED);
+		if (first >= w->nr_commits || __atomic_load_n(&sh->failed, __ATOMIC_RELAXED))
+			break;
+		for (size_t index = first; index < first + RESOLVE_RUN && index < w->nr_commits && !r.ret; index++) {
+			push_frame(&r, w->commits[index].tree_pos, "");
+			while (r.stack_nr && !r.ret) {
+				struct frame f = r.stack[--r.stack_nr];
+				if (claim(w->claimed, f.tree_pos)) {
+					set_name(w, f.tree_pos, f.path);
+					r.ret = resolve_tree(&r, f.tree_pos, f.path);
+				}
+				free(f.path);
+			}
+			progress_add(sh->progress, 1);
+		}
+		if (r.ret) {
+			__atomic_store_n(&sh->failed, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	while (r.stack_nr)
+		free(r.stack[--r.stack_nr].path);
+	free(r.stack);
+	free(r.entries);
+	strbuf_release(&r.path);
+	pack_reader_free(r.reader);
+	/* the chunks stay: w->kids points into them */
+	{
+		struct resolver *keep = xmalloc(sizeof(*keep));
+		*keep = r;
+		return keep;
+	}
+}
+
+static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, size_t *nr_chunks)
+{
+	struct resolve_shared sh = { 0 };
+	pthread_t tids[16];
+	bool started[16] = { false };
+	struct resolver *results[16];
+	int nr_jobs = w->threads > 16 ? 16 : w->threads;
+	int ret = 0;
+	size_t words = ((size_t)w->nr + 63) / 64;
+
+	w->kids = xcalloc(w->nr ? w->nr : 1, sizeof(*w->kids));
+	w->claimed = xcalloc(words ? words : 1, sizeof(uint64_t));
+	w->named_atomic = xcalloc(words ? words : 1, sizeof(uint64_t));
+	sh.w = w;
+	sh.progress = progress_start("Reading trees", w->nr_commits, w->opts->progress);
+	for (int i = 1; i < nr_jobs; i++)
+		started[i] = !pthread_create(&tids[i], NULL, resolve_worker, &sh);
+	results[0] = resolve_worker(&sh);
+	for (int i = 1; i < nr_jobs; i++)
+		results[i] = started[i] ? NULL : resolve_worker(&sh);
+	for (int i = 1; i < nr_jobs; i++)
+		if (started[i])
+			pthread_join(tids[i], (void **)&results[i]);
+	progress_stop(&sh.progress);
+	for (int i = 0; i < nr_jobs; i++) {
+		struct resolver *r = results[i];
+		while (r->chunks) {
+			struct arena_chunk *c = r->chunks;
+			r->chunks = c->next;
+			*all_chunks = xrealloc(*all_chunks, (*nr_chunks + 1) * sizeof(**all_chunks));
+			(*all_chunks)[(*nr_chunks)++] = c;
+		}
+		if (r->ret && !ret) {
+			ret = r->ret;
+			gp_error_set(w->err, ret, "%s", gp_error_msg(&r->err));
+		}
+		gp_error_clear(&r->err);
+		free(r);
+	}
+	return ret;
+}
+
 /* ---- building ------------------------------------------------------ */
 
 struct build {
@@ -475,12 +849,8 @@ struct build {
 	size_t heap_nr, heap_alloc;
 	uint32_t *fresh;           /* commits whose trees must be walked */
 	size_t fresh_nr, fresh_alloc;
-	struct tree_frame {
-		uint32_t bit_pos;
-		char *path;
-	} *stack;
+	uint32_t *stack;           /* trees to walk */
 	size_t stack_nr, stack_alloc;
-	struct strbuf path;
 };
 
 static void heap_push(struct writer *w, struct build *b, uint32_t index)
@@ -519,14 +889,6 @@ static uint32_t heap_pop(struct writer *w, struct build *b)
 	return top;
 }
 
-static void name_object(struct writer *w, uint32_t bit_pos, const char *path)
-{
-	if (!w->hashes || bitmap_get(&w->named, bit_pos))
-		return;
-	bitmap_set(&w->named, bit_pos);
-	w->hashes[bit_pos] = bitmap_name_hash(path);
-}
-
 static int set_bit(struct writer *w, struct bitmap *bits, uint32_t bit_pos)
 {
 	if (bitmap_set(bits, bit_pos) < 0)
@@ -534,83 +896,35 @@ static int set_bit(struct writer *w, struct bitmap *bits, uint32_t bit_pos)
 	return 0;
 }
 
-static int push_tree(struct build *b, uint32_t bit_pos, const char *path)
-{
-	ALLOC_GROW(b->stack, b->stack_nr + 1, b->stack_alloc);
-	b->stack[b->stack_nr].bit_pos = bit_pos;
-	b->stack[b->stack_nr++].path = xstrdup(path);
-	return 0;
-}
-
+/* Everything below root_pos not yet in b->bits, from the resolved trees. */
 static int walk_trees(struct writer *w, struct build *b, uint32_t root_pos)
 {
-	int ret = 0;
 	if (bitmap_get(&b->bits, root_pos))
 		return 0;
-	push_tree(b, root_pos, "");
-	while (b->stack_nr && !ret) {
-		struct tree_frame frame = b->stack[--b->stack_nr];
-		struct tree_iter it;
-		struct tree_entry e;
-		unsigned char *data = NULL;
-		size_t size, dir_len;
-
-		if (bitmap_get(&b->bits, frame.bit_pos)) {
-			free(frame.path);
+	ALLOC_GROW(b->stack, b->stack_nr + 1, b->stack_alloc);
+	b->stack[b->stack_nr++] = root_pos;
+	while (b->stack_nr) {
+		uint32_t tree_pos = b->stack[--b->stack_nr];
+		const uint32_t *kids = w->kids[tree_pos];
+		if (bitmap_get(&b->bits, tree_pos))
 			continue;
-		}
-		ret = set_bit(w, &b->bits, frame.bit_pos);
-		name_object(w, frame.bit_pos, frame.path);
-		if (!ret)
-			ret = read_at(w, frame.bit_pos, OBJ_TREE, &data, &size);
-		if (ret) {
-			free(frame.path);
-			break;
-		}
-		strbuf_reset(&b->path);
-		strbuf_addstr(&b->path, frame.path);
-		if (b->path.len)
-			strbuf_addch(&b->path, '/');
-		dir_len = b->path.len;
-		tree_iter_init(&it, data, size, w->algo);
-		while ((ret = tree_iter_next(&it, &e, w->err)) > 0) {
-			unsigned kind = e.mode & TREE_MODE_TYPE_MASK;
-			enum object_type want = kind == TREE_MODE_DIR ? OBJ_TREE : OBJ_BLOB;
-			uint32_t entry_pos;
-			ret = 0;
-			if (kind == TREE_MODE_GITLINK)
+		if (!kids)
+			BUG("tree %u was not resolved", tree_pos);
+		if (set_bit(w, &b->bits, tree_pos))
+			return GP_ENOMEM;
+		for (uint32_t i = 1; i <= kids[0]; i++) {
+			uint32_t kid = kids[i] & ~KID_TREE;
+			if (bitmap_get(&b->bits, kid))
 				continue;
-			if (!table_find(w, &e.oid, &entry_pos)) {
-				ret = not_in_order(w, &e.oid, type_name(want));
-				break;
-			}
-			if (bitmap_get(&b->bits, entry_pos))
-				continue;
-			if (w->types[entry_pos] != want) {
-				char hex[GP_MAX_HEXSZ + 1];
-				ret = CORRUPT(w->err, "tree entry %s names %s, a %s, not a %s",
-					      e.name, oid_to_hex_r(hex, &e.oid),
-					      type_name((enum object_type)w->types[entry_pos]),
-					      type_name(want));
-				break;
-			}
-			strbuf_setlen(&b->path, dir_len);
-			strbuf_add(&b->path, e.name, e.name_len);
-			if (want == OBJ_TREE) {
-				push_tree(b, entry_pos, b->path.buf);
-			} else {
-				ret = set_bit(w, &b->bits, entry_pos);
-				name_object(w, entry_pos, b->path.buf);
-				if (ret)
-					break;
+			if (kids[i] & KID_TREE) {
+				ALLOC_GROW(b->stack, b->stack_nr + 1, b->stack_alloc);
+				b->stack[b->stack_nr++] = kid;
+			} else if (set_bit(w, &b->bits, kid)) {
+				return GP_ENOMEM;
 			}
 		}
-		free(data);
-		free(frame.path);
 	}
-	while (b->stack_nr)
-		free(b->stack[--b->stack_nr].path);
-	return ret < 0 ? ret : 0;
+	return 0;
 }
 
 static int build_one(struct writer *w, struct build *b, uint32_t sel_index, uint32_t epoch)
@@ -677,7 +991,6 @@ static int build_bitmaps(struct writer *w)
 	sort_writer = NULL;
 	w->bitmaps = xcalloc(w->nr_selected ? w->nr_selected : 1, sizeof(*w->bitmaps));
 	bitmap_init(&b.bits);
-	strbuf_init(&b.path, 0);
 	if (bitmap_grow(&b.bits, ((size_t)w->nr + 63) / 64) < 0) {
 		ret = gp_error_set(w->err, GP_ENOMEM, "out of memory");
 		goto out;
@@ -694,7 +1007,6 @@ out:
 	free(b.heap);
 	free(b.fresh);
 	free(b.stack);
-	strbuf_release(&b.path);
 	return ret;
 }
 
@@ -892,6 +1204,8 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 		 struct bitmap_write_stats *stats, struct gp_error *err)
 {
 	struct writer w = { 0 };
+	struct arena_chunk **chunks = NULL;
+	size_t nr_chunks = 0;
 	struct progress *progress;
 	int ret;
 
@@ -905,7 +1219,6 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 	if (w.threads < 1)
 		w.threads = 1;
 	w.reader = pack_reader_new(64 << 20);
-	bitmap_init(&w.named);
 	if (opts->hash_cache)
 		w.hashes = xcalloc(w.nr ? w.nr : 1, sizeof(*w.hashes));
 
@@ -921,7 +1234,9 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 		goto out;
 	topo_sort(&w);
 	select_commits(&w);
-	ret = build_bitmaps(&w);
+	ret = resolve_trees(&w, &chunks, &nr_chunks);
+	if (!ret)
+		ret = build_bitmaps(&w);
 	if (!ret)
 		ret = write_file(&w, stats);
 	if (stats) {
@@ -933,14 +1248,18 @@ out:
 		ewah_release(&w.bitmaps[i]);
 	free(w.bitmaps);
 	free(w.types);
-	free(w.table.keys);
-	free(w.table.vals);
+	free(w.table.slots);
+	free(w.kids);
+	free(w.claimed);
+	free(w.named_atomic);
+	for (size_t i = 0; i < nr_chunks; i++)
+		free(chunks[i]);
+	free(chunks);
 	free(w.commit_of_bit);
 	free(w.commits);
 	free(w.parents);
 	free(w.selected);
 	free(w.hashes);
-	bitmap_release(&w.named);
 	pack_reader_free(w.reader);
 	return ret;
 }

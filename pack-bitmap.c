@@ -198,6 +198,20 @@ uint32_t bitmap_order_index_to_bit(const struct bitmap_order *o, uint32_t index_
 	return index_pos;
 }
 
+const unsigned char *bitmap_order_index_oid_raw(const struct bitmap_order *o,
+						uint32_t index_pos)
+{
+	switch (o->kind) {
+	case ORDER_PACK:
+		return pack_nth_oid_raw(o->pack, index_pos);
+	case ORDER_MIDX:
+		return midx_nth_oid_raw(o->midx, index_pos);
+	case ORDER_IDENTITY:
+		break;
+	}
+	return NULL;
+}
+
 void bitmap_order_oid(const struct bitmap_order *o, uint32_t bit_pos,
 		      struct object_id *oid)
 {

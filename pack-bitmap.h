@@ -85,6 +85,9 @@ bool bitmap_order_find(const struct bitmap_order *o, const struct object_id *oid
 void bitmap_order_oid(const struct bitmap_order *o, uint32_t bit_pos,
 		      struct object_id *oid);
 uint32_t bitmap_order_bit_to_index(const struct bitmap_order *o, uint32_t bit_pos);
+/* The raw name (rawsz bytes) at index_pos, borrowed from the .idx or MIDX. */
+const unsigned char *bitmap_order_index_oid_raw(const struct bitmap_order *o,
+						uint32_t index_pos);
 uint32_t bitmap_order_index_to_bit(const struct bitmap_order *o, uint32_t index_pos);
 /* The pack and offset that hold the object at bit_pos. */
 void bitmap_order_locate(const struct bitmap_order *o, uint32_t bit_pos,

@@ -534,7 +534,13 @@ struct pack_reader {
 	size_t nr_cached;
 	struct cached_base *lru_head, *lru_tail;
 	size_t cached_bytes, cache_limit;
+	bool cache_results;
 };
+
+void pack_reader_cache_results(struct pack_reader *r, bool on)
+{
+	r->cache_results = on;
+}
 
 struct pack_reader *pack_reader_new(size_t cache_limit)
 {
@@ -811,6 +817,13 @@ int pack_read_object(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
 		base = result;
 		base_size = (size_t)result_sz;
 		cur = delta_ofs;
+	}
+	if (r->cache_results) {
+		unsigned char *copy = malloc(base_size + 1);
+		if (copy) {
+			memcpy(copy, base, base_size + 1);
+			cache_put(r, p, ofs, base_type, copy, base_size);
+		}
 	}
 	*type_out = base_type;
 	*data_out = base;

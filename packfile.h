@@ -142,6 +142,12 @@ struct pack_reader;
 /* cache_limit: bytes of delta bases kept (0 = the default, 96 MiB). */
 struct pack_reader *pack_reader_new(size_t cache_limit);
 void pack_reader_free(struct pack_reader *r);
+/*
+ * Also keep (a copy of) each object read that is a delta, for walks that
+ * read an object and then the objects deltified against it (history read
+ * newest first: git deltifies older versions against newer ones).
+ */
+void pack_reader_cache_results(struct pack_reader *r, bool on);
 
 /*
  * Read the object at pack offset ofs, resolving deltas. On success
