@@ -4,6 +4,7 @@
  */
 #include "pack-bitmap-write.h"
 #include "commit.h"
+#include "delta.h"
 #include "error.h"
 #include "ewah/ewah.h"
 #include "hashfile.h"
@@ -46,6 +47,12 @@ struct pos_table {
 	size_t rawsz;
 };
 
+/* Consecutive bits held by one pack, by rising offset. */
+struct pack_range {
+	struct packed_git *pack;
+	uint32_t start, end;
+};
+
 struct wcommit {
 	uint32_t bit_pos;
 	uint32_t tree_pos;
@@ -82,8 +89,15 @@ struct writer {
 	 * number, then each entry's bit_pos, KID_TREE set for subtrees.
 	 */
 	uint32_t **kids;
-	uint64_t *claimed;           /* trees taken by a resolver (atomic) */
-	uint64_t *named_atomic;      /* objects whose name hash is set (atomic) */
+	/* pack order within each pack of the order (offsets by bit_pos) */
+	uint64_t *ofs;
+	struct pack_range *ranges;
+	size_t nr_ranges, alloc_ranges;
+	/* the trees, and the delta chains between them */
+	uint32_t *tree_bits;
+	size_t nr_trees, alloc_trees;
+	uint32_t *child_start;       /* children of tree t: [child_start[t], child_start[t + 1]) */
+	uint32_t *children;
 };
 
 #define KID_TREE 0x80000000u
@@ -155,6 +169,8 @@ static bool table_find(const struct writer *w, const struct object_id *oid, uint
 struct type_job {
 	struct writer *w;
 	uint32_t start, end;
+	struct pack_range *ranges;   /* this job's runs of one pack, offsets rising */
+	size_t nr_ranges, alloc_ranges;
 	int ret;
 	struct gp_error err;
 };
@@ -185,7 +201,11 @@ static void *type_worker(void *data)
 		if (p != last || (nr_seen && seen[nr_seen - 1].ofs >= ofs)) {
 			nr_seen = 0;
 			last = p;
+			ALLOC_GROW(job->ranges, job->nr_ranges + 1, job->alloc_ranges);
+			job->ranges[job->nr_ranges].pack = p;
+			job->ranges[job->nr_ranges++].start = bit_pos;
 		}
+		job->ranges[job->nr_ranges - 1].end = bit_pos + 1;
 		job->ret = pack_open_pack(p, &job->err);
 		if (!job->ret && ofs < p->pack_size)
 			job->ret = pack_parse_entry_header(p->pack_map + ofs, p->pack_size - ofs, ofs,
@@ -224,6 +244,7 @@ static void *type_worker(void *data)
 			break;
 		}
 		job->w->types[bit_pos] = (uint8_t)type;
+		job->w->ofs[bit_pos] = ofs;
 		ALLOC_GROW(seen, nr_seen + 1, alloc_seen);
 		seen[nr_seen].ofs = ofs;
 		seen[nr_seen++].type = (uint8_t)type;
@@ -242,10 +263,13 @@ static int read_types(struct writer *w)
 	if (w->nr < 65536)
 		nr_jobs = 1;
 	w->types = xmalloc(w->nr ? w->nr : 1);
+	w->ofs = xmalloc(sizeof(*w->ofs) * (w->nr ? w->nr : 1));
 	for (int i = 0; i < nr_jobs; i++) {
 		jobs[i].w = w;
 		jobs[i].start = (uint32_t)((uint64_t)w->nr * (uint64_t)i / (uint64_t)nr_jobs);
 		jobs[i].end = (uint32_t)((uint64_t)w->nr * (uint64_t)(i + 1) / (uint64_t)nr_jobs);
+		jobs[i].ranges = NULL;
+		jobs[i].nr_ranges = jobs[i].alloc_ranges = 0;
 		jobs[i].ret = 0;
 		jobs[i].err = (struct gp_error)GP_ERROR_INIT;
 	}
@@ -265,7 +289,38 @@ static int read_types(struct writer *w)
 		}
 		gp_error_clear(&jobs[i].err);
 	}
+	/* each pack's run of bits, for finding delta bases by offset */
+	for (int i = 0; i < nr_jobs; i++) {
+		for (size_t k = 0; k < jobs[i].nr_ranges; k++) {
+			struct pack_range *range = &jobs[i].ranges[k];
+			struct pack_range *last = w->nr_ranges ? &w->ranges[w->nr_ranges - 1] : NULL;
+			if (last && last->pack == range->pack && last->end == range->start &&
+			    w->ofs[last->end - 1] < w->ofs[range->start]) {
+				last->end = range->end;
+				continue;
+			}
+			ALLOC_GROW(w->ranges, w->nr_ranges + 1, w->alloc_ranges);
+			w->ranges[w->nr_ranges++] = *range;
+		}
+		free(jobs[i].ranges);
+	}
 	return ret;
+}
+
+/* Where the object at bit_pos lies, from the runs found while typing. */
+static void locate(const struct writer *w, uint32_t bit_pos, struct packed_git **pack,
+		   uint64_t *ofs)
+{
+	size_t lo = 0, hi = w->nr_ranges;
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->ranges[mid].start <= bit_pos)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*pack = w->ranges[lo].pack;
+	*ofs = w->ofs[bit_pos];
 }
 
 /* ---- the commit graph --------------------------------------------- */
@@ -280,7 +335,7 @@ static int read_with(struct writer *w, struct pack_reader *reader, uint32_t bit_
 	char hex[GP_MAX_HEXSZ + 1];
 	uint64_t ofs;
 	int ret;
-	bitmap_order_locate(w->order, bit_pos, &p, &ofs);
+	locate(w, bit_pos, &p, &ofs);
 	ret = pack_read_object(reader, p, ofs, &type, data, size, err);
 	if (ret)
 		return ret;
@@ -564,15 +619,20 @@ static void select_commits(struct writer *w)
 /* ---- resolving trees, in threads ---------------------------------- */
 
 /*
- * Every tree reachable from the commits is read and parsed once, and its
- * entries looked up, by threads that share the work (a tree is claimed
- * atomically). Building then walks these lists, without reading a tree
- * again. Each object's name hash comes from the first path a resolver
- * met it at.
+ * Every tree is read and parsed once, and its entries looked up, before
+ * any bitmap is built; building then walks these lists in memory. Trees
+ * are decoded along their delta chains, base first (as index-pack
+ * resolves deltas): each delta is applied once, to its base still in
+ * hand, whatever the cache would have held. Threads share the chains.
+ *
+ * Name hashes: an object's is the hash of its name in the tree that
+ * lists it (git hashes the whole path; only the last 16 characters
+ * count, so the two differ only for short names in subdirectories).
+ * When an object has several names the smallest hash wins, so that the
+ * file does not depend on thread timing.
  */
 
 #define ARENA_WORDS (1u << 18)
-#define RESOLVE_RUN 256
 
 struct arena_chunk {
 	struct arena_chunk *next;
@@ -584,46 +644,47 @@ struct resolver {
 	struct writer *w;
 	struct pack_reader *reader;
 	struct arena_chunk *chunks;
-	struct frame {
-		uint32_t tree_pos;
-		char *path;
-	} *stack;
-	size_t stack_nr, stack_alloc;
 	struct entry {
 		struct object_id oid;
 		const char *name;
-		size_t name_len;
 		bool is_tree;
 		uint32_t bit_pos;   /* NO_POS until found */
 	} *entries;
 	size_t entries_alloc;
-	struct strbuf path;
+	struct chain_frame {
+		uint32_t tree;      /* index in w->tree_bits */
+		unsigned char *data;
+		size_t size;
+		uint32_t next_child;
+	} *stack;
+	size_t stack_nr, stack_alloc;
 	struct gp_error err;
 	int ret;
 };
 
 struct resolve_shared {
 	struct writer *w;
-	size_t next_commit;   /* atomic */
+	uint32_t *roots;
+	size_t nr_roots;
+	size_t next_root;     /* atomic */
 	int failed;           /* atomic */
 	struct progress *progress;
 };
 
-static bool claim(uint64_t *bits, uint32_t pos)
+static void set_name(struct writer *w, uint32_t pos, const char *name)
 {
-	uint64_t mask = (uint64_t)1 << (pos % 64);
-	return !(__atomic_fetch_or(&bits[pos / 64], mask, __ATOMIC_RELAXED) & mask);
-}
-
-static bool is_claimed(const uint64_t *bits, uint32_t pos)
-{
-	return __atomic_load_n(&bits[pos / 64], __ATOMIC_RELAXED) & ((uint64_t)1 << (pos % 64));
-}
-
-static void set_name(struct writer *w, uint32_t pos, const char *path)
-{
-	if (w->hashes && claim(w->named_atomic, pos))
-		w->hashes[pos] = bitmap_name_hash(path);
+	uint32_t hash, old;
+	if (!w->hashes)
+		return;
+	/* stored plus one, so that 0 means "none yet" */
+	hash = bitmap_name_hash(name) + 1;
+	if (!hash)
+		hash = UINT32_MAX;
+	old = __atomic_load_n(&w->hashes[pos], __ATOMIC_RELAXED);
+	while ((!old || hash < old) &&
+	       !__atomic_compare_exchange_n(&w->hashes[pos], &old, hash, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 }
 
 static uint32_t *arena_alloc(struct resolver *r, size_t words)
@@ -641,24 +702,17 @@ static uint32_t *arena_alloc(struct resolver *r, size_t words)
 	return c->words + c->used - words;
 }
 
-static void push_frame(struct resolver *r, uint32_t tree_pos, const char *path)
-{
-	ALLOC_GROW(r->stack, r->stack_nr + 1, r->stack_alloc);
-	r->stack[r->stack_nr].tree_pos = tree_pos;
-	r->stack[r->stack_nr++].path = xstrdup(path);
-}
-
-static int resolve_tree(struct resolver *r, uint32_t tree_pos, const char *path)
+/* Parse one tree and record its entries' positions. */
+static int resolve_tree(struct resolver *r, uint32_t tree_pos,
+			const unsigned char *data, size_t size)
 {
 	struct writer *w = r->w;
 	struct tree_iter it;
 	struct tree_entry e;
-	unsigned char *data = NULL;
-	size_t size, nr = 0, dir_len;
+	size_t nr = 0;
 	uint32_t *kids;
-	int ret = read_with(w, r->reader, tree_pos, OBJ_TREE, &data, &size, &r->err);
-	if (ret)
-		return ret;
+	int ret;
+
 	tree_iter_init(&it, data, size, w->algo);
 	while ((ret = tree_iter_next(&it, &e, &r->err)) > 0) {
 		unsigned kind = e.mode & TREE_MODE_TYPE_MASK;
@@ -667,24 +721,15 @@ static int resolve_tree(struct resolver *r, uint32_t tree_pos, const char *path)
 		ALLOC_GROW(r->entries, nr + 1, r->entries_alloc);
 		r->entries[nr].oid = e.oid;
 		r->entries[nr].name = e.name;
-		r->entries[nr].name_len = e.name_len;
 		r->entries[nr++].is_tree = kind == TREE_MODE_DIR;
 		table_prefetch(w, e.oid.hash);
 	}
-	if (ret < 0)
-		goto out;
-	ret = 0;
-	kids = arena_alloc(r, nr + 1);
-	if (!kids) {
-		ret = CORRUPT(&r->err, "a tree with %zu entries is too large", nr);
-		goto out;
+	if (ret < 0) {
+		struct object_id oid;
+		char hex[GP_MAX_HEXSZ + 1];
+		bitmap_order_oid(w->order, tree_pos, &oid);
+		return gp_error_prefix(&r->err, "tree %s", oid_to_hex_r(hex, &oid));
 	}
-	kids[0] = (uint32_t)nr;
-	strbuf_reset(&r->path);
-	strbuf_addstr(&r->path, path);
-	if (r->path.len)
-		strbuf_addch(&r->path, '/');
-	dir_len = r->path.len;
 	/*
 	 * Look the names up in two sweeps, so that the cache misses of a
 	 * whole tree overlap: find each slot whose key matches and prefetch
@@ -713,90 +758,227 @@ static int resolve_tree(struct resolver *r, uint32_t tree_pos, const char *path)
 		else if (!table_find(w, &en->oid, &en->bit_pos))
 			en->bit_pos = NO_POS;
 	}
+	kids = arena_alloc(r, nr + 1);
+	if (!kids)
+		return CORRUPT(&r->err, "a tree with %zu entries is too large", nr);
+	kids[0] = (uint32_t)nr;
 	for (size_t i = 0; i < nr; i++) {
 		const struct entry *en = &r->entries[i];
 		enum object_type want = en->is_tree ? OBJ_TREE : OBJ_BLOB;
-		uint32_t pos = en->bit_pos;
-		if (pos == NO_POS) {
-			char hex[GP_MAX_HEXSZ + 1];
-			ret = gp_error_set(&r->err, GP_ENOTFOUND,
-					   "%s %s is reachable but not in the bitmapped pack or MIDX "
-					   "(a bitmap must cover everything reachable)",
-					   type_name(want), oid_to_hex_r(hex, &en->oid));
-			goto out;
-		}
-		if (w->types[pos] != want) {
-			char hex[GP_MAX_HEXSZ + 1];
-			ret = CORRUPT(&r->err, "tree entry %s names %s, a %s, not a %s",
-				      en->name, oid_to_hex_r(hex, &en->oid),
-				      type_name((enum object_type)w->types[pos]), type_name(want));
-			goto out;
-		}
-		kids[i + 1] = pos | (en->is_tree ? KID_TREE : 0);
-		if (!en->is_tree && (!w->hashes || is_claimed(w->named_atomic, pos)))
-			continue;
-		if (en->is_tree && is_claimed(w->claimed, pos))
-			continue;
-		strbuf_setlen(&r->path, dir_len);
-		strbuf_add(&r->path, en->name, en->name_len);
-		if (en->is_tree)
-			push_frame(r, pos, r->path.buf);
-		else
-			set_name(w, pos, r->path.buf);
+		char hex[GP_MAX_HEXSZ + 1];
+		if (en->bit_pos == NO_POS)
+			return gp_error_set(&r->err, GP_ENOTFOUND,
+					    "%s %s is not in the bitmapped pack or MIDX "
+					    "(a bitmap must cover everything reachable)",
+					    type_name(want), oid_to_hex_r(hex, &en->oid));
+		if (w->types[en->bit_pos] != want)
+			return CORRUPT(&r->err, "tree entry %s names %s, a %s, not a %s",
+				       en->name, oid_to_hex_r(hex, &en->oid),
+				       type_name((enum object_type)w->types[en->bit_pos]),
+				       type_name(want));
+		kids[i + 1] = en->bit_pos | (en->is_tree ? KID_TREE : 0);
+		set_name(w, en->bit_pos, en->name);
 	}
-	__atomic_store_n(&w->kids[tree_pos], kids, __ATOMIC_RELEASE);
-out:
-	free(data);
+	w->kids[tree_pos] = kids;
+	return 0;
+}
+
+/* Decode a chain root: a whole tree, or a delta whose base is elsewhere. */
+static int decode_root(struct resolver *r, uint32_t tree_pos, unsigned char **data,
+		       size_t *size)
+{
+	return read_with(r->w, r->reader, tree_pos, OBJ_TREE, data, size, &r->err);
+}
+
+static int decode_child(struct resolver *r, const struct chain_frame *parent,
+			uint32_t tree_pos, unsigned char **data, size_t *size)
+{
+	struct pack_entry_header hdr;
+	struct packed_git *p;
+	unsigned char *delta = NULL, *result;
+	uint64_t ofs, base_size, result_size;
+	size_t hdr_len;
+	int ret;
+
+	locate(r->w, tree_pos, &p, &ofs);
+	ret = pack_read_entry(r->reader, p, ofs, &hdr, &delta, &r->err);
+	if (!ret)
+		ret = delta_sizes(delta, (size_t)hdr.size, &base_size, &result_size,
+				  &hdr_len, &r->err);
+	if (!ret && base_size != parent->size)
+		ret = CORRUPT(&r->err, "%s: delta at offset %llu expects a base of %llu bytes, not %zu",
+			      p->pack_path, (unsigned long long)ofs,
+			      (unsigned long long)base_size, parent->size);
+	if (!ret && result_size > SIZE_MAX - 1)
+		ret = gp_error_set(&r->err, GP_ENOMEM, "delta result too large");
+	if (ret) {
+		free(delta);
+		return ret;
+	}
+	result = malloc((size_t)result_size + 1);
+	if (!result) {
+		free(delta);
+		return gp_error_set(&r->err, GP_ENOMEM, "cannot allocate %llu bytes",
+				    (unsigned long long)result_size);
+	}
+	ret = delta_apply(parent->data, parent->size, delta, (size_t)hdr.size, result,
+			  (size_t)result_size, &r->err);
+	free(delta);
+	if (ret) {
+		free(result);
+		return gp_error_prefix(&r->err, "%s: at offset %llu", p->pack_path,
+				       (unsigned long long)ofs);
+	}
+	result[result_size] = '\0';
+	*data = result;
+	*size = (size_t)result_size;
+	return 0;
+}
+
+static int resolve_chain(struct resolver *r, uint32_t root)
+{
+	struct writer *w = r->w;
+	unsigned char *data;
+	size_t size;
+	int ret = decode_root(r, w->tree_bits[root], &data, &size);
+	if (!ret)
+		ret = resolve_tree(r, w->tree_bits[root], data, size);
+	if (ret) {
+		free(data);
+		return ret;
+	}
+	ALLOC_GROW(r->stack, r->stack_nr + 1, r->stack_alloc);
+	r->stack[r->stack_nr++] = (struct chain_frame){ root, data, size, 0 };
+	while (r->stack_nr && !ret) {
+		struct chain_frame *top = &r->stack[r->stack_nr - 1];
+		uint32_t first = w->child_start[top->tree];
+		uint32_t count = w->child_start[top->tree + 1] - first;
+		uint32_t child;
+		if (top->next_child >= count) {
+			free(top->data);
+			r->stack_nr--;
+			continue;
+		}
+		child = w->children[first + top->next_child++];
+		ret = decode_child(r, top, w->tree_bits[child], &data, &size);
+		if (!ret)
+			ret = resolve_tree(r, w->tree_bits[child], data, size);
+		if (ret) {
+			free(data);
+			break;
+		}
+		ALLOC_GROW(r->stack, r->stack_nr + 1, r->stack_alloc);
+		r->stack[r->stack_nr++] = (struct chain_frame){ child, data, size, 0 };
+	}
+	while (r->stack_nr)
+		free(r->stack[--r->stack_nr].data);
 	return ret;
 }
 
 static void *resolve_worker(void *data)
 {
 	struct resolve_shared *sh = data;
-	struct writer *w = sh->w;
-	struct resolver r = { 0 };
-	r.w = w;
-	r.reader = pack_reader_new(16 << 20);
-	pack_reader_cache_results(r.reader, true);
-	r.err = (struct gp_error)GP_ERROR_INIT;
-	strbuf_init(&r.path, 0);
-	/*
-	 * Runs of consecutive commits (parents follow children in the
-	 * list), so that each thread's delta-base cache sees a history.
-	 */
+	struct resolver *r = xcalloc(1, sizeof(*r));
+	r->w = sh->w;
+	r->reader = pack_reader_new(4 << 20);
+	r->err = (struct gp_error)GP_ERROR_INIT;
 	for (;;) {
-		size_t first = __atomic_fetch_add(&sh->next_commit, RESOLVE_RUN, __ATOMIC_RELAXED);
-		if (first >= w->nr_commits || __atomic_load_n(&sh->failed, __ATOMIC_RELAXED))
+		size_t index = __atomic_fetch_add(&sh->next_root, 1, __ATOMIC_RELAXED);
+		if (index >= sh->nr_roots || __atomic_load_n(&sh->failed, __ATOMIC_RELAXED))
 			break;
-		for (size_t index = first; index < first + RESOLVE_RUN && index < w->nr_commits && !r.ret; index++) {
-			push_frame(&r, w->commits[index].tree_pos, "");
-			while (r.stack_nr && !r.ret) {
-				struct frame f = r.stack[--r.stack_nr];
-				if (claim(w->claimed, f.tree_pos)) {
-					set_name(w, f.tree_pos, f.path);
-					r.ret = resolve_tree(&r, f.tree_pos, f.path);
-				}
-				free(f.path);
-			}
-			progress_add(sh->progress, 1);
-		}
-		if (r.ret) {
+		r->ret = resolve_chain(r, sh->roots[index]);
+		progress_add(sh->progress, 1);
+		if (r->ret) {
 			__atomic_store_n(&sh->failed, 1, __ATOMIC_RELAXED);
 			break;
 		}
 	}
-	while (r.stack_nr)
-		free(r.stack[--r.stack_nr].path);
-	free(r.stack);
-	free(r.entries);
-	strbuf_release(&r.path);
-	pack_reader_free(r.reader);
-	/* the chunks stay: w->kids points into them */
-	{
-		struct resolver *keep = xmalloc(sizeof(*keep));
-		*keep = r;
-		return keep;
+	free(r->stack);
+	free(r->entries);
+	pack_reader_free(r->reader);
+	return r; /* its arena stays: w->kids points into it */
+}
+
+/* The bit of the object at ofs in pack p, when the order holds that copy. */
+static bool bit_at_offset(const struct writer *w, struct packed_git *p, uint64_t ofs,
+			  uint32_t *bit_pos)
+{
+	for (size_t i = 0; i < w->nr_ranges; i++) {
+		const struct pack_range *range = &w->ranges[i];
+		size_t lo = range->start, hi = range->end;
+		if (range->pack != p)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (w->ofs[mid] == ofs) {
+				*bit_pos = (uint32_t)mid;
+				return true;
+			}
+			if (w->ofs[mid] < ofs)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
 	}
+	return false;
+}
+
+/* Which tree each tree delta applies to: the forest of delta chains. */
+static int find_chains(struct writer *w, uint32_t **roots, size_t *nr_roots)
+{
+	uint32_t *tree_of_bit = xmalloc(sizeof(uint32_t) * (w->nr ? w->nr : 1));
+	uint32_t *base_of;
+	size_t nr = 0;
+	int ret = 0;
+
+	for (uint32_t bit_pos = 0; bit_pos < w->nr; bit_pos++) {
+		tree_of_bit[bit_pos] = NO_POS;
+		if (w->types[bit_pos] != OBJ_TREE)
+			continue;
+		ALLOC_GROW(w->tree_bits, w->nr_trees + 1, w->alloc_trees);
+		tree_of_bit[bit_pos] = (uint32_t)w->nr_trees;
+		w->tree_bits[w->nr_trees++] = bit_pos;
+	}
+	base_of = xmalloc(sizeof(uint32_t) * (w->nr_trees ? w->nr_trees : 1));
+	w->child_start = xcalloc(w->nr_trees + 2, sizeof(uint32_t));
+	for (size_t t = 0; t < w->nr_trees && !ret; t++) {
+		struct pack_entry_header hdr;
+		struct packed_git *p;
+		uint32_t base_bit;
+		uint64_t ofs;
+		bool found = false;
+		locate(w, w->tree_bits[t], &p, &ofs);
+		base_of[t] = NO_POS;
+		ret = pack_parse_entry_header(p->pack_map + ofs, p->pack_size - ofs, ofs,
+					      p->algo, &hdr, w->err);
+		if (ret)
+			break;
+		if (hdr.type == OBJ_OFS_DELTA)
+			found = bit_at_offset(w, p, hdr.base_ofs, &base_bit);
+		else if (hdr.type == OBJ_REF_DELTA)
+			found = table_find(w, &hdr.base_oid, &base_bit);
+		if (found && tree_of_bit[base_bit] != NO_POS) {
+			base_of[t] = tree_of_bit[base_bit];
+			w->child_start[base_of[t] + 2]++;
+		}
+	}
+	if (!ret) {
+		/* counts at [t + 2]; prefix sums make [t + 1] each run's end */
+		for (size_t t = 2; t < w->nr_trees + 2; t++)
+			w->child_start[t] += w->child_start[t - 1];
+		w->children = xmalloc(sizeof(uint32_t) * (w->nr_trees ? w->nr_trees : 1));
+		*roots = xmalloc(sizeof(uint32_t) * (w->nr_trees ? w->nr_trees : 1));
+		for (size_t t = 0; t < w->nr_trees; t++) {
+			if (base_of[t] == NO_POS)
+				(*roots)[nr++] = (uint32_t)t;
+			else
+				w->children[w->child_start[base_of[t] + 1]++] = (uint32_t)t;
+		}
+		*nr_roots = nr;
+	}
+	free(base_of);
+	free(tree_of_bit);
+	return ret;
 }
 
 static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, size_t *nr_chunks)
@@ -806,14 +988,14 @@ static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, siz
 	bool started[16] = { false };
 	struct resolver *results[16];
 	int nr_jobs = w->threads > 16 ? 16 : w->threads;
-	int ret = 0;
-	size_t words = ((size_t)w->nr + 63) / 64;
+	int ret;
 
 	w->kids = xcalloc(w->nr ? w->nr : 1, sizeof(*w->kids));
-	w->claimed = xcalloc(words ? words : 1, sizeof(uint64_t));
-	w->named_atomic = xcalloc(words ? words : 1, sizeof(uint64_t));
+	ret = find_chains(w, &sh.roots, &sh.nr_roots);
+	if (ret)
+		return ret;
 	sh.w = w;
-	sh.progress = progress_start("Reading trees", w->nr_commits, w->opts->progress);
+	sh.progress = progress_start("Reading trees", sh.nr_roots, w->opts->progress);
 	for (int i = 1; i < nr_jobs; i++)
 		started[i] = !pthread_create(&tids[i], NULL, resolve_worker, &sh);
 	results[0] = resolve_worker(&sh);
@@ -823,6 +1005,7 @@ static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, siz
 		if (started[i])
 			pthread_join(tids[i], (void **)&results[i]);
 	progress_stop(&sh.progress);
+	free(sh.roots);
 	for (int i = 0; i < nr_jobs; i++) {
 		struct resolver *r = results[i];
 		while (r->chunks) {
@@ -838,6 +1021,10 @@ static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, siz
 		gp_error_clear(&r->err);
 		free(r);
 	}
+	/* stored plus one: make them plain hashes */
+	for (uint32_t pos = 0; w->hashes && pos < w->nr; pos++)
+		if (w->hashes[pos])
+			w->hashes[pos]--;
 	return ret;
 }
 
@@ -908,8 +1095,13 @@ static int walk_trees(struct writer *w, struct build *b, uint32_t root_pos)
 		const uint32_t *kids = w->kids[tree_pos];
 		if (bitmap_get(&b->bits, tree_pos))
 			continue;
-		if (!kids)
-			BUG("tree %u was not resolved", tree_pos);
+		if (!kids) {
+			struct object_id oid;
+			char hex[GP_MAX_HEXSZ + 1];
+			bitmap_order_oid(w->order, tree_pos, &oid);
+			return CORRUPT(w->err, "tree %s could not be decoded: its delta chain never reaches a base",
+				       oid_to_hex_r(hex, &oid));
+		}
 		if (set_bit(w, &b->bits, tree_pos))
 			return GP_ENOMEM;
 		for (uint32_t i = 1; i <= kids[0]; i++) {
@@ -1250,8 +1442,11 @@ out:
 	free(w.types);
 	free(w.table.slots);
 	free(w.kids);
-	free(w.claimed);
-	free(w.named_atomic);
+	free(w.ofs);
+	free(w.ranges);
+	free(w.tree_bits);
+	free(w.child_start);
+	free(w.children);
 	for (size_t i = 0; i < nr_chunks; i++)
 		free(chunks[i]);
 	free(chunks);

@@ -534,13 +534,7 @@ struct pack_reader {
 	size_t nr_cached;
 	struct cached_base *lru_head, *lru_tail;
 	size_t cached_bytes, cache_limit;
-	bool cache_results;
 };
-
-void pack_reader_cache_results(struct pack_reader *r, bool on)
-{
-	r->cache_results = on;
-}
 
 struct pack_reader *pack_reader_new(size_t cache_limit)
 {
@@ -818,13 +812,6 @@ int pack_read_object(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
 		base_size = (size_t)result_sz;
 		cur = delta_ofs;
 	}
-	if (r->cache_results) {
-		unsigned char *copy = malloc(base_size + 1);
-		if (copy) {
-			memcpy(copy, base, base_size + 1);
-			cache_put(r, p, ofs, base_type, copy, base_size);
-		}
-	}
 	*type_out = base_type;
 	*data_out = base;
 	*size_out = base_size;
@@ -832,6 +819,18 @@ int pack_read_object(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
 out:
 	free(base);
 	free(chain);
+	return ret;
+}
+
+int pack_read_entry(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
+		    struct pack_entry_header *hdr, unsigned char **data,
+		    struct gp_error *err)
+{
+	int ret = pack_open_pack(p, err);
+	if (!ret)
+		ret = entry_header_at(p, ofs, hdr, err);
+	if (!ret)
+		ret = inflate_entry(r, p, ofs, hdr, data, err);
 	return ret;
 }
 

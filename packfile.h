@@ -142,12 +142,7 @@ struct pack_reader;
 /* cache_limit: bytes of delta bases kept (0 = the default, 96 MiB). */
 struct pack_reader *pack_reader_new(size_t cache_limit);
 void pack_reader_free(struct pack_reader *r);
-/*
- * Also keep (a copy of) each object read that is a delta, for walks that
- * read an object and then the objects deltified against it (history read
- * newest first: git deltifies older versions against newer ones).
- */
-void pack_reader_cache_results(struct pack_reader *r, bool on);
+
 
 /*
  * Read the object at pack offset ofs, resolving deltas. On success
@@ -159,6 +154,15 @@ void pack_reader_cache_results(struct pack_reader *r, bool on);
 int pack_read_object(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
 		     enum object_type *type, unsigned char **data, size_t *size,
 		     struct gp_error *err);
+
+/*
+ * The entry at ofs as stored: its header, and its inflated data (for a
+ * delta, the delta itself; *data is malloc'd, NUL-terminated, hdr->size
+ * bytes). Errors as pack_read_object().
+ */
+int pack_read_entry(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
+		    struct pack_entry_header *hdr, unsigned char **data,
+		    struct gp_error *err);
 
 /*
  * Type and inflated size without inflating whole objects: for a delta,
