@@ -15,14 +15,14 @@
 #include "strbuf.h"
 #include "tree.h"
 
-#include <ctype.h>
 #include <sys/mman.h>
 
 uint32_t bitmap_name_hash(const char *path)
 {
 	uint32_t hash = 0;
+	/* git skips isspace() characters: in the C locale, these six */
 	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
-		if (!isspace(*c))
+		if (*c != ' ' && (*c < '\t' || *c > '\r'))
 			hash = (hash >> 2) + ((uint32_t)*c << 24);
 	return hash;
 }
@@ -753,11 +753,7 @@ static int compose_entry(struct bitmap_index *bi, uint32_t row, struct gp_error 
 		}
 		if (ewah_bit_size(&e->composed) > bi->nr_objects) {
 			/* bits in the padding past the last object are corruption */
-			struct ewah_iter it;
-			uint64_t pos, last = 0;
-			ewah_iter_init(&it, &e->composed);
-			while (ewah_iter_next(&it, &pos))
-				last = pos + 1;
+			uint64_t last = ewah_bits_used(&e->composed);
 			if (last > bi->nr_objects) {
 				ret = CORRUPT(err, "%s: entry at offset %llu sets bit %llu past the %u objects",
 					      short_name(bi), (unsigned long long)e->ofs,

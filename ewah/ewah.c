@@ -642,6 +642,29 @@ uint64_t ewah_popcount(const struct ewah *e)
 	return count_chunks(e->buf, e->nr);
 }
 
+uint64_t ewah_bits_used(const struct ewah *e)
+{
+	uint64_t word_pos = 0, used = 0;
+	size_t i = 0;
+	while (i < e->nr) {
+		uint64_t rlw = ewah_get_be64(e->buf + 8 * i);
+		uint64_t run = rlw_run(rlw), lit = rlw_lit(rlw);
+		if (run && rlw_bit(rlw))
+			used = 64 * (word_pos + run);
+		word_pos += run;
+		for (uint64_t k = lit; k-- > 0;) {
+			uint64_t word = ewah_get_be64(e->buf + 8 * (i + 1 + k));
+			if (word) {
+				used = 64 * (word_pos + k) + 64 - (uint64_t)__builtin_clzll(word);
+				break;
+			}
+		}
+		word_pos += lit;
+		i += 1 + lit;
+	}
+	return used;
+}
+
 /* Whether the rest of c is all zeros. */
 static bool rest_is_zero(struct ewah_cursor *c)
 {

@@ -282,6 +282,12 @@ int ewah_not(struct ewah *out, const struct ewah *a);
 
 /* Number of set bits. O(chunks + literal words). */
 uint64_t ewah_popcount(const struct ewah *e);
+/*
+ * One past the highest set bit (0 when none is set): O(chunks), plus
+ * the zero literal words at the end of chunks, which canonical EWAHs
+ * do not have.
+ */
+uint64_t ewah_bits_used(const struct ewah *e);
 /* Whether a and b have the same bits set (encodings and bit sizes may differ). */
 bool ewah_equals(const struct ewah *a, const struct ewah *b);
 

@@ -232,6 +232,15 @@ static void check_same_bits(int line, const struct ewah *e, const struct bitmap 
 	}
 	check_at(line, ok, "ewah iteration matches the plain bitmap");
 	check_at(line, ewah_popcount(e) == bitmap_popcount(b), "ewah_popcount matches");
+	{
+		uint64_t used = 0;
+		for (size_t w = b->word_nr; w-- > 0;)
+			if (b->words[w]) {
+				used = 64 * (uint64_t)w + 64 - (uint64_t)__builtin_clzll(b->words[w]);
+				break;
+			}
+		check_at(line, ewah_bits_used(e) == used, "ewah_bits_used is one past the last set bit");
+	}
 	check_at(line, !ewah_to_bitmap(&got, e), "ewah_to_bitmap succeeds");
 	check_at(line, bitmap_equals(&got, b), "ewah_to_bitmap matches");
 	bitmap_release(&got);
