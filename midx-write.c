@@ -550,6 +550,24 @@ static void remove_stale_files(const char *pack_dir, const unsigned char *checks
 	closedir(d);
 }
 
+static void remove_bitmaps(const char *pack_dir)
+{
+	DIR *d = opendir(pack_dir);
+	struct dirent *de;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *path;
+		if (!starts_with(de->d_name, "multi-pack-index-") ||
+		    !ends_with(de->d_name, ".bitmap"))
+			continue;
+		path = xstrfmt("%s/%s", pack_dir, de->d_name);
+		unlink(path);
+		free(path);
+	}
+	closedir(d);
+}
+
 int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opts,
 	       struct midx_write_result *result, struct gp_error *err)
 {
@@ -580,8 +598,11 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 		goto out;
 	if (result)
 		result->preferred_unknown = w.preferred_unknown;
-	if (!opts->write_ridx && !opts->nr_drop && existing_matches(&w))
+	if (!opts->write_ridx && !opts->nr_drop && existing_matches(&w)) {
+		/* As git: the MIDX stays, and no bitmap was asked for. */
+		remove_bitmaps(pack_dir);
 		goto out;
+	}
 
 	progress = progress_start("Adding packfiles to multi-pack-index", 256, opts->progress);
 	ret = gather_objects(&w, progress, err);

@@ -55,9 +55,10 @@ struct midx_write_result {
 /*
  * Write <pack_dir>/multi-pack-index. When an existing, valid MIDX
  * covers the same packs (none came, none went) and no RIDX is asked for,
- * it is left alone, as git does. An unknown preferred pack is not an
- * error (git warns, and so should the caller: result->preferred_unknown)
- * and then no pack is preferred. result may be NULL.
+ * it is left alone, as git does, and its bitmap (not asked for) is
+ * removed. An unknown preferred pack is not an error (git warns, and so
+ * should the caller: result->preferred_unknown) and then no pack is
+ * preferred. result may be NULL.
  * Errors: GP_EINVAL (a preferred pack without objects, no packs),
  * GP_ECORRUPT (a pack's .idx is bad: the message names it), GP_EIO
  * (including a held lock, and a pack the existing MIDX names that is

@@ -27,6 +27,7 @@
 #define XOR_WINDOW 10
 
 #define NO_POS UINT32_MAX
+#define OUTSIDE_POS (UINT32_MAX - 1) /* peel_tip(): not in the order */
 
 /*
  * oid -> bit_pos. A slot holds the name's first 8 bytes, so a probe
@@ -428,8 +429,11 @@ static int peel_tip(struct writer *w, const struct object_id *tip, uint32_t *bit
 		unsigned char *data;
 		size_t size;
 		int ret;
-		if (!table_find(w, &oid, bit_pos))
-			return not_in_order(w, &oid, "ref tip");
+		if (!table_find(w, &oid, bit_pos)) {
+			/* as git: no bitmap for it, but what it reaches counts */
+			*bit_pos = OUTSIDE_POS;
+			return 0;
+		}
 		if (w->types[*bit_pos] == OBJ_COMMIT)
 			return 0;
 		if (w->types[*bit_pos] != OBJ_TAG) {
@@ -450,6 +454,61 @@ static int peel_tip(struct writer *w, const struct object_id *tip, uint32_t *bit
 	return 0;
 }
 
+/*
+ * A tip outside the pack or MIDX (say, a commit pushed since, still
+ * loose): as git, walk on from it through the odb into the commits the
+ * order holds, which are queued (unless known). Bounded: a tip leading
+ * through more than OUTSIDE_LIMIT outside objects is left at that.
+ */
+#define OUTSIDE_LIMIT 100000
+
+static int enter_from_outside(struct writer *w, const struct object_id *tip,
+			      uint32_t **stack, size_t *nr, size_t *alloc)
+{
+	struct object_id *todo = NULL;
+	size_t todo_nr = 0, todo_alloc = 0, steps = 0;
+	int ret = 0;
+	ALLOC_GROW(todo, 1, todo_alloc);
+	todo[todo_nr++] = *tip;
+	while (todo_nr && !ret && steps++ < OUTSIDE_LIMIT) {
+		struct object_id oid = todo[--todo_nr];
+		struct commit_info info = COMMIT_INFO_INIT;
+		struct tag_info tag;
+		enum object_type type;
+		unsigned char *data;
+		size_t size;
+		uint32_t pos, index;
+		if (table_find(w, &oid, &pos) && w->types[pos] == OBJ_COMMIT) {
+			if (w->commit_of_bit[pos] != NO_POS)
+				continue;
+			ret = add_commit(w, pos, &index);
+			if (!ret) {
+				ALLOC_GROW(*stack, *nr + 1, *alloc);
+				(*stack)[(*nr)++] = index;
+			}
+			continue;
+		}
+		if (odb_read_object(w->odb, &oid, &type, &data, &size, w->err)) {
+			gp_error_clear(w->err); /* missing: nothing to walk on to */
+			continue;
+		}
+		if (type == OBJ_TAG && !tag_parse(data, size, w->algo, &tag, w->err)) {
+			ALLOC_GROW(todo, todo_nr + 1, todo_alloc);
+			todo[todo_nr++] = tag.object;
+		} else if (type == OBJ_COMMIT && !commit_parse(data, size, w->algo, &info, w->err)) {
+			for (size_t i = 0; i < info.nr_parents; i++) {
+				ALLOC_GROW(todo, todo_nr + 1, todo_alloc);
+				todo[todo_nr++] = info.parents[i];
+			}
+			commit_info_release(&info);
+		}
+		gp_error_clear(w->err);
+		free(data);
+	}
+	free(todo);
+	return ret;
+}
+
 static int read_commits(struct writer *w)
 {
 	uint32_t *stack = NULL;
@@ -461,7 +520,9 @@ static int read_commits(struct writer *w)
 	for (size_t i = 0; i < w->opts->nr_tips && !ret; i++) {
 		uint32_t bit_pos, index;
 		ret = peel_tip(w, &w->opts->tips[i].oid, &bit_pos);
-		if (ret || bit_pos == NO_POS)
+		if (!ret && bit_pos == OUTSIDE_POS)
+			ret = enter_from_outside(w, &w->opts->tips[i].oid, &stack, &nr, &alloc);
+		if (ret || bit_pos == NO_POS || bit_pos == OUTSIDE_POS)
 			continue;
 		ret = add_commit(w, bit_pos, &index);
 		if (ret)
@@ -835,14 +896,30 @@ static int decode_child(struct resolver *r, const struct chain_frame *parent,
 	return 0;
 }
 
+/*
+ * A tree that cannot be decoded or resolved (a corrupt entry, an entry
+ * outside the pack or MIDX) is left without kids and the work goes on:
+ * it may be unreachable. walk_trees() reports it if a commit needs it.
+ * Only running out of memory stops everything.
+ */
+static int tolerate(struct resolver *r, int ret)
+{
+	if (ret == GP_ENOMEM)
+		return ret;
+	gp_error_clear(&r->err);
+	r->err = (struct gp_error)GP_ERROR_INIT;
+	return 0;
+}
+
 static int resolve_chain(struct resolver *r, uint32_t root)
 {
 	struct writer *w = r->w;
-	unsigned char *data;
+	unsigned char *data = NULL;
 	size_t size;
 	int ret = decode_root(r, w->tree_bits[root], &data, &size);
-	if (!ret)
-		ret = resolve_tree(r, w->tree_bits[root], data, size);
+	if (ret)
+		return tolerate(r, ret);
+	ret = tolerate(r, resolve_tree(r, w->tree_bits[root], data, size));
 	if (ret) {
 		free(data);
 		return ret;
@@ -861,8 +938,11 @@ static int resolve_chain(struct resolver *r, uint32_t root)
 		}
 		child = w->children[first + top->next_child++];
 		ret = decode_child(r, top, w->tree_bits[child], &data, &size);
-		if (!ret)
-			ret = resolve_tree(r, w->tree_bits[child], data, size);
+		if (ret) {
+			ret = tolerate(r, ret);
+			continue;
+		}
+		ret = tolerate(r, resolve_tree(r, w->tree_bits[child], data, size));
 		if (ret) {
 			free(data);
 			break;
@@ -872,6 +952,39 @@ static int resolve_chain(struct resolver *r, uint32_t root)
 	}
 	while (r->stack_nr)
 		free(r->stack[--r->stack_nr].data);
+	return ret;
+}
+
+/* Why a tree needed by a commit has no kids: decode it again, alone. */
+static int diagnose_tree(struct writer *w, uint32_t tree_pos)
+{
+	struct resolver r = { 0 };
+	unsigned char *data = NULL;
+	size_t size;
+	int ret;
+	r.w = w;
+	r.reader = w->reader;
+	r.err = (struct gp_error)GP_ERROR_INIT;
+	ret = decode_root(&r, tree_pos, &data, &size);
+	if (!ret)
+		ret = resolve_tree(&r, tree_pos, data, size);
+	free(data);
+	if (ret) {
+		gp_error_set(w->err, ret, "%s", gp_error_msg(&r.err));
+	} else {
+		struct object_id oid;
+		char hex[GP_MAX_HEXSZ + 1];
+		bitmap_order_oid(w->order, tree_pos, &oid);
+		ret = CORRUPT(w->err, "tree %s could not be decoded: its delta chain never reaches a base",
+			      oid_to_hex_r(hex, &oid));
+	}
+	gp_error_clear(&r.err);
+	free(r.entries);
+	while (r.chunks) {
+		struct arena_chunk *c = r.chunks;
+		r.chunks = c->next;
+		free(c);
+	}
 	return ret;
 }
 
@@ -1083,6 +1196,8 @@ static int set_bit(struct writer *w, struct bitmap *bits, uint32_t bit_pos)
 	return 0;
 }
 
+static int diagnose_tree(struct writer *w, uint32_t tree_pos);
+
 /* Everything below root_pos not yet in b->bits, from the resolved trees. */
 static int walk_trees(struct writer *w, struct build *b, uint32_t root_pos)
 {
@@ -1095,13 +1210,8 @@ static int walk_trees(struct writer *w, struct build *b, uint32_t root_pos)
 		const uint32_t *kids = w->kids[tree_pos];
 		if (bitmap_get(&b->bits, tree_pos))
 			continue;
-		if (!kids) {
-			struct object_id oid;
-			char hex[GP_MAX_HEXSZ + 1];
-			bitmap_order_oid(w->order, tree_pos, &oid);
-			return CORRUPT(w->err, "tree %s could not be decoded: its delta chain never reaches a base",
-				       oid_to_hex_r(hex, &oid));
-		}
+		if (!kids)
+			return diagnose_tree(w, tree_pos);
 		if (set_bit(w, &b->bits, tree_pos))
 			return GP_ENOMEM;
 		for (uint32_t i = 1; i <= kids[0]; i++) {

@@ -11,20 +11,29 @@
  *    reachable object outside it is an error.
  *  - Commit selection, in the spirit of git's: every tip commit when
  *    there are at most BITMAP_ALL_TIPS_LIMIT of them (beyond that, each
- *    costs about a kilobyte and the file grows past git's); every
- *    commit among the newest 100; then, going back in
- *    time, one commit in each window, the windows growing from 1 to 100
- *    commits and, past 20,000 commits, up to 5,000; in a window a tip is
+ *    costs about a kilobyte and the file grows past git's); by commit
+ *    date, each of the newest 101 commits; then, going back in time,
+ *    one commit per window, the windows growing from 2 to 101 commits
+ *    and, past 20,000 commits, up to 5,001; in a window a tip is
  *    preferred to the commit at its end. Tips marked preferred
  *    (pack.preferBitmapTips) are always selected.
+ *  - Every tree of the pack or MIDX is decoded once, along its delta
+ *    chain (base first, each delta applied once), in threads, and its
+ *    entries are looked up then; a tree that cannot be (an entry outside
+ *    the pack or MIDX, say) is an error only if a commit reaches it.
  *  - Building reuses work: selected commits are built parents first; one
  *    starts from the bitmaps of the selected commits it reaches (the
  *    commit walk runs in topological order, so each such commit is met
- *    before anything it covers), then walks only the trees not already
- *    in the bitmap. The name-hash cache records the path at which each
- *    object was first met.
+ *    before anything it covers), then walks, in memory, only the trees
+ *    not already in the bitmap.
+ *  - The name-hash cache: an object's hash is that of its name in the
+ *    tree listing it (git hashes the whole path, whose last 16
+ *    characters count, so they differ only for short names below the
+ *    root); the smallest wins when it has several names, so that the
+ *    file does not depend on thread timing.
  *  - Each bitmap is XORed with the one of the previous ten entries that
  *    makes it smallest, in threads.
+ *  - Refs whose tip is outside the pack or MIDX get no bitmap (as git).
  *
  * The file is written to a temporary file, fsynced and renamed into
  * place (hashfile.h).
