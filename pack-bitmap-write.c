@@ -1094,14 +1094,31 @@ static int find_chains(struct writer *w, uint32_t **roots, size_t *nr_roots)
 	return ret;
 }
 
-static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, size_t *nr_chunks)
+/* The commits, their order and the selection: no tree needed. */
+static int commit_graph(struct writer *w)
+{
+	int ret = read_commits(w);
+	if (ret)
+		return ret;
+	topo_sort(w);
+	select_commits(w);
+	return 0;
+}
+
+/*
+ * Resolve the trees in threads; meanwhile the calling thread runs
+ * meanwhile(w) (the commit graph, which needs no tree), then resolves
+ * too.
+ */
+static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, size_t *nr_chunks,
+			 int (*meanwhile)(struct writer *))
 {
 	struct resolve_shared sh = { 0 };
 	pthread_t tids[16];
 	bool started[16] = { false };
 	struct resolver *results[16];
 	int nr_jobs = w->threads > 16 ? 16 : w->threads;
-	int ret;
+	int ret, meanwhile_ret;
 
 	w->kids = xcalloc(w->nr ? w->nr : 1, sizeof(*w->kids));
 	ret = find_chains(w, &sh.roots, &sh.nr_roots);
@@ -1111,6 +1128,9 @@ static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, siz
 	sh.progress = progress_start("Reading trees", sh.nr_roots, w->opts->progress);
 	for (int i = 1; i < nr_jobs; i++)
 		started[i] = !pthread_create(&tids[i], NULL, resolve_worker, &sh);
+	meanwhile_ret = meanwhile(w);
+	if (meanwhile_ret)
+		__atomic_store_n(&sh.failed, 1, __ATOMIC_RELAXED);
 	results[0] = resolve_worker(&sh);
 	for (int i = 1; i < nr_jobs; i++)
 		results[i] = started[i] ? NULL : resolve_worker(&sh);
@@ -1119,6 +1139,7 @@ static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, siz
 			pthread_join(tids[i], (void **)&results[i]);
 	progress_stop(&sh.progress);
 	free(sh.roots);
+	ret = meanwhile_ret;
 	for (int i = 0; i < nr_jobs; i++) {
 		struct resolver *r = results[i];
 		while (r->chunks) {
@@ -1508,7 +1529,6 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 	struct writer w = { 0 };
 	struct arena_chunk **chunks = NULL;
 	size_t nr_chunks = 0;
-	struct progress *progress;
 	int ret;
 
 	w.order = order;
@@ -1528,15 +1548,7 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 	ret = read_types(&w);
 	if (ret)
 		goto out;
-	progress = progress_start("Selecting bitmap commits", 0, opts->progress);
-	ret = read_commits(&w);
-	progress_update(progress, w.nr_commits);
-	progress_stop(&progress);
-	if (ret)
-		goto out;
-	topo_sort(&w);
-	select_commits(&w);
-	ret = resolve_trees(&w, &chunks, &nr_chunks);
+	ret = resolve_trees(&w, &chunks, &nr_chunks, commit_graph);
 	if (!ret)
 		ret = build_bitmaps(&w);
 	if (!ret)
