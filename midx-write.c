@@ -550,6 +550,16 @@ static void remove_stale_files(const char *pack_dir, const unsigned char *checks
 	closedir(d);
 }
 
+static bool has_bitmap(const char *pack_dir, const unsigned char *checksum, size_t rawsz)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	char *path = xstrfmt("%s/multi-pack-index-%s.bitmap", pack_dir,
+			     hash_to_hex_r(hex, checksum, rawsz));
+	bool found = !access(path, F_OK);
+	free(path);
+	return found;
+}
+
 static void remove_bitmaps(const char *pack_dir)
 {
 	DIR *d = opendir(pack_dir);
@@ -603,6 +613,10 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 		remove_bitmaps(pack_dir);
 		goto out;
 	}
+	if (opts->write_ridx && opts->defer_install && !opts->nr_drop &&
+	    existing_matches(&w) && midx_has_ridx(w.old) &&
+	    has_bitmap(pack_dir, midx_checksum(w.old), w.rawsz))
+		goto out; /* as git: this MIDX and its bitmap are already there */
 
 	progress = progress_start("Adding packfiles to multi-pack-index", 256, opts->progress);
 	ret = gather_objects(&w, progress, err);
@@ -646,12 +660,23 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 		hashfile_write(f, hdr, sizeof(hdr));
 	}
 	chunk_writer_write(&chunks, f, &w);
+	if (opts->defer_install && result) {
+		ret = hashfile_finalize(f, result->checksum, 0, err);
+		if (ret)
+			goto out;
+		result->pending = f;
+		result->pending_path = xstrfmt("%s.lock", path);
+		result->written = true;
+		goto out;
+	}
 	ret = hashfile_commit(f, checksum, 0, err);
 	if (ret)
 		goto out;
 	remove_stale_files(pack_dir, checksum, w.rawsz);
-	if (result)
+	if (result) {
+		memcpy(result->checksum, checksum, w.rawsz);
 		result->written = true;
+	}
 out:
 	chunk_writer_release(&chunks);
 	for (size_t id = 0; id < w.nr_packs; id++) {
@@ -668,4 +693,28 @@ out:
 	strbuf_release(&w.pnam);
 	free(path);
 	return ret;
+}
+
+int midx_write_install(const char *pack_dir, int algo, struct midx_write_result *result,
+		       struct gp_error *err)
+{
+	char *path;
+	int ret;
+	if (!result->pending)
+		return 0;
+	path = xstrfmt("%s/multi-pack-index", pack_dir);
+	ret = hashfile_install(result->pending, path, 0, err);
+	result->pending = NULL;
+	FREE_AND_NULL(result->pending_path);
+	if (!ret)
+		remove_stale_files(pack_dir, result->checksum, gp_hash_algos[algo].rawsz);
+	free(path);
+	return ret;
+}
+
+void midx_write_abort(struct midx_write_result *result)
+{
+	hashfile_abort(result->pending);
+	result->pending = NULL;
+	FREE_AND_NULL(result->pending_path);
 }

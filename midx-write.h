@@ -30,7 +30,7 @@
 #ifndef GP_MIDX_WRITE_H
 #define GP_MIDX_WRITE_H
 
-#include "util.h"
+#include "hash.h"
 
 struct gp_error;
 
@@ -42,14 +42,28 @@ struct midx_write_opts {
 	const char *const *drop_packs;   /* expire: idx basenames left out */
 	size_t nr_drop;
 	bool write_ridx;
+	/*
+	 * Leave the new file finalized but not in place (result->pending),
+	 * for midx_write_install() once its bitmap is written, or
+	 * midx_write_abort(): a failed bitmap then leaves the old MIDX and
+	 * its bitmap as they were. Also keep an existing MIDX of the same
+	 * packs that has a RIDX chunk and a bitmap (as git: nothing to do).
+	 */
+	bool defer_install;
 	bool progress;
 };
 
 #define MIDX_WRITE_OPTS_INIT { 0 }
 
+struct hashfile;
+
 struct midx_write_result {
 	bool written;            /* false: the existing MIDX was kept */
 	bool preferred_unknown;  /* the preferred pack named is not among the packs */
+	/* defer_install: the written file, at pending_path, not yet in place */
+	struct hashfile *pending;
+	char *pending_path;      /* owned */
+	unsigned char checksum[GP_MAX_RAWSZ]; /* of the file written */
 };
 
 /*
@@ -66,5 +80,14 @@ struct midx_write_result {
  */
 int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opts,
 	       struct midx_write_result *result, struct gp_error *err);
+/*
+ * Put a deferred MIDX in place (rename, fsync of the directory), then
+ * remove the bitmaps and .rev files of other MIDXs. Errors: GP_EIO.
+ * midx_write_abort() removes it instead. Both release result's pending
+ * state (and accept a result with none).
+ */
+int midx_write_install(const char *pack_dir, int algo, struct midx_write_result *result,
+		       struct gp_error *err);
+void midx_write_abort(struct midx_write_result *result);
 
 #endif

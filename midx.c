@@ -232,11 +232,20 @@ int midx_parse_buf(struct midx **out, const unsigned char *buf, size_t len,
 int midx_open(struct midx **out, const char *pack_dir, int algo,
 	      struct gp_error *err)
 {
+	char *path = xstrfmt("%s/multi-pack-index", pack_dir);
+	int ret = midx_open_path(out, path, algo, err);
+	free(path);
+	return ret;
+}
+
+int midx_open_path(struct midx **out, const char *path, int algo,
+		   struct gp_error *err)
+{
 	struct midx *m = midx_alloc(algo);
 	struct stat st;
 	int fd, ret;
 
-	m->path = xstrfmt("%s/multi-pack-index", pack_dir);
+	m->path = xstrdup(path);
 	fd = open(m->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = errno == ENOENT

@@ -42,6 +42,9 @@ struct midx;
  */
 int midx_open(struct midx **out, const char *pack_dir, int algo,
 	      struct gp_error *err);
+/* The same for a MIDX file at path (say, one not yet renamed into place). */
+int midx_open_path(struct midx **out, const char *path, int algo,
+		   struct gp_error *err);
 /* Parse an image in memory (the fuzzer); buf is borrowed. */
 int midx_parse_buf(struct midx **out, const unsigned char *buf, size_t len,
 		   const char *name, int algo, struct gp_error *err);

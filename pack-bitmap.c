@@ -65,16 +65,17 @@ int bitmap_order_for_pack(struct bitmap_order **out, struct packed_git *p,
 	return 0;
 }
 
-int bitmap_order_for_midx(struct bitmap_order **out, struct odb *odb,
-			  struct gp_error *err)
+static const char *base_of(const char *path)
 {
-	struct midx *m = odb_midx(odb);
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static int order_for_midx(struct bitmap_order **out, struct odb *odb, struct midx *m,
+			  bool by_name, struct gp_error *err)
+{
 	struct bitmap_order *o;
-	int ret;
-	if (!m)
-		return gp_error_set(err, GP_ENOTFOUND, "%s: no usable multi-pack-index",
-				    odb_objdir(odb));
-	ret = midx_load_pseudo_order(m, err);
+	int ret = midx_load_pseudo_order(m, err);
 	if (ret)
 		return ret;
 	o = xcalloc(1, sizeof(*o));
@@ -86,7 +87,14 @@ int bitmap_order_for_midx(struct bitmap_order **out, struct odb *odb,
 	o->midx_packs = xcalloc(midx_nr_packs(m) ? midx_nr_packs(m) : 1,
 				sizeof(*o->midx_packs));
 	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
-		o->midx_packs[id] = odb_midx_pack(odb, id);
+		if (!by_name) {
+			o->midx_packs[id] = odb_midx_pack(odb, id);
+		} else {
+			for (size_t i = 0; i < odb_nr_packs(odb) && !o->midx_packs[id]; i++)
+				if (odb_pack_is_local(odb, i) &&
+				    !strcmp(base_of(odb_pack(odb, i)->idx_path), midx_pack_name(m, id)))
+					o->midx_packs[id] = odb_pack(odb, i);
+		}
 		if (!o->midx_packs[id]) {
 			ret = gp_error_set(err, GP_ENOTFOUND, "%s: pack %s is missing",
 					   midx_path(m), midx_pack_name(m, id));
@@ -97,6 +105,22 @@ int bitmap_order_for_midx(struct bitmap_order **out, struct odb *odb,
 	memcpy(o->checksum, midx_checksum(m), gp_hash_algos[o->algo].rawsz);
 	*out = o;
 	return 0;
+}
+
+int bitmap_order_for_midx(struct bitmap_order **out, struct odb *odb,
+			  struct gp_error *err)
+{
+	struct midx *m = odb_midx(odb);
+	if (!m)
+		return gp_error_set(err, GP_ENOTFOUND, "%s: no usable multi-pack-index",
+				    odb_objdir(odb));
+	return order_for_midx(out, odb, m, false, err);
+}
+
+int bitmap_order_for_midx_file(struct bitmap_order **out, struct odb *odb,
+			       struct midx *m, struct gp_error *err)
+{
+	return order_for_midx(out, odb, m, true, err);
 }
 
 static struct bitmap_order *order_identity(int algo, uint32_t nr)
@@ -363,9 +387,23 @@ static int parse_types(struct bitmap_index *bi, uint64_t *ofs, uint64_t end,
 		sum += bitmap_popcount(&bi->types[i]);
 		*ofs += used;
 	}
-	if (sum != bi->nr_objects || bitmap_popcount(&all) != bi->nr_objects)
-		ret = CORRUPT(err, "%s: the type bitmaps do not give each of the %u objects one type",
-			      short_name(bi), bi->nr_objects);
+	if (sum != bi->nr_objects || bitmap_popcount(&all) != bi->nr_objects) {
+		/* name the first object with no type or with two */
+		uint64_t bad = 0;
+		for (uint32_t pos = 0; pos < bi->nr_objects; pos++) {
+			int types = 0;
+			for (int i = 0; i < 4; i++)
+				types += bitmap_get(&bi->types[i], pos);
+			if (types != 1) {
+				bad = pos;
+				break;
+			}
+		}
+		ret = CORRUPT(err, "%s: the type bitmaps (from offset %zu) give object %llu of %u %s",
+			      short_name(bi), 12 + bi->rawsz, (unsigned long long)bad,
+			      bi->nr_objects, bitmap_index_type_at(bi, (uint32_t)bad) == OBJ_BAD
+			      ? "no type" : "more than one type");
+	}
 out:
 	bitmap_release(&all);
 	return ret;
@@ -409,7 +447,9 @@ static int scan_entries(struct bitmap_index *bi, struct gp_error *err)
 		e->index_pos = get_be32(bi->map + ofs);
 		xor_offset = bi->map[ofs + 4];
 		e->ofs = ofs;
-		ret = check_entry_commit(bi, e->index_pos, "entry", ofs, err);
+		char what[64];
+		snprintf(what, sizeof(what), "entry %u", i);
+		ret = check_entry_commit(bi, e->index_pos, what, ofs, err);
 		if (ret)
 			return ret;
 		if (xor_offset > BITMAP_MAX_XOR_OFFSET || xor_offset > i)
@@ -436,7 +476,10 @@ static int scan_entries(struct bitmap_index *bi, struct gp_error *err)
 		row_of_file[bi->entries[row].composed.rlw] = row;
 		bi->entries[row].composed.rlw = 0;
 		if (row && bi->entries[row].index_pos == bi->entries[row - 1].index_pos) {
-			ret = CORRUPT(err, "%s: two entries for object %u", short_name(bi),
+			uint64_t later = bi->entries[row].ofs > bi->entries[row - 1].ofs
+				? bi->entries[row].ofs : bi->entries[row - 1].ofs;
+			ret = CORRUPT(err, "%s: the entry at offset %llu is a second one for object %u",
+				      short_name(bi), (unsigned long long)later,
 				      bi->entries[row].index_pos);
 			goto out;
 		}
@@ -462,7 +505,9 @@ static int read_lookup_table(struct bitmap_index *bi, uint64_t table_ofs,
 		e->index_pos = get_be32(p);
 		e->ofs = get_be64(p + 4);
 		e->xor_row = get_be32(p + 12);
-		ret = check_entry_commit(bi, e->index_pos, "lookup table row", where, err);
+		char what[64];
+		snprintf(what, sizeof(what), "lookup table row %u", row);
+		ret = check_entry_commit(bi, e->index_pos, what, where, err);
 		if (ret)
 			return ret;
 		if (row && e->index_pos <= bi->entries[row - 1].index_pos)
@@ -528,7 +573,7 @@ static int parse_bitmap(struct bitmap_index *bi, const unsigned char *checksum,
 	if (bi->flags & BITMAP_OPT_LOOKUP_TABLE) {
 		size = (uint64_t)bi->nr_entries * BITMAP_LOOKUP_ROW_SIZE;
 		if (end - header < size)
-			return CORRUPT(err, "%s: too short for a lookup table of %u entries",
+			return CORRUPT(err, "%s: too short for a lookup table of %u entries (the count at offset 8)",
 				       short_name(bi), bi->nr_entries);
 		end -= size;
 	}
@@ -551,8 +596,8 @@ static int parse_bitmap(struct bitmap_index *bi, const unsigned char *checksum,
 		return ret;
 	bi->entries_start = ofs;
 	if (bi->nr_entries > (end - ofs) / (BITMAP_ENTRY_HEADER_SIZE + 12))
-		return CORRUPT(err, "%s: %u entries cannot fit in %llu bytes", short_name(bi),
-			       bi->nr_entries, (unsigned long long)(end - ofs));
+		return CORRUPT(err, "%s: the entry count at offset 8 (%u) cannot fit in %llu bytes",
+			       short_name(bi), bi->nr_entries, (unsigned long long)(end - ofs));
 	if (bi->flags & BITMAP_OPT_LOOKUP_TABLE)
 		return read_lookup_table(bi, table_ofs, err);
 	return scan_entries(bi, err);
@@ -714,8 +759,8 @@ static int compose_entry(struct bitmap_index *bi, uint32_t row, struct gp_error 
 		if (bi->entries[r].composed_ready)
 			break;
 		if (nr > bi->nr_entries) {
-			ret = CORRUPT(err, "%s: the XOR references of entry %u form a cycle",
-				      short_name(bi), row);
+			ret = CORRUPT(err, "%s: the XOR references of the entry at offset %llu form a cycle",
+				      short_name(bi), (unsigned long long)bi->entries[row].ofs);
 			goto out;
 		}
 		ALLOC_GROW(chain, nr + 1, alloc);

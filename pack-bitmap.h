@@ -35,6 +35,7 @@
 
 struct gp_error;
 struct odb;
+struct midx;
 struct packed_git;
 struct progress;
 struct ewah;
@@ -73,6 +74,13 @@ int bitmap_order_for_pack(struct bitmap_order **out, struct packed_git *p,
 			  struct gp_error *err);
 int bitmap_order_for_midx(struct bitmap_order **out, struct odb *odb,
 			  struct gp_error *err);
+/*
+ * The same for a MIDX m of odb's pack directory that the odb did not
+ * load (a new one, not yet in place): its packs are found among the
+ * odb's by name. Borrows m.
+ */
+int bitmap_order_for_midx_file(struct bitmap_order **out, struct odb *odb,
+			       struct midx *m, struct gp_error *err);
 void bitmap_order_free(struct bitmap_order *o);
 
 uint32_t bitmap_order_nr(const struct bitmap_order *o);

@@ -114,7 +114,14 @@ static bool config_bool_or(struct repository *repo, const char *key, bool dflt)
 	return ret ? dflt : value;
 }
 
-static void write_midx_bitmap(struct midx_cmd *c, const char *refs_snapshot, bool progress)
+/*
+ * The bitmap of the MIDX just written (result->pending, not yet in
+ * place) or kept. A new MIDX goes into place only once its bitmap is
+ * durable; if the bitmap cannot be written, the new MIDX is dropped and
+ * the old MIDX and bitmap stay, as with git.
+ */
+static void write_midx_bitmap(struct midx_cmd *c, struct midx_write_result *result,
+			      const char *refs_snapshot, bool progress)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct bitmap_write_opts opts = { 0 };
@@ -122,19 +129,29 @@ static void write_midx_bitmap(struct midx_cmd *c, const char *refs_snapshot, boo
 	struct tip_list tl = { 0 };
 	struct bitmap_order *order = NULL;
 	struct bitmap_index *existing = NULL;
-	struct odb *odb;
-	char *path;
+	struct midx *m = NULL;
+	struct odb *odb = NULL;
+	char *path = NULL;
+	int ret;
 
-	if (odb_open(&odb, c->objdir, c->algo, &err))
-		die_error(&err);
-	if (bitmap_order_for_midx(&order, odb, &err))
-		die_error(&err);
-	/* Same MIDX, valid bitmap: nothing to do (as git). */
-	path = bitmap_order_bitmap_path(order);
-	if (!bitmap_index_open(&existing, odb, &err) &&
-	    !strcmp(bitmap_index_path(existing), path))
-		goto out;
-	gp_error_clear(&err);
+	ret = odb_open(&odb, c->objdir, c->algo, &err);
+	if (!ret && result->pending) {
+		ret = midx_open_path(&m, result->pending_path, c->algo, &err);
+		if (!ret)
+			ret = bitmap_order_for_midx_file(&order, odb, m, &err);
+	} else if (!ret) {
+		ret = bitmap_order_for_midx(&order, odb, &err);
+		/* Same MIDX, valid bitmap: nothing to do (as git). */
+		if (!ret) {
+			path = bitmap_order_bitmap_path(order);
+			if (!bitmap_index_open(&existing, odb, &err) &&
+			    !strcmp(bitmap_index_path(existing), path))
+				goto out;
+			gp_error_clear(&err);
+		}
+	}
+	if (ret)
+		goto fail;
 
 	for (size_t i = 0; i < c->repo->config.nr; i++) {
 		const struct config_entry *e = &c->repo->config.items[i];
@@ -145,22 +162,33 @@ static void write_midx_bitmap(struct midx_cmd *c, const char *refs_snapshot, boo
 	}
 	if (refs_snapshot)
 		read_refs_snapshot(refs_snapshot, c->algo, &tl);
-	else if (refs_for_each(c->repo, "", add_ref_tip, &tl, &err))
-		die_error(&err);
+	else if ((ret = refs_for_each(c->repo, "", add_ref_tip, &tl, &err)))
+		goto fail;
 	opts.tips = tl.tips;
 	opts.nr_tips = tl.nr;
 	opts.hash_cache = config_bool_or(c->repo, "pack.writebitmaphashcache", true);
 	opts.lookup_table = config_bool_or(c->repo, "pack.writebitmaplookuptable", true);
 	opts.progress = progress;
-	if (bitmap_write(order, odb, &opts, &stats, &err))
-		die("could not write multi-pack bitmap: %s", gp_error_msg(&err));
+	ret = bitmap_write(order, odb, &opts, &stats, &err);
+	if (ret) {
+		gp_error_prefix(&err, "could not write multi-pack bitmap");
+		goto fail;
+	}
+	ret = midx_write_install(c->pack_dir, c->algo, result, &err);
+	if (ret)
+		goto fail;
 out:
 	free(path);
 	bitmap_index_free(existing);
 	bitmap_order_free(order);
+	midx_free(m);
 	odb_free(odb);
 	free(tl.tips);
 	free(tl.prefer);
+	return;
+fail:
+	midx_write_abort(result);
+	die_error(&err);
 }
 
 static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
@@ -205,6 +233,7 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 	opts.progress = progress < 0 ? c->progress : progress;
 	/* A MIDX bitmap counts in the pseudo-pack order: RIDX holds it. */
 	opts.write_ridx = bitmap;
+	opts.defer_install = bitmap;
 	ret = midx_write(c->pack_dir, c->algo, &opts, &result, &err);
 	for (size_t i = 0; i < nr_names; i++)
 		free(names[i]);
@@ -214,7 +243,7 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 	if (result.preferred_unknown)
 		warning("unknown preferred pack: '%s'", preferred);
 	if (bitmap)
-		write_midx_bitmap(c, refs_snapshot, opts.progress);
+		write_midx_bitmap(c, &result, refs_snapshot, opts.progress);
 	return 0;
 }
 

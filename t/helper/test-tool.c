@@ -8,6 +8,7 @@ struct test_cmd {
 };
 
 static const struct test_cmd cmds[] = {
+	{ "bitmap-write", cmd__bitmap_write },
 	{ "config", cmd__config },
 	{ "ewah", cmd__ewah },
 	{ "loose", cmd__loose },

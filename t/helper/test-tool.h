@@ -6,6 +6,7 @@
 #ifndef GP_TEST_TOOL_H
 #define GP_TEST_TOOL_H
 
+int cmd__bitmap_write(int argc, const char **argv);
 int cmd__config(int argc, const char **argv);
 int cmd__ewah(int argc, const char **argv);
 int cmd__loose(int argc, const char **argv);
