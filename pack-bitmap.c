@@ -338,7 +338,7 @@ static int view_ewah(const struct bitmap_index *bi, uint64_t ofs, uint64_t end,
 		     struct gp_error *err)
 {
 	const char *why = NULL;
-	uint64_t limit = bi->nr_objects + 63;
+	uint64_t limit = (uint64_t)bi->nr_objects + 63;
 	int ret;
 	if (ofs > end)
 		return CORRUPT(err, "%s: %s at offset %llu is past the end of its section",
@@ -468,8 +468,13 @@ static int scan_entries(struct bitmap_index *bi, struct gp_error *err)
 			       short_name(bi), (unsigned long long)(bi->entries_end - ofs),
 			       (unsigned long long)ofs);
 	/* Sort by index_pos, then turn file-order XOR references into rows. */
+	/*
+	 * Nothing is composed yet, so each entry's (still empty) EWAH
+	 * lends its rlw field to hold the entry's file position across
+	 * the sort; it is zeroed again right after.
+	 */
 	for (uint32_t i = 0; i < bi->nr_entries; i++)
-		bi->entries[i].composed.rlw = i; /* remember the file order */
+		bi->entries[i].composed.rlw = i;
 	qsort(bi->entries, bi->nr_entries, sizeof(*bi->entries), cmp_entry);
 	row_of_file = xmalloc(sizeof(uint32_t) * (bi->nr_entries ? bi->nr_entries : 1));
 	for (uint32_t row = 0; row < bi->nr_entries; row++) {

@@ -145,14 +145,15 @@ const struct bitmap_order *bitmap_index_order(const struct bitmap_index *bi);
 /*
  * The reachability bitmap of entry row (rows in index_pos order),
  * XORs undone, and the commit's index_pos. The EWAH is borrowed from
- * bi. Errors: GP_ECORRUPT.
+ * bi. Errors: GP_ECORRUPT, GP_ENOMEM, GP_EINVAL (no such row).
  */
 int bitmap_index_entry(struct bitmap_index *bi, uint32_t row,
 		       uint32_t *index_pos, const struct ewah **bitmap,
 		       struct gp_error *err);
 /*
  * The bitmap of the commit at bit_pos. Errors: GP_ENOTFOUND (no entry
- * for it), GP_ECORRUPT.
+ * for it; no message is recorded, as walks ask for every commit they
+ * meet), GP_ECORRUPT, GP_ENOMEM.
  */
 int bitmap_index_for_commit(struct bitmap_index *bi, uint32_t bit_pos,
 			    const struct ewah **bitmap, struct gp_error *err);

@@ -2,9 +2,9 @@
 #
 # make-corpus.sh: regenerate the fuzz seed corpora in t/fuzz/corpus/ from
 # files that stock git writes. Run from anywhere; needs git (2.39 or
-# later, for SHA-256 and --rev-index) and python3 (only to cut entries
-# and deltas out of a pack). The output is deterministic: fixed dates,
-# one delta-search thread.
+# later, for SHA-256, --rev-index and bitmap lookup tables) and python3
+# (to cut entries and deltas out of a pack, and to convert bitmaps). The
+# output is deterministic: fixed dates, one delta-search thread.
 #
 # Seed formats (what each fuzz-<target>.c expects):
 #   idx/         a whole .idx (v1, v2, v2 with 64-bit offsets; SHA-1 and
@@ -15,6 +15,10 @@
 #                (header and zlib stream) as they sit in the pack
 #   delta/       2 bytes big-endian base length, the base, the delta
 #   config/      a config file
+#   refs/, commit/  a flag byte, then a file (see below)
+#   bitmap/      a flag byte and a 4-byte object count, then a .bitmap
+#                converted to the identity order (see below and
+#                fuzz-bitmap.c)
 #
 # The committed corpus is the output of this script; rerun it only when a
 # format seed is missing, and keep the total small (a few dozen files).
@@ -35,7 +39,12 @@ export GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.com
 export GIT_COMMITTER_NAME='C O Mitter' GIT_COMMITTER_EMAIL=committer@example.com
 export GIT_AUTHOR_DATE='1112911993 -0700' GIT_COMMITTER_DATE='1112911993 -0700'
 
-rm -rf "$out"
+# Only the directories made here: corpus/ewah/ and corpus/midx/ are made
+# by hand as fuzz-ewah.c and fuzz-midx.c describe, and must survive.
+for dir in idx rev pack-entry delta config refs commit bitmap
+do
+	rm -rf "$out/$dir"
+done
 mkdir -p "$out/idx" "$out/rev" "$out/pack-entry" "$out/delta" "$out/config"
 
 # make_repo ALGO DIR: a few commits editing the same files (so that the
@@ -287,3 +296,208 @@ do
 	{ printf "\\$flag"; git -C "$r" cat-file commit HEAD~4; } >"$out/commit/root-$algo"
 	{ printf "\\$((flag | 2))"; git -C "$r" cat-file tag v1; } >"$out/commit/tag-$algo"
 done
+
+# bitmap/: a 5-byte prefix, then a .bitmap. The prefix: a flag byte
+# (bit 0: SHA-256; bit 1: the image is the body only and the harness
+# appends its checksum), then the object count, big-endian 32-bit.
+# The repositories above first grow two dozen more commits, a topic
+# branch, two merges and another annotated tag: a few hundred objects,
+# and every commit gets a bitmap (git bitmaps them all below 100), about
+# half of them XORed with an earlier one. Pack bitmaps: "repack -adb",
+# also with pack.writeBitmapLookupTable, and (SHA-1) without the
+# name-hash cache. MIDX bitmaps: two more packs ("repack -d" after new
+# commits), then "multi-pack-index write --bitmap", with and without a
+# lookup table. The python below converts each to the identity order
+# fuzz-bitmap.c parses with (see there), and writes it as a body for the
+# harness to checksum, plus <name>-whole with the trailer for the plain
+# pack and MIDX ones.
+mkdir -p "$out/bitmap" "$work/bitmaps"
+for algo in sha1 sha256
+do
+	r=$work/r$(test $algo = sha1 && echo 1 || echo 256)
+	b=$work/bitmaps
+	(
+		cd "$r"
+		# Bitmaps of several words, so that XORing with a neighbour
+		# sometimes saves one and git writes XOR offsets.
+		n=1
+		while test $n -le 24
+		do
+			for f in alpha beta gamma delta epsilon zeta eta theta
+			do
+				echo "round $n of $f" >src/$f.c
+			done
+			echo "round $n" >src/sub/file
+			git add -A
+			git commit -q -m "round $n"
+			n=$((n + 1))
+		done
+		git checkout -q -b topic HEAD~3
+		for n in 1 2 3
+		do
+			echo "topic $n" >>src/iota.c
+			git add -A
+			git commit -q -m "topic $n"
+		done
+		git checkout -q main
+		git merge -q --no-edit topic
+		git checkout -q topic
+		echo "topic 4" >>src/kappa.c
+		git commit -q -a -m "topic 4"
+		git checkout -q main
+		echo "main after the merge" >>src/delta.c
+		git commit -q -a -m "main after the merge"
+		git merge -q --no-edit topic
+		git tag -a -m 'version two' v2
+
+		# keep_pack NAME: the bitmap of the one pack, and its .idx (each
+		# repack may order the pack differently).
+		keep_pack () {
+			p=$(ls .git/objects/pack/pack-*.pack)
+			cp "${p%.pack}.bitmap" "$b/$1-$algo.bitmap"
+			cp "${p%.pack}.idx" "$b/$1-$algo.idx"
+		}
+		git -c pack.threads=1 repack -q -adb
+		keep_pack pack
+		git -c pack.threads=1 -c pack.writeBitmapLookupTable=true repack -q -adb
+		keep_pack pack-lookup
+		if test $algo = sha1
+		then
+			git -c pack.threads=1 -c pack.writeBitmapHashCache=false repack -q -adb
+			keep_pack pack-nohash
+		fi
+		rm -f .git/objects/pack/*.bitmap
+		# The MIDX prefers this pack explicitly: by default git picks
+		# the oldest, and the packs are written within a second.
+		big=$(ls .git/objects/pack/pack-*.pack)
+		big=${big##*/}
+
+		for n in 1 2
+		do
+			echo "after the packs $n" >>src/epsilon.c
+			git commit -q -a -m "after the packs $n"
+			git -c pack.threads=1 repack -q -d
+		done
+		git multi-pack-index write --bitmap --preferred-pack="$big"
+		m=.git/objects/pack/multi-pack-index
+		cp "$m" "$b/midx-$algo.midx"
+		cp $m-*.bitmap "$b/midx-$algo.bitmap"
+		rm -f $m $m-*.bitmap $m-*.rev
+		git -c pack.writeBitmapLookupTable=true multi-pack-index write --bitmap \
+			--preferred-pack="$big"
+		cp "$m" "$b/midx-lookup-$algo.midx"
+		cp $m-*.bitmap "$b/midx-lookup-$algo.bitmap"
+	)
+done
+
+python3 - "$work/bitmaps" "$out/bitmap" <<'EOF_BITMAP'
+import hashlib, os, struct, sys
+work, out = sys.argv[1], sys.argv[2]
+
+def be32(b, o):
+    return struct.unpack_from('>I', b, o)[0]
+
+def idx_order(path, rawsz):
+    """index_pos -> pack_pos of a v2 .idx: the rank of each offset."""
+    idx = open(path, 'rb').read()
+    assert idx[:8] == b'\xfftOc\x00\x00\x00\x02'
+    n = be32(idx, 8 + 255 * 4)
+    ofs_at = 8 + 1024 + n * rawsz + n * 4
+    large_at = ofs_at + 4 * n
+    ofs = []
+    for i in range(n):
+        o = be32(idx, ofs_at + 4 * i)
+        if o & 0x80000000:
+            o = struct.unpack_from('>Q', idx, large_at + 8 * (o & 0x7fffffff))[0]
+        ofs.append(o)
+    by_ofs = sorted(range(n), key=lambda i: ofs[i])
+    to_bit = [0] * n
+    for pack_pos, index_pos in enumerate(by_ofs):
+        to_bit[index_pos] = pack_pos
+    return to_bit
+
+def midx_order(path):
+    """midx_pos -> pseudo_pos, from the RIDX chunk."""
+    m = open(path, 'rb').read()
+    assert m[:4] == b'MIDX'
+    chunks = {}
+    for k in range(m[6] + 1):
+        cid, cofs = struct.unpack_from('>4sQ', m, 12 + 12 * k)
+        chunks[cid] = cofs
+    n = be32(m, chunks[b'OIDF'] + 255 * 4)
+    to_bit = [0] * n
+    for pseudo_pos in range(n):
+        to_bit[be32(m, chunks[b'RIDX'] + 4 * pseudo_pos)] = pseudo_pos
+    return to_bit
+
+def skip_ewah(b, o):
+    return o + 12 + 8 * be32(b, o + 4)
+
+def to_identity(bm, to_bit, rawsz):
+    """The bitmap body (no trailer) with index_pos rewritten to bit_pos."""
+    body = bytearray(bm[:-rawsz])
+    flags, nr_entries = struct.unpack_from('>HI', body, 6)
+    n = len(to_bit)
+    o = 12 + rawsz
+    for _ in range(4):
+        o = skip_ewah(body, o)
+    for _ in range(nr_entries):
+        struct.pack_into('>I', body, o, to_bit[be32(body, o)])
+        o = skip_ewah(body, o + 6)
+    end = len(body)
+    if flags & 0x4:  # name-hash cache, in index order
+        end -= 4 * n
+        cache = [be32(body, end + 4 * i) for i in range(n)]
+        for index_pos in range(n):
+            struct.pack_into('>I', body, end + 4 * to_bit[index_pos], cache[index_pos])
+    if flags & 0x10:  # lookup table: rows by index_pos, XOR rows by row
+        end -= 16 * nr_entries
+        rows = [struct.unpack_from('>IQI', body, end + 16 * k) for k in range(nr_entries)]
+        order = sorted(range(nr_entries), key=lambda k: to_bit[rows[k][0]])
+        new_row = {old: new for new, old in enumerate(order)}
+        for new, old in enumerate(order):
+            pos, ofs, xor = rows[old]
+            if xor != 0xffffffff:
+                xor = new_row[xor]
+            struct.pack_into('>IQI', body, end + 16 * new, to_bit[pos], ofs, xor)
+    assert end == o, 'unexpected bytes between the entries and the tables'
+    return bytes(body)
+
+def write(name, algo, n, body, whole):
+    sha256 = algo == 'sha256'
+    h = (hashlib.sha256 if sha256 else hashlib.sha1)(body).digest()
+    flag = 1 if sha256 else 0
+    if whole:
+        open(os.path.join(out, name + '-whole'), 'wb').write(
+            struct.pack('>BI', flag, n) + body + h)
+    open(os.path.join(out, name), 'wb').write(struct.pack('>BI', flag | 2, n) + body)
+
+for algo in ('sha1', 'sha256'):
+    rawsz = 32 if algo == 'sha256' else 20
+    for name, whole in (('pack', True), ('pack-lookup', False), ('pack-nohash', False),
+                        ('midx', True), ('midx-lookup', False)):
+        path = os.path.join(work, '%s-%s.bitmap' % (name, algo))
+        if not os.path.exists(path):
+            continue
+        if name.startswith('midx'):
+            to_bit = midx_order(os.path.join(work, '%s-%s.midx' % (name, algo)))
+        else:
+            to_bit = idx_order(os.path.join(work, '%s-%s.idx' % (name, algo)), rawsz)
+        bm = open(path, 'rb').read()
+        body = to_identity(bm, to_bit, rawsz)
+        write('%s-%s' % (name, algo), algo, len(to_bit), body, whole)
+        if name == 'pack' and algo == 'sha1':
+            # A pseudo-merge section of just its 8-byte size, after the
+            # entries and before the name-hash cache (git 2.47 layout).
+            n = len(to_bit)
+            cut = len(body) - 4 * n
+            flags = struct.unpack_from('>H', body, 6)[0] | 0x20
+            pm = body[:6] + struct.pack('>H', flags) + body[8:cut] + \
+                struct.pack('>Q', 8) + body[cut:]
+            write('hand-pseudo-merge-sha1', algo, n, pm, False)
+
+# No objects: four empty EWAHs (as git writes them) and no entries.
+empty_ewah = struct.pack('>IIQI', 0, 1, 0, 0)
+body = b'BITM' + struct.pack('>HHI', 1, 1, 0) + bytes(20) + empty_ewah * 4
+write('hand-empty-sha1', 'sha1', 0, body, False)
+EOF_BITMAP
