@@ -870,18 +870,30 @@ uint32_t bitmap_ewah_checksum(const struct ewah *e)
 /* Querying                                                            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Every object the walks looked up, with its position: a bit_pos, or
+ * for an object outside the bitmap nr_objects + its rank among those.
+ * Looking a name up here (one probe) is much cheaper than searching the
+ * .idx or MIDX, and walks meet the same tree entries again and again.
+ */
 struct ext_object {
 	struct object_id oid;
-	enum object_type type;
+	enum object_type type; /* for objects outside the bitmap */
+	size_t pos;
 };
 
 struct bitmap_result {
 	struct bitmap_index *bi;
 	/* bit_pos below nr_objects; ext[i] at nr_objects + i */
 	struct bitmap bits;
-	struct ext_object *ext;
+	struct ext_object *ext;   /* all looked up, in the order met */
 	size_t ext_nr, ext_alloc;
-	uint32_t *ext_table;    /* open addressing: ext index + 1; 0 is empty */
+	size_t nr_outside;        /* those outside the bitmap */
+	/* open addressing over ext: the name's first 8 bytes, index + 1 (0: empty) */
+	struct ext_slot {
+		uint64_t key;
+		uint32_t index;
+	} *ext_table;
 	size_t ext_table_size;  /* a power of two */
 };
 
@@ -895,11 +907,16 @@ void bitmap_result_free(struct bitmap_result *res)
 	free(res);
 }
 
-static size_t ext_slot(const struct bitmap_result *res, const struct object_id *oid)
+static uint64_t ext_key(const struct object_id *oid)
 {
 	uint64_t key;
 	memcpy(&key, oid->hash, sizeof(key));
-	return (size_t)key & (res->ext_table_size - 1);
+	return key;
+}
+
+static size_t ext_slot(const struct bitmap_result *res, uint64_t key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (res->ext_table_size - 1);
 }
 
 static void ext_rehash(struct bitmap_result *res)
@@ -909,10 +926,12 @@ static void ext_rehash(struct bitmap_result *res)
 	res->ext_table = xcalloc(size, sizeof(*res->ext_table));
 	res->ext_table_size = size;
 	for (size_t i = 0; i < res->ext_nr; i++) {
-		size_t slot = ext_slot(res, &res->ext[i].oid);
-		while (res->ext_table[slot])
+		uint64_t key = ext_key(&res->ext[i].oid);
+		size_t slot = ext_slot(res, key);
+		while (res->ext_table[slot].index)
 			slot = (slot + 1) & (size - 1);
-		res->ext_table[slot] = (uint32_t)i + 1;
+		res->ext_table[slot].key = key;
+		res->ext_table[slot].index = (uint32_t)i + 1;
 	}
 }
 
@@ -923,34 +942,38 @@ static void ext_rehash(struct bitmap_result *res)
 static bool object_pos(struct bitmap_result *res, const struct object_id *oid,
 		       enum object_type type, bool create, size_t *pos)
 {
+	uint64_t key = ext_key(oid);
 	uint32_t bit_pos;
 	size_t slot;
-	if (bitmap_order_find(res->bi->order, oid, &bit_pos)) {
-		*pos = bit_pos;
-		return true;
-	}
 	if (res->ext_table_size) {
-		for (slot = ext_slot(res, oid); res->ext_table[slot];
+		for (slot = ext_slot(res, key); res->ext_table[slot].index;
 		     slot = (slot + 1) & (res->ext_table_size - 1)) {
-			size_t i = res->ext_table[slot] - 1;
-			if (oideq(&res->ext[i].oid, oid)) {
-				*pos = res->bi->nr_objects + i;
+			size_t i = res->ext_table[slot].index - 1;
+			if (res->ext_table[slot].key == key && oideq(&res->ext[i].oid, oid)) {
+				*pos = res->ext[i].pos;
 				return true;
 			}
 		}
 	}
-	if (!create)
+	if (bitmap_order_find(res->bi->order, oid, &bit_pos)) {
+		*pos = bit_pos;
+		type = OBJ_NONE;
+	} else if (!create) {
 		return false;
+	} else {
+		*pos = res->bi->nr_objects + res->nr_outside++;
+	}
 	if (2 * (res->ext_nr + 1) > res->ext_table_size)
 		ext_rehash(res);
 	ALLOC_GROW(res->ext, res->ext_nr + 1, res->ext_alloc);
 	res->ext[res->ext_nr].oid = *oid;
 	res->ext[res->ext_nr].type = type;
-	slot = ext_slot(res, oid);
-	while (res->ext_table[slot])
+	res->ext[res->ext_nr].pos = *pos;
+	slot = ext_slot(res, key);
+	while (res->ext_table[slot].index)
 		slot = (slot + 1) & (res->ext_table_size - 1);
-	res->ext_table[slot] = (uint32_t)res->ext_nr + 1;
-	*pos = res->bi->nr_objects + res->ext_nr++;
+	res->ext_table[slot].key = key;
+	res->ext_table[slot].index = (uint32_t)res->ext_nr++ + 1;
 	return true;
 }
 
@@ -1378,7 +1401,8 @@ int bitmap_result_for_each(const struct bitmap_result *res, unsigned mask,
 		}
 	}
 	for (size_t i = 0; i < res->ext_nr; i++) {
-		if (!bitmap_get(&res->bits, bi->nr_objects + i) ||
+		if (res->ext[i].pos < bi->nr_objects ||
+		    !bitmap_get(&res->bits, res->ext[i].pos) ||
 		    !type_in_mask(res->ext[i].type, mask))
 			continue;
 		ret = show(&res->ext[i].oid, res->ext[i].type, data);
@@ -1400,7 +1424,8 @@ void bitmap_result_count(const struct bitmap_result *res, uint64_t counts[5])
 								       of_type->words[w]);
 	}
 	for (size_t i = 0; i < res->ext_nr; i++)
-		if (bitmap_get(&res->bits, bi->nr_objects + i) &&
+		if (res->ext[i].pos >= bi->nr_objects &&
+		    bitmap_get(&res->bits, res->ext[i].pos) &&
 		    res->ext[i].type >= OBJ_COMMIT && res->ext[i].type <= OBJ_TAG)
 			counts[res->ext[i].type]++;
 }
