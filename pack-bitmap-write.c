@@ -254,6 +254,13 @@ static void *type_worker(void *data)
 	return NULL;
 }
 
+/* Give back the pages of the packs touched so far (see pack_drop_pages()). */
+static void drop_pages(struct writer *w)
+{
+	for (size_t i = 0; i < w->nr_ranges; i++)
+		pack_drop_pages(w->ranges[i].pack);
+}
+
 static int read_types(struct writer *w)
 {
 	struct type_job jobs[16];
@@ -305,6 +312,8 @@ static int read_types(struct writer *w)
 		}
 		free(jobs[i].ranges);
 	}
+	/* the sweep touched every page of the packs */
+	drop_pages(w);
 	return ret;
 }
 
@@ -721,10 +730,15 @@ struct resolver {
 	size_t stack_nr, stack_alloc;
 	struct gp_error err;
 	int ret;
+	uint64_t bytes;       /* tree bytes decoded since the last report */
 };
+
+/* Every this many bytes of trees decoded, the packs' pages are dropped. */
+#define DROP_EVERY ((uint64_t)64 << 20)
 
 struct resolve_shared {
 	struct writer *w;
+	uint64_t since_drop;  /* atomic */
 	uint32_t *roots;
 	size_t nr_roots;
 	size_t next_root;     /* atomic */
@@ -774,6 +788,7 @@ static int resolve_tree(struct resolver *r, uint32_t tree_pos,
 	uint32_t *kids;
 	int ret;
 
+	r->bytes += size;
 	tree_iter_init(&it, data, size, w->algo);
 	while ((ret = tree_iter_next(&it, &e, &r->err)) > 0) {
 		unsigned kind = e.mode & TREE_MODE_TYPE_MASK;
@@ -1001,6 +1016,15 @@ static void *resolve_worker(void *data)
 			break;
 		r->ret = resolve_chain(r, sh->roots[index]);
 		progress_add(sh->progress, 1);
+		/*
+		 * Decoding touches pages all over the packs; give them back
+		 * now and then, or they would all count as this process's.
+		 */
+		if (__atomic_add_fetch(&sh->since_drop, r->bytes, __ATOMIC_RELAXED) > DROP_EVERY) {
+			__atomic_store_n(&sh->since_drop, 0, __ATOMIC_RELAXED);
+			drop_pages(sh->w);
+		}
+		r->bytes = 0;
 		if (r->ret) {
 			__atomic_store_n(&sh->failed, 1, __ATOMIC_RELAXED);
 			break;

@@ -822,6 +822,12 @@ out:
 	return ret;
 }
 
+void pack_drop_pages(struct packed_git *p)
+{
+	if (p->pack_open && p->pack_map && p->pack_size)
+		madvise((void *)p->pack_map, p->pack_size, MADV_DONTNEED);
+}
+
 int pack_read_entry(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
 		    struct pack_entry_header *hdr, unsigned char **data,
 		    struct gp_error *err)

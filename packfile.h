@@ -182,6 +182,15 @@ int pack_object_info(struct packed_git *p, uint64_t ofs,
 		     struct gp_error *err);
 
 /*
+ * Let the kernel take back the pages of the mapped .pack that this
+ * process has touched (they stay in the page cache; touching them again
+ * maps them again). For long sweeps over big packs, whose touched pages
+ * would otherwise all count as this process's memory. Safe while other
+ * threads read the pack.
+ */
+void pack_drop_pages(struct packed_git *p);
+
+/*
  * Map a whole file read-only, as packs, indexes and bitmaps are read
  * (*map is NULL for an empty file; *mtime, when not NULL, gets its
  * mtime). Errors: GP_ENOTFOUND (no such file), GP_EIO.
