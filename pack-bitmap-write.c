@@ -714,13 +714,20 @@ struct resolver {
 	struct writer *w;
 	struct pack_reader *reader;
 	struct arena_chunk *chunks;
-	struct entry {
-		struct object_id oid;
-		const char *name;
-		bool is_tree;
-		uint32_t bit_pos;   /* NO_POS until found */
-	} *entries;
-	size_t entries_alloc;
+	/* per chain depth: the entries of the tree decoded at that depth */
+	struct parsed {
+		struct entry {
+			struct object_id oid;
+			const char *name;   /* borrowed from the frame's data */
+			size_t name_len;
+			bool is_tree;
+			bool reused;        /* position taken from the base */
+			uint32_t bit_pos;   /* NO_POS until found */
+			uint32_t slot_hint; /* the lookup's candidate slot */
+		} *entries;
+		size_t nr, alloc;
+	} *parsed;
+	size_t parsed_alloc;
 	struct chain_frame {
 		uint32_t tree;      /* index in w->tree_bits */
 		unsigned char *data;
@@ -777,11 +784,75 @@ static uint32_t *arena_alloc(struct resolver *r, size_t words)
 	return c->words + c->used - words;
 }
 
-/* Parse one tree and record its entries' positions. */
+/* git's tree order: names compared as if directories ended in '/'. */
+static int cmp_entry_names(const char *a, size_t a_len, bool a_dir,
+			   const char *b, size_t b_len, bool b_dir)
+{
+	size_t common = a_len < b_len ? a_len : b_len;
+	int cmp = memcmp(a, b, common);
+	unsigned char ca, cb;
+	if (cmp)
+		return cmp;
+	ca = common < a_len ? (unsigned char)a[common] : a_dir ? '/' : '\0';
+	cb = common < b_len ? (unsigned char)b[common] : b_dir ? '/' : '\0';
+	return ca < cb ? -1 : ca > cb;
+}
+
+/*
+ * A tree decoded from a delta is mostly its base: walk both in tree
+ * order and take the position of every entry the base has unchanged
+ * (same name, kind and id) from the base's kids, instead of looking it
+ * up. Anything else is left for the lookup. Unsorted trees only cost
+ * lookups, never a wrong position: a position is reused only for the
+ * same id.
+ */
+static void reuse_base_kids(struct parsed *cur, const struct parsed *base,
+			    const uint32_t *base_kids)
+{
+	size_t j = 0, base_nr = base->nr < base_kids[0] ? base->nr : base_kids[0];
+	for (size_t i = 0; i < cur->nr; i++) {
+		struct entry *en = &cur->entries[i];
+		int cmp = 1;
+		while (j < base_nr) {
+			const struct entry *be = &base->entries[j];
+			cmp = cmp_entry_names(be->name, be->name_len, be->is_tree,
+					      en->name, en->name_len, en->is_tree);
+			if (cmp >= 0)
+				break;
+			j++;
+		}
+		if (j >= base_nr)
+			break;
+		if (!cmp && en->is_tree == base->entries[j].is_tree &&
+		    oideq(&base->entries[j].oid, &en->oid)) {
+			en->bit_pos = base_kids[j + 1] & ~KID_TREE;
+			en->reused = true;
+		}
+	}
+}
+
+static struct parsed *parsed_at(struct resolver *r, size_t depth)
+{
+	if (depth >= r->parsed_alloc) {
+		size_t old = r->parsed_alloc;
+		r->parsed_alloc = depth + 16;
+		r->parsed = xrealloc(r->parsed, r->parsed_alloc * sizeof(*r->parsed));
+		memset(r->parsed + old, 0, (r->parsed_alloc - old) * sizeof(*r->parsed));
+	}
+	return &r->parsed[depth];
+}
+
+/*
+ * Parse one tree, decoded at chain depth depth, and record its entries'
+ * positions. base_kids (may be NULL) are the positions of the tree it
+ * was decoded from, parsed at depth - 1.
+ */
 static int resolve_tree(struct resolver *r, uint32_t tree_pos,
-			const unsigned char *data, size_t size)
+			const unsigned char *data, size_t size, size_t depth,
+			const uint32_t *base_kids)
 {
 	struct writer *w = r->w;
+	struct parsed *cur = parsed_at(r, depth);
 	struct tree_iter it;
 	struct tree_entry e;
 	size_t nr = 0;
@@ -792,42 +863,57 @@ static int resolve_tree(struct resolver *r, uint32_t tree_pos,
 	tree_iter_init(&it, data, size, w->algo);
 	while ((ret = tree_iter_next(&it, &e, &r->err)) > 0) {
 		unsigned kind = e.mode & TREE_MODE_TYPE_MASK;
+		struct entry *en;
 		if (kind == TREE_MODE_GITLINK)
 			continue;
-		ALLOC_GROW(r->entries, nr + 1, r->entries_alloc);
-		r->entries[nr].oid = e.oid;
-		r->entries[nr].name = e.name;
-		r->entries[nr++].is_tree = kind == TREE_MODE_DIR;
-		table_prefetch(w, e.oid.hash);
+		ALLOC_GROW(cur->entries, nr + 1, cur->alloc);
+		en = &cur->entries[nr++];
+		en->oid = e.oid;
+		en->name = e.name;
+		en->name_len = e.name_len;
+		en->bit_pos = NO_POS;
+		en->reused = false;
+		en->is_tree = kind == TREE_MODE_DIR;
 	}
+	cur->nr = nr;
 	if (ret < 0) {
 		struct object_id oid;
 		char hex[GP_MAX_HEXSZ + 1];
 		bitmap_order_oid(w->order, tree_pos, &oid);
 		return gp_error_prefix(&r->err, "tree %s", oid_to_hex_r(hex, &oid));
 	}
+	if (ret >= 0 && depth && base_kids)
+		reuse_base_kids(cur, &r->parsed[depth - 1], base_kids);
+	for (size_t i = 0; i < nr; i++)
+		if (cur->entries[i].bit_pos == NO_POS)
+			table_prefetch(w, cur->entries[i].oid.hash);
 	/*
-	 * Look the names up in two sweeps, so that the cache misses of a
-	 * whole tree overlap: find each slot whose key matches and prefetch
-	 * the name it points at; then compare the names.
+	 * Look the other names up in two sweeps, so that the cache misses
+	 * of a whole tree overlap: find each slot whose key matches and
+	 * prefetch the name it points at (the slot index is kept in
+	 * slot_hint meanwhile); then compare the names.
 	 */
 	for (size_t i = 0; i < nr; i++) {
-		struct entry *en = &r->entries[i];
+		struct entry *en = &cur->entries[i];
 		const struct pos_table *t = &w->table;
 		uint64_t key = oid_key(en->oid.hash);
-		en->bit_pos = NO_POS;
+		en->slot_hint = NO_POS;
+		if (en->bit_pos != NO_POS)
+			continue;
 		for (size_t slot = slot_of(t, key); t->slots[slot].index_pos != NO_POS;
 		     slot = (slot + 1) & t->mask)
 			if (t->slots[slot].key == key) {
-				en->bit_pos = (uint32_t)slot;
+				en->slot_hint = (uint32_t)slot;
 				__builtin_prefetch(bitmap_order_index_oid_raw(w->order,
 									      t->slots[slot].index_pos));
 				break;
 			}
 	}
 	for (size_t i = 0; i < nr; i++) {
-		struct entry *en = &r->entries[i];
-		const struct pos_slot *slot = en->bit_pos == NO_POS ? NULL : &w->table.slots[en->bit_pos];
+		struct entry *en = &cur->entries[i];
+		const struct pos_slot *slot = en->slot_hint == NO_POS ? NULL : &w->table.slots[en->slot_hint];
+		if (en->bit_pos != NO_POS)
+			continue;
 		if (slot && !memcmp(bitmap_order_index_oid_raw(w->order, slot->index_pos),
 				    en->oid.hash, w->table.rawsz))
 			en->bit_pos = slot->bit_pos;
@@ -839,7 +925,7 @@ static int resolve_tree(struct resolver *r, uint32_t tree_pos,
 		return CORRUPT(&r->err, "a tree with %zu entries is too large", nr);
 	kids[0] = (uint32_t)nr;
 	for (size_t i = 0; i < nr; i++) {
-		const struct entry *en = &r->entries[i];
+		const struct entry *en = &cur->entries[i];
 		enum object_type want = en->is_tree ? OBJ_TREE : OBJ_BLOB;
 		char hex[GP_MAX_HEXSZ + 1];
 		if (en->bit_pos == NO_POS)
@@ -853,7 +939,9 @@ static int resolve_tree(struct resolver *r, uint32_t tree_pos,
 				       type_name((enum object_type)w->types[en->bit_pos]),
 				       type_name(want));
 		kids[i + 1] = en->bit_pos | (en->is_tree ? KID_TREE : 0);
-		set_name(w, en->bit_pos, en->name);
+		/* a reused entry has the same name in the base: same hash */
+		if (!en->reused)
+			set_name(w, en->bit_pos, en->name);
 	}
 	w->kids[tree_pos] = kids;
 	return 0;
@@ -934,7 +1022,7 @@ static int resolve_chain(struct resolver *r, uint32_t root)
 	int ret = decode_root(r, w->tree_bits[root], &data, &size);
 	if (ret)
 		return tolerate(r, ret);
-	ret = tolerate(r, resolve_tree(r, w->tree_bits[root], data, size));
+	ret = tolerate(r, resolve_tree(r, w->tree_bits[root], data, size, 0, NULL));
 	if (ret) {
 		free(data);
 		return ret;
@@ -957,7 +1045,9 @@ static int resolve_chain(struct resolver *r, uint32_t root)
 			ret = tolerate(r, ret);
 			continue;
 		}
-		ret = tolerate(r, resolve_tree(r, w->tree_bits[child], data, size));
+		top = &r->stack[r->stack_nr - 1];
+		ret = tolerate(r, resolve_tree(r, w->tree_bits[child], data, size, r->stack_nr,
+					       w->kids[w->tree_bits[top->tree]]));
 		if (ret) {
 			free(data);
 			break;
@@ -982,7 +1072,7 @@ static int diagnose_tree(struct writer *w, uint32_t tree_pos)
 	r.err = (struct gp_error)GP_ERROR_INIT;
 	ret = decode_root(&r, tree_pos, &data, &size);
 	if (!ret)
-		ret = resolve_tree(&r, tree_pos, data, size);
+		ret = resolve_tree(&r, tree_pos, data, size, 0, NULL);
 	free(data);
 	if (ret) {
 		gp_error_set(w->err, ret, "%s", gp_error_msg(&r.err));
@@ -994,7 +1084,9 @@ static int diagnose_tree(struct writer *w, uint32_t tree_pos)
 			      oid_to_hex_r(hex, &oid));
 	}
 	gp_error_clear(&r.err);
-	free(r.entries);
+	for (size_t i = 0; i < r.parsed_alloc; i++)
+		free(r.parsed[i].entries);
+	free(r.parsed);
 	while (r.chunks) {
 		struct arena_chunk *c = r.chunks;
 		r.chunks = c->next;
@@ -1031,7 +1123,9 @@ static void *resolve_worker(void *data)
 		}
 	}
 	free(r->stack);
-	free(r->entries);
+	for (size_t i = 0; i < r->parsed_alloc; i++)
+		free(r->parsed[i].entries);
+	free(r->parsed);
 	pack_reader_free(r->reader);
 	return r; /* its arena stays: w->kids points into it */
 }
