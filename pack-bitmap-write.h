@@ -19,8 +19,10 @@
  *    (pack.preferBitmapTips) are always selected.
  *  - Every tree of the pack or MIDX is decoded once, along its delta
  *    chain (base first, each delta applied once), in threads, and its
- *    entries are looked up then; a tree that cannot be (an entry outside
- *    the pack or MIDX, say) is an error only if a commit reaches it.
+ *    entries are looked up then (those unchanged from the tree's delta
+ *    base take the base's positions); a tree that cannot be (an entry
+ *    outside the pack or MIDX, say) is an error only if a commit
+ *    reaches it.
  *  - Building reuses work: selected commits are built parents first; one
  *    starts from the bitmaps of the selected commits it reaches (the
  *    commit walk runs in topological order, so each such commit is met
