@@ -36,18 +36,79 @@ int revindex_parse(const unsigned char *map, size_t size, const char *name,
 	return 0;
 }
 
+/*
+ * Keys below 2^32 (packs under 4 GiB, the usual case): sort (key, pos)
+ * pairs packed into one 64-bit word, at most 10 bits a pass (three passes
+ * for packs under 1 GiB), so that each pass reads sequentially and
+ * scatters into few enough buckets to stay in cache; the counts of all
+ * passes come from one sweep.
+ */
+static uint32_t *sort_pairs(uint64_t *a, uint32_t nr, uint64_t max)
+{
+	enum { MAX_BITS = 10 };
+	uint64_t *b = xmalloc(sizeof(*b) * (nr ? nr : 1));
+	unsigned need = 0, passes, bits;
+	size_t buckets;
+	uint32_t *pos;
+	size_t *counts;
+
+	while (need < 32 && (max >> need))
+		need++;
+	passes = (need + MAX_BITS - 1) / MAX_BITS;
+	bits = passes ? (need + passes - 1) / passes : 1;
+	buckets = (size_t)1 << bits;
+	counts = xcalloc((passes ? passes : 1) * buckets, sizeof(*counts));
+	for (uint32_t i = 0; i < nr; i++)
+		for (unsigned p = 0; p < passes; p++)
+			counts[p * buckets + ((a[i] >> (32 + p * bits)) & (buckets - 1))]++;
+	for (unsigned p = 0; p < passes; p++) {
+		size_t sum = 0, *count = counts + p * buckets;
+		unsigned shift = 32 + p * bits;
+		uint64_t *swap;
+		for (size_t d = 0; d < buckets; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (uint32_t i = 0; i < nr; i++)
+			b[count[(a[i] >> shift) & (buckets - 1)]++] = a[i];
+		swap = a;
+		a = b;
+		b = swap;
+	}
+	pos = (uint32_t *)b; /* reuse: nr 32-bit slots fit in nr 64-bit ones */
+	for (uint32_t i = 0; i < nr; i++)
+		pos[i] = (uint32_t)a[i];
+	free(counts);
+	free(a);
+	return pos;
+}
+
+static uint32_t *sort_small_keys(const uint64_t *keys, uint32_t nr, uint64_t max)
+{
+	uint64_t *a = xmalloc(sizeof(*a) * (nr ? nr : 1));
+	for (uint32_t i = 0; i < nr; i++)
+		a[i] = keys[i] << 32 | i;
+	return sort_pairs(a, nr, max);
+}
+
 uint32_t *sort_positions_by_u64(const uint64_t *keys, uint32_t nr)
 {
-	uint32_t *pos = xmalloc(sizeof(*pos) * (nr ? nr : 1));
-	uint32_t *tmp = xmalloc(sizeof(*tmp) * (nr ? nr : 1));
+	uint32_t *pos, *tmp;
 	uint64_t max = 0;
-	size_t *counts = xmalloc(sizeof(size_t) * 65536);
+	size_t *counts;
 
-	for (uint32_t i = 0; i < nr; i++) {
-		pos[i] = i;
+	for (uint32_t i = 0; i < nr; i++)
 		if (keys[i] > max)
 			max = keys[i];
-	}
+	if (max <= UINT32_MAX)
+		return sort_small_keys(keys, nr, max);
+
+	pos = xmalloc(sizeof(*pos) * (nr ? nr : 1));
+	tmp = xmalloc(sizeof(*tmp) * (nr ? nr : 1));
+	counts = xmalloc(sizeof(size_t) * 65536);
+	for (uint32_t i = 0; i < nr; i++)
+		pos[i] = i;
 	/* LSD radix sort, 16 bits a pass, only as many passes as max needs. */
 	for (unsigned shift = 0; shift < 64 && (max >> shift); shift += 16) {
 		size_t sum = 0;
@@ -73,9 +134,19 @@ uint32_t *sort_positions_by_u64(const uint64_t *keys, uint32_t nr)
 uint32_t *revindex_compute(const struct packed_git *p)
 {
 	uint64_t *offsets = xmalloc(sizeof(*offsets) * (p->nr_objects ? p->nr_objects : 1));
+	uint64_t max = 0;
 	uint32_t *order;
-	for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++)
+	for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++) {
 		offsets[idx_pos] = pack_nth_offset(p, idx_pos);
+		if (offsets[idx_pos] > max)
+			max = offsets[idx_pos];
+	}
+	if (max <= UINT32_MAX) {
+		/* the pairs to sort, in place of the offsets */
+		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++)
+			offsets[idx_pos] = offsets[idx_pos] << 32 | idx_pos;
+		return sort_pairs(offsets, p->nr_objects, max);
+	}
 	order = sort_positions_by_u64(offsets, p->nr_objects);
 	free(offsets);
 	return order;
