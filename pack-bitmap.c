@@ -1008,6 +1008,11 @@ struct finder {
 	uint64_t seq;
 	struct object_id *trees;
 	size_t trees_nr, trees_alloc;
+	struct tree_kid {
+		struct object_id oid;
+		bool is_tree;
+	} *entries;                /* the tree being walked */
+	size_t entries_nr, entries_alloc;
 	struct gp_error *err;
 };
 
@@ -1184,20 +1189,33 @@ static int walk_tree(struct finder *f, const struct object_id *root)
 			break;
 		}
 		ret = set_bit(f, pos);
+		/*
+		 * Parse the whole tree first and prefetch each entry's slot,
+		 * so that the cache misses of the lookups overlap.
+		 */
+		f->entries_nr = 0;
 		tree_iter_init(&it, data, size, odb_algo(f->odb));
 		while (!ret && (ret = tree_iter_next(&it, &e, f->err)) > 0) {
 			unsigned kind = e.mode & TREE_MODE_TYPE_MASK;
-			size_t entry_pos;
 			ret = 0;
 			if (kind == TREE_MODE_GITLINK)
 				continue;
-			object_pos(f->res, &e.oid, kind == TREE_MODE_DIR ? OBJ_TREE : OBJ_BLOB,
+			ALLOC_GROW(f->entries, f->entries_nr + 1, f->entries_alloc);
+			f->entries[f->entries_nr].oid = e.oid;
+			f->entries[f->entries_nr++].is_tree = kind == TREE_MODE_DIR;
+			if (f->res->ext_table_size)
+				__builtin_prefetch(&f->res->ext_table[ext_slot(f->res, ext_key(&e.oid))]);
+		}
+		for (size_t i = 0; !ret && i < f->entries_nr; i++) {
+			const struct tree_kid *kid = &f->entries[i];
+			size_t entry_pos;
+			object_pos(f->res, &kid->oid, kid->is_tree ? OBJ_TREE : OBJ_BLOB,
 				   true, &entry_pos);
 			if (known(f, entry_pos))
 				continue;
-			if (kind == TREE_MODE_DIR) {
+			if (kid->is_tree) {
 				ALLOC_GROW(stack, nr + 1, alloc);
-				stack[nr++] = e.oid;
+				stack[nr++] = kid->oid;
 			} else {
 				ret = set_bit(f, entry_pos);
 			}
@@ -1276,6 +1294,7 @@ static int find_objects(struct bitmap_result *res, struct odb *odb,
 	}
 	free(f.heap);
 	free(f.trees);
+	free(f.entries);
 	bitmap_release(&f.queued);
 	return ret;
 }
