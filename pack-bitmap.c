@@ -15,6 +15,7 @@
 #include "strbuf.h"
 #include "tree.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 
 uint32_t bitmap_name_hash(const char *path)
@@ -297,6 +298,7 @@ struct bitmap_index {
 	uint32_t nr_entries;
 	uint32_t nr_objects;
 	struct bitmap_order *order;
+	const unsigned char *digest; /* the trailer's hash, computed already; or NULL */
 	struct bitmap types[4]; /* OBJ_COMMIT - 1 .. OBJ_TAG - 1 */
 	uint64_t entries_start, entries_end;
 	struct entry *entries;  /* by index_pos */
@@ -561,7 +563,10 @@ static int parse_bitmap(struct bitmap_index *bi, const unsigned char *checksum,
 			       short_name(bi),
 			       bi->order && bi->order->kind == ORDER_MIDX
 			       ? "multi-pack-index" : "pack");
-	hash_buf(bi->algo, bi->map, bi->len - bi->rawsz, actual);
+	if (bi->digest)
+		memcpy(actual, bi->digest, bi->rawsz);
+	else
+		hash_buf(bi->algo, bi->map, bi->len - bi->rawsz, actual);
 	if (memcmp(actual, bi->map + bi->len - bi->rawsz, bi->rawsz))
 		return CORRUPT(err, "%s: checksum mismatch at offset %zu", short_name(bi),
 			       bi->len - bi->rawsz);
@@ -631,22 +636,47 @@ int bitmap_index_parse_buf(struct bitmap_index **out, const unsigned char *buf,
 	return 0;
 }
 
+/*
+ * Hash the file on another thread while the order is prepared (a pack's
+ * reverse index may have to be sorted): the check then costs nothing.
+ */
+struct hash_job {
+	const unsigned char *buf;
+	size_t len;
+	int algo;
+	unsigned char digest[GP_MAX_RAWSZ];
+};
+
+static void *hash_worker(void *data)
+{
+	struct hash_job *job = data;
+	hash_buf(job->algo, job->buf, job->len, job->digest);
+	return NULL;
+}
+
+/* Takes path, order and the mapping (map may be NULL: mapped here). */
 static int open_with_order(struct bitmap_index **out, char *path,
 			   struct bitmap_order *order, int algo,
-			   struct gp_error *err)
+			   const unsigned char *map, size_t len,
+			   const unsigned char *digest, struct gp_error *err)
 {
 	struct bitmap_index *bi = xcalloc(1, sizeof(*bi));
-	int ret;
+	int ret = 0;
 	bi->path = path;
 	bi->order = order;
 	bi->algo = algo;
 	bi->rawsz = gp_hash_algos[algo].rawsz;
 	bi->nr_objects = order->nr;
-	ret = map_file_readonly(path, &bi->map, &bi->len, NULL, err);
+	bi->map = map;
+	bi->len = len;
+	bi->digest = digest;
+	if (!map)
+		ret = map_file_readonly(path, &bi->map, &bi->len, NULL, err);
 	if (ret)
 		goto fail;
 	bi->mapped = true;
 	ret = parse_bitmap(bi, order->checksum, err);
+	bi->digest = NULL;
 	if (ret)
 		goto fail;
 	*out = bi;
@@ -654,6 +684,41 @@ static int open_with_order(struct bitmap_index **out, char *path,
 fail:
 	bitmap_index_free(bi);
 	return ret;
+}
+
+static int open_pack_bitmap(struct bitmap_index **out, struct packed_git *p, char *path,
+			    int algo, struct gp_error *err)
+{
+	struct bitmap_order *order = NULL;
+	struct hash_job job = { NULL, 0, algo, { 0 } };
+	size_t rawsz = gp_hash_algos[algo].rawsz;
+	const unsigned char *map;
+	size_t len;
+	pthread_t tid;
+	bool started = false;
+	int ret = map_file_readonly(path, &map, &len, NULL, err);
+	if (ret) {
+		free(path);
+		return ret;
+	}
+	if (len >= rawsz) {
+		job.buf = map;
+		job.len = len - rawsz;
+		started = !pthread_create(&tid, NULL, hash_worker, &job);
+	}
+	ret = bitmap_order_for_pack(&order, p, err);
+	if (started)
+		pthread_join(tid, NULL);
+	else if (len >= rawsz)
+		hash_worker(&job);
+	if (ret) {
+		if (map)
+			munmap((void *)map, len);
+		free(path);
+		return ret;
+	}
+	return open_with_order(out, path, order, algo, map, len,
+			       len >= rawsz ? job.digest : NULL, err);
 }
 
 int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
@@ -672,7 +737,8 @@ int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
 		if (order) {
 			path = bitmap_order_bitmap_path(order);
 			if (!access(path, F_OK))
-				return open_with_order(out, path, order, odb_algo(odb), err);
+				return open_with_order(out, path, order, odb_algo(odb), NULL, 0,
+						       NULL, err);
 			free(path);
 			bitmap_order_free(order);
 		}
@@ -690,12 +756,7 @@ int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
 			free(path);
 			continue;
 		}
-		ret = bitmap_order_for_pack(&order, p, err);
-		if (ret) {
-			free(path);
-			return ret;
-		}
-		return open_with_order(out, path, order, odb_algo(odb), err);
+		return open_pack_bitmap(out, p, path, odb_algo(odb), err);
 	}
 	return gp_error_set(err, GP_ENOTFOUND, "no bitmap in %s", odb_objdir(odb));
 }
