@@ -60,12 +60,6 @@ struct midx {
 	uint32_t *pos_to_pseudo;
 };
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 static int parse_pack_names(struct midx *m, const unsigned char *pnam,
 			    uint64_t size, const char *name, struct gp_error *err)
 {

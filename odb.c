@@ -99,12 +99,6 @@ static void load_packs(struct odb *odb, const char *objdir, bool local)
 		qsort(odb->packs + first, odb->nr_packs - first, sizeof(*odb->packs), cmp_pack_mtime);
 }
 
-static const char *file_part(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 /*
  * Open the directory's MIDX and tie its packs to ours. A bad MIDX is
  * reported and ignored (the packs still answer); a pack it names that is
@@ -129,7 +123,7 @@ static void load_midx(struct odb *odb, size_t dir_index, size_t first_pack)
 	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
 		dir->midx_packs[id] = SIZE_MAX;
 		for (size_t i = first_pack; i < odb->nr_packs; i++)
-			if (!strcmp(file_part(odb->packs[i]->idx_path), midx_pack_name(m, id))) {
+			if (!strcmp(base_name(odb->packs[i]->idx_path), midx_pack_name(m, id))) {
 				dir->midx_packs[id] = i;
 				odb->pack_in_midx[i] = true;
 			}

@@ -4,6 +4,7 @@
  */
 #include "pack-bitmap-write.h"
 #include "commit.h"
+#include "config.h"
 #include "delta.h"
 #include "error.h"
 #include "ewah/ewah.h"
@@ -12,6 +13,8 @@
 #include "pack-bitmap.h"
 #include "packfile.h"
 #include "progress.h"
+#include "refs.h"
+#include "repository.h"
 #include "strbuf.h"
 #include "tree.h"
 
@@ -27,6 +30,7 @@
 #define XOR_WINDOW 10
 
 #define NO_POS UINT32_MAX
+#define MAX_THREADS 16
 #define OUTSIDE_POS (UINT32_MAX - 1) /* peel_tip(): not in the order */
 
 /*
@@ -261,12 +265,34 @@ static void drop_pages(struct writer *w)
 		pack_drop_pages(w->ranges[i].pack);
 }
 
+/*
+ * Run fn on nr argument blocks (args, size bytes apart): blocks 1..nr-1
+ * on threads of their own, block 0 on the calling thread, after
+ * meanwhile(ctx) when given. A thread that cannot be started runs on
+ * the calling thread instead, so the work is done either way.
+ */
+static void run_parallel(void *(*fn)(void *), void *args, size_t size, int nr,
+			 void (*meanwhile)(void *), void *ctx)
+{
+	pthread_t tids[MAX_THREADS];
+	bool started[MAX_THREADS] = { false };
+	for (int i = 1; i < nr; i++)
+		started[i] = !pthread_create(&tids[i], NULL, fn, (char *)args + (size_t)i * size);
+	if (meanwhile)
+		meanwhile(ctx);
+	fn(args);
+	for (int i = 1; i < nr; i++) {
+		if (started[i])
+			pthread_join(tids[i], NULL);
+		else
+			fn((char *)args + (size_t)i * size);
+	}
+}
+
 static int read_types(struct writer *w)
 {
-	struct type_job jobs[16];
-	pthread_t tids[16];
-	bool started[16] = { false };
-	int nr_jobs = w->threads > 16 ? 16 : w->threads;
+	struct type_job jobs[MAX_THREADS];
+	int nr_jobs = w->threads;
 	int ret = 0;
 	if (w->nr < 65536)
 		nr_jobs = 1;
@@ -281,15 +307,7 @@ static int read_types(struct writer *w)
 		jobs[i].ret = 0;
 		jobs[i].err = (struct gp_error)GP_ERROR_INIT;
 	}
-	for (int i = 1; i < nr_jobs; i++)
-		started[i] = !pthread_create(&tids[i], NULL, type_worker, &jobs[i]);
-	type_worker(&jobs[0]);
-	for (int i = 1; i < nr_jobs; i++) {
-		if (started[i])
-			pthread_join(tids[i], NULL);
-		else
-			type_worker(&jobs[i]);
-	}
+	run_parallel(type_worker, jobs, sizeof(*jobs), nr_jobs, NULL, NULL);
 	for (int i = 0; i < nr_jobs; i++) {
 		if (jobs[i].ret && !ret) {
 			ret = jobs[i].ret;
@@ -602,22 +620,41 @@ static void topo_sort(struct writer *w)
 
 /* ---- selection ----------------------------------------------------- */
 
-static const struct writer *sort_writer;
+/*
+ * Sorting lists of indices by keys computed up front: the comparator
+ * needs no state, so two writers may run at once (no static writer).
+ */
+struct keyed {
+	uint64_t major, minor;
+	uint32_t item;
+};
 
-static int cmp_newest(const void *a, const void *b)
+static int cmp_keyed(const void *a, const void *b)
 {
-	const struct wcommit *x = &sort_writer->commits[*(const uint32_t *)a];
-	const struct wcommit *y = &sort_writer->commits[*(const uint32_t *)b];
-	if (x->date != y->date)
-		return x->date > y->date ? -1 : 1;
-	return x->bit_pos < y->bit_pos ? -1 : x->bit_pos > y->bit_pos;
+	const struct keyed *x = a, *y = b;
+	if (x->major != y->major)
+		return x->major < y->major ? -1 : 1;
+	return x->minor < y->minor ? -1 : x->minor > y->minor;
 }
 
+static void sort_keyed(uint32_t *items, struct keyed *keys, size_t nr)
+{
+	qsort(keys, nr, sizeof(*keys), cmp_keyed);
+	for (size_t i = 0; i < nr; i++)
+		items[i] = keys[i].item;
+	free(keys);
+}
+
+/* Commit indices, newest committer date first (ties: bit order). */
 static void sort_newest_first(const struct writer *w, uint32_t *list, size_t nr)
 {
-	sort_writer = w;
-	qsort(list, nr, sizeof(*list), cmp_newest);
-	sort_writer = NULL;
+	struct keyed *keys = xmalloc(sizeof(*keys) * (nr ? nr : 1));
+	for (size_t i = 0; i < nr; i++) {
+		keys[i].major = UINT64_MAX - w->commits[list[i]].date;
+		keys[i].minor = w->commits[list[i]].bit_pos;
+		keys[i].item = list[i];
+	}
+	sort_keyed(list, keys, nr);
 }
 
 static size_t window_after(size_t seen)
@@ -1095,9 +1132,15 @@ static int diagnose_tree(struct writer *w, uint32_t tree_pos)
 	return ret;
 }
 
+struct resolve_arg {
+	struct resolve_shared *sh;
+	struct resolver *result; /* its arena stays: w->kids points into it */
+};
+
 static void *resolve_worker(void *data)
 {
-	struct resolve_shared *sh = data;
+	struct resolve_arg *arg = data;
+	struct resolve_shared *sh = arg->sh;
 	struct resolver *r = xcalloc(1, sizeof(*r));
 	r->w = sh->w;
 	r->reader = pack_reader_new(4 << 20);
@@ -1127,7 +1170,8 @@ static void *resolve_worker(void *data)
 		free(r->parsed[i].entries);
 	free(r->parsed);
 	pack_reader_free(r->reader);
-	return r; /* its arena stays: w->kids points into it */
+	arg->result = r;
+	return NULL;
 }
 
 /* The bit of the object at ofs in pack p, when the order holds that copy. */
@@ -1228,15 +1272,29 @@ static int commit_graph(struct writer *w)
  * meanwhile(w) (the commit graph, which needs no tree), then resolves
  * too.
  */
+struct meanwhile_ctx {
+	struct writer *w;
+	struct resolve_shared *sh;
+	int (*fn)(struct writer *);
+	int ret;
+};
+
+static void run_meanwhile(void *data)
+{
+	struct meanwhile_ctx *ctx = data;
+	ctx->ret = ctx->fn(ctx->w);
+	if (ctx->ret)
+		__atomic_store_n(&ctx->sh->failed, 1, __ATOMIC_RELAXED);
+}
+
 static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, size_t *nr_chunks,
 			 int (*meanwhile)(struct writer *))
 {
 	struct resolve_shared sh = { 0 };
-	pthread_t tids[16];
-	bool started[16] = { false };
-	struct resolver *results[16];
-	int nr_jobs = w->threads > 16 ? 16 : w->threads;
-	int ret, meanwhile_ret;
+	struct resolve_arg args[MAX_THREADS];
+	struct meanwhile_ctx ctx = { w, &sh, meanwhile, 0 };
+	int nr_jobs = w->threads;
+	int ret;
 
 	w->kids = xcalloc(w->nr ? w->nr : 1, sizeof(*w->kids));
 	ret = find_chains(w, &sh.roots, &sh.nr_roots);
@@ -1244,22 +1302,14 @@ static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, siz
 		return ret;
 	sh.w = w;
 	sh.progress = progress_start("Reading trees", sh.nr_roots, w->opts->progress);
-	for (int i = 1; i < nr_jobs; i++)
-		started[i] = !pthread_create(&tids[i], NULL, resolve_worker, &sh);
-	meanwhile_ret = meanwhile(w);
-	if (meanwhile_ret)
-		__atomic_store_n(&sh.failed, 1, __ATOMIC_RELAXED);
-	results[0] = resolve_worker(&sh);
-	for (int i = 1; i < nr_jobs; i++)
-		results[i] = started[i] ? NULL : resolve_worker(&sh);
-	for (int i = 1; i < nr_jobs; i++)
-		if (started[i])
-			pthread_join(tids[i], (void **)&results[i]);
+	for (int i = 0; i < nr_jobs; i++)
+		args[i] = (struct resolve_arg){ &sh, NULL };
+	run_parallel(resolve_worker, args, sizeof(*args), nr_jobs, run_meanwhile, &ctx);
 	progress_stop(&sh.progress);
 	free(sh.roots);
-	ret = meanwhile_ret;
+	ret = ctx.ret;
 	for (int i = 0; i < nr_jobs; i++) {
-		struct resolver *r = results[i];
+		struct resolver *r = args[i].result;
 		while (r->chunks) {
 			struct arena_chunk *c = r->chunks;
 			r->chunks = c->next;
@@ -1411,13 +1461,6 @@ static int build_one(struct writer *w, struct build *b, uint32_t sel_index, uint
 	return 0;
 }
 
-static int cmp_topo(const void *a, const void *b)
-{
-	const struct wcommit *x = &sort_writer->commits[sort_writer->selected[*(const uint32_t *)a]];
-	const struct wcommit *y = &sort_writer->commits[sort_writer->selected[*(const uint32_t *)b]];
-	return x->topo < y->topo ? -1 : x->topo > y->topo;
-}
-
 static int build_bitmaps(struct writer *w)
 {
 	struct build b = { 0 };
@@ -1425,11 +1468,15 @@ static int build_bitmaps(struct writer *w)
 	uint32_t *order = xmalloc(sizeof(uint32_t) * (w->nr_selected ? w->nr_selected : 1));
 	int ret = 0;
 
-	for (uint32_t i = 0; i < w->nr_selected; i++)
-		order[i] = i;
-	sort_writer = w;
-	qsort(order, w->nr_selected, sizeof(*order), cmp_topo);
-	sort_writer = NULL;
+	struct keyed *keys = xmalloc(sizeof(*keys) * (w->nr_selected ? w->nr_selected : 1));
+
+	/* parents first */
+	for (uint32_t i = 0; i < w->nr_selected; i++) {
+		keys[i].major = w->commits[w->selected[i]].topo;
+		keys[i].minor = 0;
+		keys[i].item = i;
+	}
+	sort_keyed(order, keys, w->nr_selected);
 	w->bitmaps = xcalloc(w->nr_selected ? w->nr_selected : 1, sizeof(*w->bitmaps));
 	bitmap_init(&b.bits);
 	if (bitmap_grow(&b.bits, ((size_t)w->nr + 63) / 64) < 0) {
@@ -1491,10 +1538,8 @@ out:
 
 static int compress_xor(struct writer *w, struct ewah *out, uint8_t *offsets)
 {
-	struct xor_job jobs[16];
-	pthread_t tids[16];
-	bool started[16] = { false };
-	int nr_jobs = w->threads > 16 ? 16 : w->threads;
+	struct xor_job jobs[MAX_THREADS];
+	int nr_jobs = w->threads;
 	int ret = 0;
 	if (w->nr_selected < 64)
 		nr_jobs = 1;
@@ -1506,15 +1551,7 @@ static int compress_xor(struct writer *w, struct ewah *out, uint8_t *offsets)
 		jobs[i].step = (uint32_t)nr_jobs;
 		jobs[i].ret = 0;
 	}
-	for (int i = 1; i < nr_jobs; i++)
-		started[i] = !pthread_create(&tids[i], NULL, xor_worker, &jobs[i]);
-	xor_worker(&jobs[0]);
-	for (int i = 1; i < nr_jobs; i++) {
-		if (started[i])
-			pthread_join(tids[i], NULL);
-		else
-			xor_worker(&jobs[i]);
-	}
+	run_parallel(xor_worker, jobs, sizeof(*jobs), nr_jobs, NULL, NULL);
 	for (int i = 0; i < nr_jobs; i++)
 		if (jobs[i].ret)
 			ret = gp_error_set(w->err, GP_ENOMEM, "out of memory");
@@ -1536,17 +1573,6 @@ static int write_ewah(struct writer *w, struct hashfile *f, const struct ewah *e
 		return gp_error_set(w->err, GP_EIO, "bitmap too large to serialize: %s",
 				    ewah_strerror(ret));
 	return 0;
-}
-
-static const struct writer *row_writer;
-
-static int cmp_row(const void *a, const void *b)
-{
-	uint32_t x = bitmap_order_bit_to_index(row_writer->order,
-		row_writer->commits[row_writer->selected[*(const uint32_t *)a]].bit_pos);
-	uint32_t y = bitmap_order_bit_to_index(row_writer->order,
-		row_writer->commits[row_writer->selected[*(const uint32_t *)b]].bit_pos);
-	return x < y ? -1 : x > y;
 }
 
 static int write_file(struct writer *w, struct bitmap_write_stats *stats)
@@ -1603,11 +1629,15 @@ static int write_file(struct writer *w, struct bitmap_write_stats *stats)
 	if (!ret && w->opts->lookup_table) {
 		rows = xmalloc(sizeof(uint32_t) * (w->nr_selected ? w->nr_selected : 1));
 		row_of = xmalloc(sizeof(uint32_t) * (w->nr_selected ? w->nr_selected : 1));
-		for (uint32_t i = 0; i < w->nr_selected; i++)
-			rows[i] = i;
-		row_writer = w;
-		qsort(rows, w->nr_selected, sizeof(*rows), cmp_row);
-		row_writer = NULL;
+		struct keyed *keys = xmalloc(sizeof(*keys) * (w->nr_selected ? w->nr_selected : 1));
+		/* the lookup table lists entries by index_pos */
+		for (uint32_t i = 0; i < w->nr_selected; i++) {
+			keys[i].major = bitmap_order_bit_to_index(w->order,
+								 w->commits[w->selected[i]].bit_pos);
+			keys[i].minor = 0;
+			keys[i].item = i;
+		}
+		sort_keyed(rows, keys, w->nr_selected);
 		for (uint32_t row = 0; row < w->nr_selected; row++)
 			row_of[rows[row]] = row;
 		for (uint32_t row = 0; row < w->nr_selected; row++) {
@@ -1658,6 +1688,8 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 	w.threads = opts->threads > 0 ? opts->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (w.threads < 1)
 		w.threads = 1;
+	if (w.threads > MAX_THREADS)
+		w.threads = MAX_THREADS;
 	w.reader = pack_reader_new(64 << 20);
 	if (opts->hash_cache)
 		w.hashes = xcalloc(w.nr ? w.nr : 1, sizeof(*w.hashes));
@@ -1697,4 +1729,82 @@ out:
 	free(w.hashes);
 	pack_reader_free(w.reader);
 	return ret;
+}
+
+/* ---- tips ---------------------------------------------------------- */
+
+struct tip_list {
+	struct bitmap_write_tip *tips;
+	size_t nr, alloc;
+	const struct config_set *config;
+};
+
+static void add_write_tip(struct tip_list *tl, const struct object_id *oid, bool preferred)
+{
+	ALLOC_GROW(tl->tips, tl->nr + 1, tl->alloc);
+	tl->tips[tl->nr].oid = *oid;
+	tl->tips[tl->nr++].preferred = preferred;
+}
+
+static int add_ref_tip(const char *refname, const struct object_id *oid,
+		       const struct object_id *peeled, unsigned flags, void *data)
+{
+	struct tip_list *tl = data;
+	bool preferred = false;
+	for (size_t i = 0; i < tl->config->nr && !preferred; i++) {
+		const struct config_entry *e = &tl->config->items[i];
+		if (!strcasecmp(e->key, "pack.preferbitmaptips") && e->value)
+			preferred = starts_with(refname, e->value);
+	}
+	add_write_tip(tl, oid, preferred);
+	return 0;
+}
+
+int bitmap_tips_from_refs(struct repository *repo, struct bitmap_write_tip **tips,
+			  size_t *nr, struct gp_error *err)
+{
+	struct tip_list tl = { NULL, 0, 0, &repo->config };
+	int ret = refs_for_each(repo, "", add_ref_tip, &tl, err);
+	if (ret) {
+		free(tl.tips);
+		return ret;
+	}
+	*tips = tl.tips;
+	*nr = tl.nr;
+	return 0;
+}
+
+int bitmap_tips_from_snapshot(const char *path, int algo, struct bitmap_write_tip **tips,
+			      size_t *nr, struct gp_error *err)
+{
+	struct tip_list tl = { NULL, 0, 0, NULL };
+	struct strbuf line = STRBUF_INIT;
+	size_t line_nr = 0;
+	int ret = 0;
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return gp_error_errno(err, "could not open refs snapshot '%s'", path);
+	while (strbuf_getline(&line, fp)) {
+		const char *hex = line.buf;
+		struct object_id oid;
+		bool preferred = *hex == '+';
+		line_nr++;
+		if (preferred)
+			hex++;
+		if (parse_oid_hex_exact(hex, algo, &oid)) {
+			ret = CORRUPT(err, "%s: line %zu is not an object id: %s", path, line_nr,
+				      line.buf);
+			break;
+		}
+		add_write_tip(&tl, &oid, preferred);
+	}
+	strbuf_release(&line);
+	fclose(fp);
+	if (ret) {
+		free(tl.tips);
+		return ret;
+	}
+	*tips = tl.tips;
+	*nr = tl.nr;
+	return 0;
 }

@@ -48,6 +48,7 @@
 struct gp_error;
 struct odb;
 struct bitmap_order;
+struct repository;
 
 #define BITMAP_ALL_TIPS_LIMIT 32
 
@@ -55,6 +56,22 @@ struct bitmap_write_tip {
 	struct object_id oid; /* a ref's value: tags are peeled here */
 	bool preferred;       /* pack.preferBitmapTips matched, or '+' in a refs snapshot */
 };
+
+/*
+ * The tips git chooses bitmapped commits from: every ref under refs/,
+ * marked preferred when its name starts with a pack.preferBitmapTips
+ * value. *tips is allocated (caller frees) and *nr set. Errors: those
+ * of refs_for_each().
+ */
+int bitmap_tips_from_refs(struct repository *repo, struct bitmap_write_tip **tips,
+			  size_t *nr, struct gp_error *err);
+/*
+ * A refs snapshot (git's --refs-snapshot): one object id per line, a
+ * "+" in front marking a preferred tip. Errors: GP_EIO (unreadable),
+ * GP_ECORRUPT (a malformed line, named with its number).
+ */
+int bitmap_tips_from_snapshot(const char *path, int algo, struct bitmap_write_tip **tips,
+			      size_t *nr, struct gp_error *err);
 
 struct bitmap_write_opts {
 	const struct bitmap_write_tip *tips;

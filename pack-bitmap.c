@@ -66,12 +66,6 @@ int bitmap_order_for_pack(struct bitmap_order **out, struct packed_git *p,
 	return 0;
 }
 
-static const char *base_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 static int order_for_midx(struct bitmap_order **out, struct odb *odb, struct midx *m,
 			  bool by_name, struct gp_error *err)
 {
@@ -93,7 +87,7 @@ static int order_for_midx(struct bitmap_order **out, struct odb *odb, struct mid
 		} else {
 			for (size_t i = 0; i < odb_nr_packs(odb) && !o->midx_packs[id]; i++)
 				if (odb_pack_is_local(odb, i) &&
-				    !strcmp(base_of(odb_pack(odb, i)->idx_path), midx_pack_name(m, id)))
+				    !strcmp(base_name(odb_pack(odb, i)->idx_path), midx_pack_name(m, id)))
 					o->midx_packs[id] = odb_pack(odb, i);
 		}
 		if (!o->midx_packs[id]) {
@@ -152,6 +146,15 @@ const unsigned char *bitmap_order_checksum(const struct bitmap_order *o)
 	return o->checksum;
 }
 
+/* pack-<hash>.bitmap beside pack-<hash>.pack */
+static char *pack_bitmap_path(const struct packed_git *p)
+{
+	size_t len = strlen(p->pack_path);
+	if (ends_with(p->pack_path, ".pack"))
+		len -= 5;
+	return xstrfmt("%.*s.bitmap", (int)len, p->pack_path);
+}
+
 char *bitmap_order_bitmap_path(const struct bitmap_order *o)
 {
 	char hex[GP_MAX_HEXSZ + 1];
@@ -159,11 +162,7 @@ char *bitmap_order_bitmap_path(const struct bitmap_order *o)
 	size_t len;
 	switch (o->kind) {
 	case ORDER_PACK:
-		path = o->pack->pack_path;
-		len = strlen(path);
-		if (ends_with(path, ".pack"))
-			len -= 5;
-		return xstrfmt("%.*s.bitmap", (int)len, path);
+		return pack_bitmap_path(o->pack);
 	case ORDER_MIDX:
 		hash_to_hex_r(hex, o->checksum, gp_hash_algos[o->algo].rawsz);
 		path = midx_path(o->midx);
@@ -307,8 +306,7 @@ struct bitmap_index {
 
 static const char *short_name(const struct bitmap_index *bi)
 {
-	const char *slash = strrchr(bi->path, '/');
-	return slash ? slash + 1 : bi->path;
+	return base_name(bi->path);
 }
 
 void bitmap_index_free(struct bitmap_index *bi)
@@ -745,13 +743,9 @@ int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
 	}
 	for (size_t i = 0; i < odb_nr_packs(odb); i++) {
 		struct packed_git *p = odb_pack(odb, i);
-		size_t len;
 		if (!odb_pack_is_local(odb, i))
 			continue;
-		len = strlen(p->pack_path);
-		if (len > 5 && ends_with(p->pack_path, ".pack"))
-			len -= 5;
-		path = xstrfmt("%.*s.bitmap", (int)len, p->pack_path);
+		path = pack_bitmap_path(p);
 		if (access(path, F_OK)) {
 			free(path);
 			continue;

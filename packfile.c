@@ -72,12 +72,6 @@ int map_file_readonly(const char *path, const unsigned char **map, size_t *size,
 	return 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 int pack_parse_entry_header(const unsigned char *buf, size_t avail,
 			    uint64_t entry_ofs, int algo,
 			    struct pack_entry_header *out, struct gp_error *err)

@@ -147,6 +147,12 @@ bool skip_prefix(const char *s, const char *prefix, const char **rest)
 	return true;
 }
 
+const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
 bool ends_with(const char *s, const char *suffix)
 {
 	size_t ls = strlen(s), lx = strlen(suffix);

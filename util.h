@@ -130,5 +130,7 @@ ssize_t pread_in_full(int fd, void *buf, size_t count, off_t offset);
 bool starts_with(const char *s, const char *prefix);
 bool skip_prefix(const char *s, const char *prefix, const char **rest);
 bool ends_with(const char *s, const char *suffix);
+/* The part of path after its last '/' (all of it when there is none). */
+const char *base_name(const char *path);
 
 #endif

@@ -55,55 +55,6 @@ static void sort_copy_entries(struct pack_copy_entry *entries, uint32_t nr)
 	}
 }
 
-struct tip_list {
-	struct bitmap_write_tip *tips;
-	size_t nr, alloc;
-	const char **prefer;   /* pack.preferBitmapTips */
-	size_t nr_prefer, alloc_prefer;
-};
-
-static void add_write_tip(struct tip_list *tl, const struct object_id *oid, bool preferred)
-{
-	ALLOC_GROW(tl->tips, tl->nr + 1, tl->alloc);
-	tl->tips[tl->nr].oid = *oid;
-	tl->tips[tl->nr++].preferred = preferred;
-}
-
-static int add_ref_tip(const char *refname, const struct object_id *oid,
-		       const struct object_id *peeled, unsigned flags, void *data)
-{
-	struct tip_list *tl = data;
-	bool preferred = false;
-	for (size_t i = 0; i < tl->nr_prefer && !preferred; i++)
-		preferred = starts_with(refname, tl->prefer[i]);
-	add_write_tip(tl, oid, preferred);
-	return 0;
-}
-
-/*
- * A refs snapshot (git's --refs-snapshot): one object id per line, "+"
- * in front marking a preferred tip.
- */
-static void read_refs_snapshot(const char *path, int algo, struct tip_list *tl)
-{
-	struct strbuf line = STRBUF_INIT;
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		die("could not open refs snapshot '%s': %s", path, strerror(errno));
-	while (strbuf_getline(&line, fp)) {
-		const char *hex = line.buf;
-		struct object_id oid;
-		bool preferred = *hex == '+';
-		if (preferred)
-			hex++;
-		if (parse_oid_hex_exact(hex, algo, &oid))
-			die("malformed line in refs snapshot '%s': %s", path, line.buf);
-		add_write_tip(tl, &oid, preferred);
-	}
-	strbuf_release(&line);
-	fclose(fp);
-}
-
 static bool config_bool_or(struct repository *repo, const char *key, bool dflt)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -126,7 +77,8 @@ static void write_midx_bitmap(struct midx_cmd *c, struct midx_write_result *resu
 	struct gp_error err = GP_ERROR_INIT;
 	struct bitmap_write_opts opts = { 0 };
 	struct bitmap_write_stats stats;
-	struct tip_list tl = { 0 };
+	struct bitmap_write_tip *tips = NULL;
+	size_t nr_tips = 0;
 	struct bitmap_order *order = NULL;
 	struct bitmap_index *existing = NULL;
 	struct midx *m = NULL;
@@ -153,19 +105,14 @@ static void write_midx_bitmap(struct midx_cmd *c, struct midx_write_result *resu
 	if (ret)
 		goto fail;
 
-	for (size_t i = 0; i < c->repo->config.nr; i++) {
-		const struct config_entry *e = &c->repo->config.items[i];
-		if (!strcasecmp(e->key, "pack.preferbitmaptips") && e->value) {
-			ALLOC_GROW(tl.prefer, tl.nr_prefer + 1, tl.alloc_prefer);
-			tl.prefer[tl.nr_prefer++] = e->value;
-		}
-	}
 	if (refs_snapshot)
-		read_refs_snapshot(refs_snapshot, c->algo, &tl);
-	else if ((ret = refs_for_each(c->repo, "", add_ref_tip, &tl, &err)))
+		ret = bitmap_tips_from_snapshot(refs_snapshot, c->algo, &tips, &nr_tips, &err);
+	else
+		ret = bitmap_tips_from_refs(c->repo, &tips, &nr_tips, &err);
+	if (ret)
 		goto fail;
-	opts.tips = tl.tips;
-	opts.nr_tips = tl.nr;
+	opts.tips = tips;
+	opts.nr_tips = nr_tips;
 	opts.hash_cache = config_bool_or(c->repo, "pack.writebitmaphashcache", true);
 	opts.lookup_table = config_bool_or(c->repo, "pack.writebitmaplookuptable", true);
 	opts.progress = progress;
@@ -183,8 +130,7 @@ out:
 	bitmap_order_free(order);
 	midx_free(m);
 	odb_free(odb);
-	free(tl.tips);
-	free(tl.prefer);
+	free(tips);
 	return;
 fail:
 	midx_write_abort(result);

@@ -15,42 +15,17 @@
  * Run inside a repository. Errors print the library's message and exit
  * 128.
  */
-#include "../../config.h"
 #include "../../error.h"
 #include "../../odb.h"
 #include "../../pack-bitmap.h"
 #include "../../pack-bitmap-write.h"
 #include "../../packfile.h"
-#include "../../refs.h"
 #include "../../repository.h"
 #include "test-tool.h"
 
 static const char usage_str[] =
 	"usage: test-tool bitmap-write [--no-hash-cache] [--no-lookup-table] "
 	"[--threads=N] [--stats] <pack.idx>\n";
-
-struct tips {
-	struct bitmap_write_tip *items;
-	size_t nr, alloc;
-	const struct config_set *config;
-};
-
-static int add_tip(const char *refname, const struct object_id *oid,
-		   const struct object_id *peeled, unsigned flags, void *data)
-{
-	struct tips *tips = data;
-	bool preferred = false;
-
-	for (size_t i = 0; i < tips->config->nr && !preferred; i++) {
-		const struct config_entry *e = &tips->config->items[i];
-		if (!strcasecmp(e->key, "pack.preferbitmaptips") && e->value)
-			preferred = starts_with(refname, e->value);
-	}
-	ALLOC_GROW(tips->items, tips->nr + 1, tips->alloc);
-	tips->items[tips->nr].oid = *oid;
-	tips->items[tips->nr++].preferred = preferred;
-	return 0;
-}
 
 /* The pack of odb whose .idx is idx_path (compared once resolved). */
 static struct packed_git *find_pack(struct odb *odb, const char *idx_path)
@@ -78,7 +53,8 @@ int cmd__bitmap_write(int argc, const char **argv)
 	struct bitmap_write_stats stats = { 0 };
 	struct repository *repo = NULL;
 	struct bitmap_order *order = NULL;
-	struct tips tips = { 0 };
+	struct bitmap_write_tip *tips = NULL;
+	size_t nr_tips = 0;
 	struct packed_git *p;
 	struct odb *odb;
 	const char *idx_path = NULL, *val;
@@ -118,11 +94,10 @@ int cmd__bitmap_write(int argc, const char **argv)
 	}
 	if (bitmap_order_for_pack(&order, p, &err))
 		goto fail;
-	tips.config = &repo->config;
-	if (refs_for_each(repo, "", add_tip, &tips, &err))
+	if (bitmap_tips_from_refs(repo, &tips, &nr_tips, &err))
 		goto fail;
-	opts.tips = tips.items;
-	opts.nr_tips = tips.nr;
+	opts.tips = tips;
+	opts.nr_tips = nr_tips;
 	if (bitmap_write(order, odb, &opts, &stats, &err))
 		goto fail;
 	if (show_stats)
@@ -135,7 +110,7 @@ fail:
 out:
 	gp_error_clear(&err);
 	bitmap_order_free(order);
-	free(tips.items);
+	free(tips);
 	repo_free(repo);
 	return ret;
 }
