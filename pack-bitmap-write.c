@@ -265,30 +265,6 @@ static void drop_pages(struct writer *w)
 		pack_drop_pages(w->ranges[i].pack);
 }
 
-/*
- * Run fn on nr argument blocks (args, size bytes apart): blocks 1..nr-1
- * on threads of their own, block 0 on the calling thread, after
- * meanwhile(ctx) when given. A thread that cannot be started runs on
- * the calling thread instead, so the work is done either way.
- */
-static void run_parallel(void *(*fn)(void *), void *args, size_t size, int nr,
-			 void (*meanwhile)(void *), void *ctx)
-{
-	pthread_t tids[MAX_THREADS];
-	bool started[MAX_THREADS] = { false };
-	for (int i = 1; i < nr; i++)
-		started[i] = !pthread_create(&tids[i], NULL, fn, (char *)args + (size_t)i * size);
-	if (meanwhile)
-		meanwhile(ctx);
-	fn(args);
-	for (int i = 1; i < nr; i++) {
-		if (started[i])
-			pthread_join(tids[i], NULL);
-		else
-			fn((char *)args + (size_t)i * size);
-	}
-}
-
 static int read_types(struct writer *w)
 {
 	struct type_job jobs[MAX_THREADS];

@@ -131,22 +131,151 @@ uint32_t *sort_positions_by_u64(const uint64_t *keys, uint32_t nr)
 	return pos;
 }
 
+/*
+ * The pack order of a pack under 4 GiB, by radix sort of (offset, idx_pos)
+ * pairs: digits of 10, 10 and 12 bits, few enough buckets for each pass
+ * to scatter within the cache. A pass whose digits are all equal (the
+ * high digit of a small pack) is skipped. Opening a pack bitmap without
+ * a .rev waits on this, so big packs are sorted by two threads, each
+ * owning half of the input of every pass and scattering it to positions
+ * computed from both halves' counts, which keeps the sort stable.
+ */
+enum {
+	DIGIT_BITS = 10,
+	PASSES = 3,
+	BUCKETS = 1 << DIGIT_BITS,
+	TOP_BUCKETS = 1 << (32 - 2 * DIGIT_BITS),
+	SORT_JOBS = 2,
+	PARALLEL_MIN = 1 << 17,
+};
+static const size_t digit_first[PASSES + 1] = {
+	0, BUCKETS, 2 * BUCKETS, 2 * BUCKETS + TOP_BUCKETS
+};
+
+struct sort_job {
+	const struct packed_git *pack;
+	uint32_t lo, hi;        /* this job's slice of every pass's input */
+	uint64_t *src, *dst;
+	unsigned pass;
+	bool gather, too_big;
+	size_t counts[2 * BUCKETS + TOP_BUCKETS];
+};
+
+static inline size_t digit_of(uint64_t pair, unsigned pass)
+{
+	return (pair >> (32 + pass * DIGIT_BITS)) &
+		(digit_first[pass + 1] - digit_first[pass] - 1);
+}
+
+static void *sort_worker(void *arg)
+{
+	struct sort_job *job = arg;
+	size_t *count = job->counts + digit_first[job->pass];
+	if (job->gather) {
+		/* First sweep: gather the pairs and count the first digit. */
+		memset(job->counts, 0, sizeof(job->counts));
+		for (uint32_t idx_pos = job->lo; idx_pos < job->hi; idx_pos++) {
+			uint64_t ofs = pack_nth_offset(job->pack, idx_pos);
+			if (ofs > UINT32_MAX) {
+				job->too_big = true;
+				break;
+			}
+			job->dst[idx_pos] = ofs << 32 | idx_pos;
+			count[digit_of(job->dst[idx_pos], 0)]++;
+		}
+	} else if (job->dst) {
+		for (uint32_t i = job->lo; i < job->hi; i++)
+			job->dst[count[digit_of(job->src[i], job->pass)]++] = job->src[i];
+	} else {
+		memset(count, 0, sizeof(*count) * (digit_first[job->pass + 1] - digit_first[job->pass]));
+		for (uint32_t i = job->lo; i < job->hi; i++)
+			count[digit_of(job->src[i], job->pass)]++;
+	}
+	return NULL;
+}
+
+static uint32_t *revindex_compute_small(const struct packed_git *p, bool *too_big)
+{
+	uint32_t nr = p->nr_objects;
+	int nr_jobs = nr >= PARALLEL_MIN ? SORT_JOBS : 1;
+	struct sort_job *jobs = xcalloc(nr_jobs, sizeof(*jobs));
+	uint64_t *a = xmalloc(sizeof(*a) * (nr ? nr : 1));
+	uint64_t *b = xmalloc(sizeof(*b) * (nr ? nr : 1));
+	uint32_t *pos = NULL;
+
+	for (int t = 0; t < nr_jobs; t++) {
+		jobs[t].pack = p;
+		jobs[t].lo = (uint32_t)((uint64_t)nr * t / nr_jobs);
+		jobs[t].hi = (uint32_t)((uint64_t)nr * (t + 1) / nr_jobs);
+		jobs[t].dst = a;
+		jobs[t].gather = true;
+	}
+	run_parallel(sort_worker, jobs, sizeof(*jobs), nr_jobs, NULL, NULL);
+	for (int t = 0; t < nr_jobs; t++)
+		if (jobs[t].too_big)
+			*too_big = true;
+	if (*too_big)
+		goto out;
+
+	for (unsigned pass = 0; pass < PASSES; pass++) {
+		size_t buckets = digit_first[pass + 1] - digit_first[pass];
+		size_t sum = 0;
+		bool one_bucket = false;
+		uint64_t *swap;
+		for (int t = 0; t < nr_jobs; t++) {
+			jobs[t].gather = false;
+			jobs[t].pass = pass;
+			jobs[t].src = a;
+			jobs[t].dst = NULL;
+		}
+		if (pass)
+			run_parallel(sort_worker, jobs, sizeof(*jobs), nr_jobs, NULL, NULL);
+		/* Each job's start in each bucket: all earlier buckets, then
+		 * this bucket's entries from earlier jobs. */
+		for (size_t digit = 0; digit < buckets; digit++) {
+			size_t in_bucket = 0;
+			for (int t = 0; t < nr_jobs; t++) {
+				size_t *c = &jobs[t].counts[digit_first[pass] + digit];
+				size_t here = *c;
+				*c = sum;
+				sum += here;
+				in_bucket += here;
+			}
+			if (in_bucket == nr)
+				one_bucket = true;
+		}
+		if (one_bucket)
+			continue;
+		for (int t = 0; t < nr_jobs; t++)
+			jobs[t].dst = b;
+		run_parallel(sort_worker, jobs, sizeof(*jobs), nr_jobs, NULL, NULL);
+		swap = a;
+		a = b;
+		b = swap;
+	}
+	pos = (uint32_t *)b; /* reuse: nr 32-bit slots fit in nr 64-bit ones */
+	b = NULL;
+	for (uint32_t pack_pos = 0; pack_pos < nr; pack_pos++)
+		pos[pack_pos] = (uint32_t)a[pack_pos];
+out:
+	free(jobs);
+	free(a);
+	free(b);
+	return pos;
+}
+
 uint32_t *revindex_compute(const struct packed_git *p)
 {
-	uint64_t *offsets = xmalloc(sizeof(*offsets) * (p->nr_objects ? p->nr_objects : 1));
-	uint64_t max = 0;
+	uint64_t *offsets;
 	uint32_t *order;
-	for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++) {
+	bool too_big = false;
+
+	order = revindex_compute_small(p, &too_big);
+	if (!too_big)
+		return order;
+	offsets = xmalloc(sizeof(*offsets) * (p->nr_objects ? p->nr_objects : 1));
+	for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++)
 		offsets[idx_pos] = pack_nth_offset(p, idx_pos);
-		if (offsets[idx_pos] > max)
-			max = offsets[idx_pos];
-	}
-	if (max <= UINT32_MAX) {
-		/* the pairs to sort, in place of the offsets */
-		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++)
-			offsets[idx_pos] = offsets[idx_pos] << 32 | idx_pos;
-		return sort_pairs(offsets, p->nr_objects, max);
-	}
 	order = sort_positions_by_u64(offsets, p->nr_objects);
 	free(offsets);
 	return order;

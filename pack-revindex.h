@@ -44,7 +44,7 @@ static inline uint32_t revindex_entry(const unsigned char *map, uint32_t pack_po
 
 /*
  * Compute the pack order of p's objects in memory (a radix sort of
- * their offsets). Caller frees. O(n).
+ * their offsets, on two threads for big packs). Caller frees. O(n).
  */
 uint32_t *revindex_compute(const struct packed_git *p);
 

@@ -193,15 +193,30 @@ static int parse_idx(struct packed_git *p, const char *name, struct gp_error *er
 	}
 	memcpy(p->pack_hash, map + len - 2 * rawsz, rawsz);
 
-	/* Names strictly increasing, and each in its fanout bucket. */
-	for (uint32_t idx_pos = 0; idx_pos < nr; idx_pos++) {
-		const unsigned char *cur = pack_nth_oid_raw(p, idx_pos);
-		uint32_t lo = cur[0] ? get_be32(p->fanout + 4 * (cur[0] - 1)) : 0;
-		uint32_t hi = get_be32(p->fanout + 4 * cur[0]);
-		if (idx_pos < lo || idx_pos >= hi)
-			return CORRUPT(err, "%s: object %" PRIu32 " is outside its fanout bucket", name, idx_pos);
-		if (idx_pos && memcmp(pack_nth_oid_raw(p, idx_pos - 1), cur, rawsz) >= 0)
-			return CORRUPT(err, "%s: object names out of order at entry %" PRIu32, name, idx_pos);
+	/*
+	 * Names strictly increasing, and each in its fanout bucket. This runs
+	 * on every open, so the order check compares the first eight bytes
+	 * as one big-endian word and only falls back to memcmp on a tie.
+	 */
+	{
+		const unsigned char *prev_oid = NULL;
+		uint32_t idx_pos = 0;
+		for (unsigned bucket = 0; bucket < 256; bucket++) {
+			uint32_t end = get_be32(p->fanout + 4 * bucket);
+			for (; idx_pos < end; idx_pos++) {
+				const unsigned char *cur = pack_nth_oid_raw(p, idx_pos);
+				uint64_t a, b;
+				if (cur[0] != bucket)
+					return CORRUPT(err, "%s: object %" PRIu32 " is outside its fanout bucket", name, idx_pos);
+				if (prev_oid) {
+					a = get_be64(prev_oid);
+					b = get_be64(cur);
+					if (a > b || (a == b && memcmp(prev_oid + 8, cur + 8, rawsz - 8) >= 0))
+						return CORRUPT(err, "%s: object names out of order at entry %" PRIu32, name, idx_pos);
+				}
+				prev_oid = cur;
+			}
+		}
 	}
 	if (p->idx_version == 2) {
 		uint32_t nr_referenced = 0;

@@ -1,8 +1,9 @@
 /*
- * util.c: allocation wrappers, full reads and writes, string predicates.
- * Nothing here knows about Git formats.
+ * util.c: allocation wrappers, full reads and writes, string predicates,
+ * a runner for parallel blocks. Nothing here knows about Git formats.
  */
 #include "util.h"
+#include <pthread.h>
 
 void gp_bug(const char *file, int line, const char *fmt, ...)
 {
@@ -157,4 +158,24 @@ bool ends_with(const char *s, const char *suffix)
 {
 	size_t ls = strlen(s), lx = strlen(suffix);
 	return ls >= lx && !memcmp(s + ls - lx, suffix, lx);
+}
+
+void run_parallel(void *(*fn)(void *), void *args, size_t size, int nr,
+		  void (*meanwhile)(void *), void *ctx)
+{
+	pthread_t *tids = xcalloc(nr > 1 ? (size_t)nr : 1, sizeof(*tids));
+	bool *started = xcalloc(nr > 1 ? (size_t)nr : 1, sizeof(*started));
+	for (int i = 1; i < nr; i++)
+		started[i] = !pthread_create(&tids[i], NULL, fn, (char *)args + (size_t)i * size);
+	if (meanwhile)
+		meanwhile(ctx);
+	fn(args);
+	for (int i = 1; i < nr; i++) {
+		if (started[i])
+			pthread_join(tids[i], NULL);
+		else
+			fn((char *)args + (size_t)i * size);
+	}
+	free(started);
+	free(tids);
 }

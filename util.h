@@ -96,6 +96,16 @@ static inline bool u64_add(uint64_t a, uint64_t b, uint64_t *out)
 #define FREE_AND_NULL(p) do { free(p); (p) = NULL; } while (0)
 
 /* Big-endian helpers for on-disk formats. */
+/*
+ * Run fn on nr argument blocks (args, size bytes apart): blocks 1..nr-1
+ * on threads of their own, block 0 on the calling thread, after
+ * meanwhile(ctx) when given. A thread that cannot be started runs on
+ * the calling thread instead, so the work is done either way; fn must
+ * therefore never wait for another block.
+ */
+void run_parallel(void *(*fn)(void *), void *args, size_t size, int nr,
+		  void (*meanwhile)(void *), void *ctx);
+
 static inline uint32_t get_be32(const void *p)
 {
 	const uint8_t *b = p;
