@@ -10,6 +10,7 @@ struct test_cmd {
 static const struct test_cmd cmds[] = {
 	{ "bitmap-write", cmd__bitmap_write },
 	{ "config", cmd__config },
+	{ "delta", cmd__delta },
 	{ "ewah", cmd__ewah },
 	{ "loose", cmd__loose },
 	{ "refs", cmd__refs },
