@@ -30,6 +30,8 @@ static const struct cmd_entry commands[] = {
 	{ "count-objects", cmd_count_objects, RUN_SETUP, "Count unpacked objects and their disk usage" },
 	{ "index-pack", cmd_index_pack, RUN_SETUP_GENTLY, "Build the .idx and .rev for a pack" },
 	{ "multi-pack-index", cmd_multi_pack_index, RUN_SETUP_GENTLY, "Write and verify multi-pack-indexes" },
+	{ "pack-objects", cmd_pack_objects, RUN_SETUP, "Create a packed archive of objects" },
+	{ "repack", cmd_repack, RUN_SETUP, "Pack unpacked objects in a repository" },
 	{ "rev-list", cmd_rev_list, RUN_SETUP, "List commits (and objects) in reverse chronological order" },
 	{ "show-index", cmd_show_index, RUN_SETUP_GENTLY, "Show a pack index read from standard input" },
 	{ "verify-pack", cmd_verify_pack, RUN_SETUP_GENTLY, "Validate packed Git archive files" },

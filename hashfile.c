@@ -22,6 +22,7 @@ struct hashfile {
 	size_t buf_len;
 	uint64_t total;
 	int saved_errno;        /* first write error, latched */
+	bool stream;            /* writing to a caller's fd (hashfile_new_stream) */
 	struct strbuf mem;
 };
 
@@ -89,6 +90,37 @@ struct hashfile *hashfile_new_memory(int algo)
 	f->rawsz = gp_hash_algos[algo].rawsz;
 	strbuf_init(&f->mem, 0);
 	return f;
+}
+
+static void flush_buf(struct hashfile *f);
+static void hashfile_destroy(struct hashfile *f);
+
+struct hashfile *hashfile_new_stream(int fd, int algo)
+{
+	struct hashfile *f = hashfile_wrap_fd(fd, NULL, "<stream>", algo);
+	f->stream = true;
+	return f;
+}
+
+int hashfile_finish_stream(struct hashfile *f, unsigned char *hash_out,
+			   struct gp_error *err)
+{
+	unsigned char hash[GP_MAX_RAWSZ];
+	int ret = 0;
+	if (!f->stream)
+		BUG("hashfile_finish_stream on a file hashfile");
+	flush_buf(f);
+	hash_final(&f->ctx, hash);
+	if (!f->saved_errno && write_in_full(f->fd, hash, f->rawsz) < 0)
+		f->saved_errno = errno ? errno : EIO;
+	if (f->saved_errno) {
+		errno = f->saved_errno;
+		ret = gp_error_errno(err, "unable to write the pack to the output");
+	} else if (hash_out) {
+		memcpy(hash_out, hash, f->rawsz);
+	}
+	hashfile_destroy(f);
+	return ret;
 }
 
 static void flush_buf(struct hashfile *f)
@@ -250,6 +282,10 @@ void hashfile_abort(struct hashfile *f)
 {
 	if (!f)
 		return;
+	if (f->stream) {
+		hashfile_destroy(f);
+		return;
+	}
 	if (f->fd >= 0)
 		close(f->fd);
 	if (f->fd != -1)

@@ -38,6 +38,15 @@ int hashfile_create(struct hashfile **out, const char *final_path, int algo,
  */
 int hashfile_create_locked(struct hashfile **out, const char *final_path,
 			   int algo, struct gp_error *err);
+/*
+ * Write to fd (a pipe or stdout, which stays open and is never synced),
+ * for packs streamed to another process. hashfile_finish_stream()
+ * appends the hash, returns it in hash_out (may be NULL) and frees f.
+ * Errors: GP_EIO (a write failed; the reader sees a truncated stream).
+ */
+struct hashfile *hashfile_new_stream(int fd, int algo);
+int hashfile_finish_stream(struct hashfile *f, unsigned char *hash_out,
+			   struct gp_error *err);
 /* Collect into memory instead of a file. */
 struct hashfile *hashfile_new_memory(int algo);
 

@@ -379,6 +379,18 @@ int odb_read_object(struct odb *odb, const struct object_id *oid,
 	return loose_read(dir, oid, type, data, size, err);
 }
 
+bool odb_locate(struct odb *odb, const struct object_id *oid,
+		struct packed_git **pack, uint64_t *ofs, const char **loose_dir)
+{
+	*pack = NULL;
+	*ofs = 0;
+	*loose_dir = NULL;
+	if (find_packed(odb, oid, pack, ofs))
+		return true;
+	*loose_dir = loose_dir_with(odb, oid);
+	return *loose_dir != NULL;
+}
+
 bool odb_has_object(struct odb *odb, const struct object_id *oid)
 {
 	struct packed_git *p;

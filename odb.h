@@ -63,6 +63,14 @@ int odb_read_object(struct odb *odb, const struct object_id *oid,
 		    enum object_type *type, unsigned char **data, size_t *size,
 		    struct gp_error *err);
 bool odb_has_object(struct odb *odb, const struct object_id *oid);
+/*
+ * Where oid is stored, without reading it: an opened pack and the
+ * offset of its entry, or else the objects directory holding it loose
+ * (borrowed, valid until odb_free()). False when it is stored nowhere,
+ * including the empty tree when no copy of it is stored.
+ */
+bool odb_locate(struct odb *odb, const struct object_id *oid,
+		struct packed_git **pack, uint64_t *ofs, const char **loose_dir);
 
 /* Write a loose object into the odb's own directory. */
 int odb_write_object(struct odb *odb, enum object_type type, const void *data,

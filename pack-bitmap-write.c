@@ -9,6 +9,8 @@
 #include "error.h"
 #include "ewah/ewah.h"
 #include "hashfile.h"
+#include "midx.h"
+#include "midx-write.h"
 #include "odb.h"
 #include "pack-bitmap.h"
 #include "packfile.h"
@@ -1783,4 +1785,118 @@ int bitmap_tips_from_snapshot(const char *path, int algo, struct bitmap_write_ti
 	*tips = tl.tips;
 	*nr = tl.nr;
 	return 0;
+}
+
+/* A boolean from the config, dflt when unset; a bad value is an error. */
+static int config_bool_or(struct repository *repo, const char *key, bool dflt,
+			  bool *out, struct gp_error *err)
+{
+	int ret = config_get_bool(&repo->config, key, out, err);
+	if (ret == GP_ENOTFOUND) {
+		gp_error_clear(err);
+		*out = dflt;
+		return 0;
+	}
+	return ret;
+}
+
+int bitmap_write_for_pack_file(struct repository *repo, const char *idx_path,
+			       int threads, bool progress, struct gp_error *err)
+{
+	struct bitmap_write_opts opts = { 0 };
+	struct bitmap_write_stats stats = { 0 };
+	struct bitmap_write_tip *tips = NULL;
+	struct bitmap_order *order = NULL;
+	struct packed_git *p = NULL;
+	struct odb *odb;
+	size_t nr_tips = 0;
+	int ret = repo_odb(repo, &odb, err);
+
+	if (!ret)
+		ret = config_bool_or(repo, "pack.writebitmaphashcache", true, &opts.hash_cache, err);
+	if (!ret)
+		ret = config_bool_or(repo, "pack.writebitmaplookuptable", true, &opts.lookup_table, err);
+	if (!ret)
+		ret = pack_open_idx(&p, idx_path, repo->hash_algo, err);
+	if (!ret)
+		ret = pack_open_pack(p, err);
+	if (!ret)
+		ret = bitmap_order_for_pack(&order, p, err);
+	if (!ret)
+		ret = bitmap_tips_from_refs(repo, &tips, &nr_tips, err);
+	if (!ret) {
+		opts.tips = tips;
+		opts.nr_tips = nr_tips;
+		opts.threads = threads;
+		opts.progress = progress;
+		ret = bitmap_write(order, odb, &opts, &stats, err);
+	}
+	bitmap_order_free(order);
+	pack_free(p);
+	free(tips);
+	return ret;
+}
+
+int midx_write_bitmap(struct repository *repo, const char *objdir,
+		      struct midx_write_result *result, const char *refs_snapshot,
+		      bool progress, struct gp_error *err)
+{
+	struct bitmap_write_opts opts = { 0 };
+	struct bitmap_write_stats stats;
+	struct bitmap_write_tip *tips = NULL;
+	size_t nr_tips = 0;
+	struct bitmap_order *order = NULL;
+	struct bitmap_index *existing = NULL;
+	struct midx *m = NULL;
+	struct odb *odb = NULL;
+	char *path = NULL, *pack_dir = xstrfmt("%s/pack", objdir);
+	int algo = repo->hash_algo;
+	int ret;
+
+	ret = odb_open(&odb, objdir, algo, err);
+	if (!ret && result->pending) {
+		ret = midx_open_path(&m, result->pending_path, algo, err);
+		if (!ret)
+			ret = bitmap_order_for_midx_file(&order, odb, m, err);
+	} else if (!ret) {
+		ret = bitmap_order_for_midx(&order, odb, err);
+		/* Same MIDX, valid bitmap: nothing to do (as git). */
+		if (!ret) {
+			struct gp_error ignored = GP_ERROR_INIT;
+			path = bitmap_order_bitmap_path(order);
+			if (!bitmap_index_open(&existing, odb, &ignored) &&
+			    !strcmp(bitmap_index_path(existing), path))
+				goto out;
+			gp_error_clear(&ignored);
+		}
+	}
+	if (!ret)
+		ret = refs_snapshot
+			? bitmap_tips_from_snapshot(refs_snapshot, algo, &tips, &nr_tips, err)
+			: bitmap_tips_from_refs(repo, &tips, &nr_tips, err);
+	if (!ret)
+		ret = config_bool_or(repo, "pack.writebitmaphashcache", true, &opts.hash_cache, err);
+	if (!ret)
+		ret = config_bool_or(repo, "pack.writebitmaplookuptable", true, &opts.lookup_table, err);
+	if (!ret) {
+		opts.tips = tips;
+		opts.nr_tips = nr_tips;
+		opts.progress = progress;
+		ret = bitmap_write(order, odb, &opts, &stats, err);
+		if (ret)
+			gp_error_prefix(err, "could not write multi-pack bitmap");
+	}
+	if (!ret)
+		ret = midx_write_install(pack_dir, algo, result, err);
+	if (ret)
+		midx_write_abort(result);
+out:
+	free(path);
+	free(pack_dir);
+	bitmap_index_free(existing);
+	bitmap_order_free(order);
+	midx_free(m);
+	odb_free(odb);
+	free(tips);
+	return ret;
 }

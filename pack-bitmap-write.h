@@ -98,4 +98,27 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 		 const struct bitmap_write_opts *opts,
 		 struct bitmap_write_stats *stats, struct gp_error *err);
 
+/*
+ * The .bitmap of one pack of repo's, named by its .idx (opened here,
+ * apart from the repository's odb, so that a pack just written can be
+ * bitmapped): tips from the refs, pack.writeBitmapHashCache and
+ * pack.writeBitmapLookupTable from the config. Errors as bitmap_write().
+ */
+int bitmap_write_for_pack_file(struct repository *repo, const char *idx_path,
+			       int threads, bool progress, struct gp_error *err);
+
+/*
+ * The bitmap of a MIDX midx_write() just wrote with defer_install
+ * (result->pending: then put in place once the bitmap is durable, by
+ * midx_write_install()) or kept (nothing pending: an existing bitmap of
+ * that MIDX is kept, else one is written). Tips come from refs_snapshot
+ * when given, else from the refs. On failure the pending MIDX is
+ * dropped, and the old MIDX and its bitmap stay as they were.
+ * Errors: those of bitmap_write() and midx_write_install().
+ */
+struct midx_write_result;
+int midx_write_bitmap(struct repository *repo, const char *objdir,
+		      struct midx_write_result *result, const char *refs_snapshot,
+		      bool progress, struct gp_error *err);
+
 #endif

@@ -163,8 +163,7 @@ static bool copy_map_get(const struct copy_map *m, const struct packed_git *pack
 	return false;
 }
 
-/* The type-and-size header of gitformat-pack; returns its length. */
-static size_t encode_entry_header(unsigned char *out, enum object_type type, uint64_t size)
+size_t pack_encode_entry_header(unsigned char *out, enum object_type type, uint64_t size)
 {
 	size_t n = 0;
 	unsigned char c = (unsigned char)((unsigned)type << 4 | (size & 15));
@@ -178,8 +177,7 @@ static size_t encode_entry_header(unsigned char *out, enum object_type type, uin
 	return n;
 }
 
-/* The OFS_DELTA distance in git's offset encoding; returns its length. */
-static size_t encode_ofs_distance(unsigned char *out, uint64_t dist)
+size_t pack_encode_ofs_distance(unsigned char *out, uint64_t dist)
 {
 	unsigned char tmp[16];
 	size_t pos = sizeof(tmp) - 1;
@@ -213,6 +211,47 @@ static bool bsearch_r_oid(const unsigned char *sorted, uint32_t nr,
 	return false;
 }
 
+int pack_write_finish(struct hashfile *f, const char *dir, const char *prefix,
+		      int algo, const unsigned char *oids, const uint64_t *offsets,
+		      const uint32_t *crcs, uint32_t nr, bool write_rev,
+		      char *hex_out, struct gp_error *err)
+{
+	size_t rawsz = gp_hash_algos[algo].rawsz;
+	unsigned char pack_hash[GP_MAX_RAWSZ];
+	uint32_t *by_name = NULL, *pack_order = NULL;
+	char *final = NULL;
+	int ret = hashfile_finalize(f, pack_hash, 0, err);
+	if (ret)
+		return ret;
+	hash_to_hex_r(hex_out, pack_hash, rawsz);
+	final = xstrfmt("%s/%s-%s.pack", dir, prefix, hex_out);
+	ret = hashfile_install(f, final, HASHFILE_KEEP_EXISTING, err);
+	if (ret)
+		goto out;
+
+	by_name = pack_sort_by_name(oids, nr, algo);
+	if (write_rev) {
+		pack_order = xmalloc(sizeof(uint32_t) * ((size_t)nr + 1));
+		for (uint32_t idx_pos = 0; idx_pos < nr; idx_pos++)
+			pack_order[by_name[idx_pos]] = idx_pos;
+		free(final);
+		final = xstrfmt("%s/%s-%s.rev", dir, prefix, hex_out);
+		ret = revindex_write(final, algo, pack_order, nr, pack_hash, err);
+	}
+	if (!ret) {
+		struct pack_idx_input in = { algo, nr, by_name, oids, offsets, crcs, pack_hash };
+		struct pack_idx_opts opts = PACK_IDX_OPTS_INIT;
+		free(final);
+		final = xstrfmt("%s/%s-%s.idx", dir, prefix, hex_out);
+		ret = pack_write_idx(final, NULL, &in, &opts, err);
+	}
+out:
+	free(final);
+	free(by_name);
+	free(pack_order);
+	return ret;
+}
+
 int pack_write_by_copy(const char *pack_dir, int algo,
 		       const struct pack_copy_entry *entries, uint32_t nr,
 		       struct pack_reader *reader, struct progress *progress,
@@ -224,11 +263,8 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 	unsigned char *sorted_oids = NULL;
 	uint64_t *offsets = xmalloc(sizeof(uint64_t) * ((size_t)nr + 1));
 	uint32_t *crcs = xmalloc(sizeof(uint32_t) * ((size_t)nr + 1));
-	uint32_t *by_name = NULL, *pack_order = NULL;
-	unsigned char pack_hash[GP_MAX_RAWSZ];
 	struct hashfile *f = NULL;
 	struct strbuf tmp = STRBUF_INIT;
-	char *final = NULL;
 	size_t slots = 16;
 	int ret = 0;
 
@@ -293,22 +329,22 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 		strbuf_reset(&tmp);
 		if (hdr.type == OBJ_OFS_DELTA) {
 			if (copy_map_get(&map, p, hdr.base_ofs, &base_new)) {
-				head_len = encode_entry_header(head, OBJ_OFS_DELTA, hdr.size);
-				head_len += encode_ofs_distance(head + head_len, offsets[n] - base_new);
+				head_len = pack_encode_entry_header(head, OBJ_OFS_DELTA, hdr.size);
+				head_len += pack_encode_ofs_distance(head + head_len, offsets[n] - base_new);
 				strbuf_add(&tmp, head, head_len);
 			} else {
 				whole = true;
 			}
 		} else if (hdr.type == OBJ_REF_DELTA) {
 			if (bsearch_r_oid(sorted_oids, nr, hdr.base_oid.hash, rawsz)) {
-				head_len = encode_entry_header(head, OBJ_REF_DELTA, hdr.size);
+				head_len = pack_encode_entry_header(head, OBJ_REF_DELTA, hdr.size);
 				strbuf_add(&tmp, head, head_len);
 				strbuf_add(&tmp, hdr.base_oid.hash, rawsz);
 			} else {
 				whole = true;
 			}
 		} else {
-			head_len = encode_entry_header(head, hdr.type, hdr.size);
+			head_len = pack_encode_entry_header(head, hdr.type, hdr.size);
 			strbuf_add(&tmp, head, head_len);
 		}
 		if (whole) {
@@ -318,7 +354,7 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 			ret = pack_read_object(reader, p, ofs, &type, &data, &size, err);
 			if (ret)
 				goto fail;
-			head_len = encode_entry_header(head, type, size);
+			head_len = pack_encode_entry_header(head, type, size);
 			strbuf_add(&tmp, head, head_len);
 			deflate_to_strbuf(data, size, -1, &tmp);
 			free(data);
@@ -331,32 +367,9 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 		progress_update(progress, n + 1);
 	}
 
-	ret = hashfile_finalize(f, pack_hash, 0, err);
-	if (ret) {
-		f = NULL;
-		goto out;
-	}
-	hash_to_hex_r(hex_out, pack_hash, rawsz);
-	final = xstrfmt("%s/pack-%s.pack", pack_dir, hex_out);
-	ret = hashfile_install(f, final, HASHFILE_KEEP_EXISTING, err);
+	ret = pack_write_finish(f, pack_dir, "pack", algo, oids, offsets, crcs, nr,
+				true, hex_out, err);
 	f = NULL;
-	if (ret)
-		goto out;
-
-	by_name = pack_sort_by_name(oids, nr, algo);
-	pack_order = xmalloc(sizeof(uint32_t) * ((size_t)nr + 1));
-	for (uint32_t idx_pos = 0; idx_pos < nr; idx_pos++)
-		pack_order[by_name[idx_pos]] = idx_pos;
-	free(final);
-	final = xstrfmt("%s/pack-%s.rev", pack_dir, hex_out);
-	ret = revindex_write(final, algo, pack_order, nr, pack_hash, err);
-	if (!ret) {
-		struct pack_idx_input in = { algo, nr, by_name, oids, offsets, crcs, pack_hash };
-		struct pack_idx_opts opts = PACK_IDX_OPTS_INIT;
-		free(final);
-		final = xstrfmt("%s/pack-%s.idx", pack_dir, hex_out);
-		ret = pack_write_idx(final, NULL, &in, &opts, err);
-	}
 	goto out;
 fail:
 	hashfile_abort(f);
@@ -367,8 +380,5 @@ out:
 	free(sorted_oids);
 	free(offsets);
 	free(crcs);
-	free(by_name);
-	free(pack_order);
-	free(final);
 	return ret;
 }

@@ -9,7 +9,7 @@
 #ifndef GP_PACK_WRITE_H
 #define GP_PACK_WRITE_H
 
-#include "util.h"
+#include "object.h"
 
 struct gp_error;
 struct strbuf;
@@ -72,6 +72,25 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 		       const struct pack_copy_entry *entries, uint32_t nr,
 		       struct pack_reader *reader, struct progress *progress,
 		       char *hex_out, struct gp_error *err);
+
+/*
+ * Finish a pack written into f (hashfile_create() beside the final
+ * name): append its checksum, install <dir>/<prefix>-<hash>.pack, then
+ * write the .rev (when write_rev) and the .idx, each atomic and durable,
+ * the .idx last since it is what makes the pack visible to readers. The
+ * objects are given by entry number (oids, offsets in the pack, CRC-32s
+ * of the entries). hex_out receives the hash. Frees f. Errors: GP_EIO.
+ */
+struct hashfile;
+int pack_write_finish(struct hashfile *f, const char *dir, const char *prefix,
+		      int algo, const unsigned char *oids, const uint64_t *offsets,
+		      const uint32_t *crcs, uint32_t nr, bool write_rev,
+		      char *hex_out, struct gp_error *err);
+
+/* The type-and-size header of a pack entry; returns its length (<= 16). */
+size_t pack_encode_entry_header(unsigned char *out, enum object_type type, uint64_t size);
+/* An OFS_DELTA's distance to its base, as gitformat-pack encodes it (<= 16). */
+size_t pack_encode_ofs_distance(unsigned char *out, uint64_t dist);
 
 /*
  * Sort entry numbers by object name (radix sort on the leading bytes,

@@ -55,88 +55,6 @@ static void sort_copy_entries(struct pack_copy_entry *entries, uint32_t nr)
 	}
 }
 
-static bool config_bool_or(struct repository *repo, const char *key, bool dflt)
-{
-	struct gp_error err = GP_ERROR_INIT;
-	bool value = dflt;
-	int ret = config_get_bool(&repo->config, key, &value, &err);
-	if (ret && ret != GP_ENOTFOUND)
-		die_error(&err);
-	return ret ? dflt : value;
-}
-
-/*
- * The bitmap of the MIDX just written (result->pending, not yet in
- * place) or kept. A new MIDX goes into place only once its bitmap is
- * durable; if the bitmap cannot be written, the new MIDX is dropped and
- * the old MIDX and bitmap stay, as with git.
- */
-static void write_midx_bitmap(struct midx_cmd *c, struct midx_write_result *result,
-			      const char *refs_snapshot, bool progress)
-{
-	struct gp_error err = GP_ERROR_INIT;
-	struct bitmap_write_opts opts = { 0 };
-	struct bitmap_write_stats stats;
-	struct bitmap_write_tip *tips = NULL;
-	size_t nr_tips = 0;
-	struct bitmap_order *order = NULL;
-	struct bitmap_index *existing = NULL;
-	struct midx *m = NULL;
-	struct odb *odb = NULL;
-	char *path = NULL;
-	int ret;
-
-	ret = odb_open(&odb, c->objdir, c->algo, &err);
-	if (!ret && result->pending) {
-		ret = midx_open_path(&m, result->pending_path, c->algo, &err);
-		if (!ret)
-			ret = bitmap_order_for_midx_file(&order, odb, m, &err);
-	} else if (!ret) {
-		ret = bitmap_order_for_midx(&order, odb, &err);
-		/* Same MIDX, valid bitmap: nothing to do (as git). */
-		if (!ret) {
-			path = bitmap_order_bitmap_path(order);
-			if (!bitmap_index_open(&existing, odb, &err) &&
-			    !strcmp(bitmap_index_path(existing), path))
-				goto out;
-			gp_error_clear(&err);
-		}
-	}
-	if (ret)
-		goto fail;
-
-	if (refs_snapshot)
-		ret = bitmap_tips_from_snapshot(refs_snapshot, c->algo, &tips, &nr_tips, &err);
-	else
-		ret = bitmap_tips_from_refs(c->repo, &tips, &nr_tips, &err);
-	if (ret)
-		goto fail;
-	opts.tips = tips;
-	opts.nr_tips = nr_tips;
-	opts.hash_cache = config_bool_or(c->repo, "pack.writebitmaphashcache", true);
-	opts.lookup_table = config_bool_or(c->repo, "pack.writebitmaplookuptable", true);
-	opts.progress = progress;
-	ret = bitmap_write(order, odb, &opts, &stats, &err);
-	if (ret) {
-		gp_error_prefix(&err, "could not write multi-pack bitmap");
-		goto fail;
-	}
-	ret = midx_write_install(c->pack_dir, c->algo, result, &err);
-	if (ret)
-		goto fail;
-out:
-	free(path);
-	bitmap_index_free(existing);
-	bitmap_order_free(order);
-	midx_free(m);
-	odb_free(odb);
-	free(tips);
-	return;
-fail:
-	midx_write_abort(result);
-	die_error(&err);
-}
-
 static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 {
 	struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
@@ -188,8 +106,9 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 		die_error(&err);
 	if (result.preferred_unknown)
 		warning("unknown preferred pack: '%s'", preferred);
-	if (bitmap)
-		write_midx_bitmap(c, &result, refs_snapshot, opts.progress);
+	if (bitmap && midx_write_bitmap(c->repo, c->objdir, &result, refs_snapshot,
+					opts.progress, &err))
+		die_error(&err);
 	return 0;
 }
 
@@ -340,7 +259,7 @@ static size_t choose_batch(struct repack_pack *packs, uint32_t nr, unsigned long
 	return nr_chosen;
 }
 
-static int cmd_repack(int argc, const char **argv, struct midx_cmd *c)
+static int cmd_midx_repack(int argc, const char **argv, struct midx_cmd *c)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	unsigned long batch_size = 0;
@@ -474,7 +393,7 @@ int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo)
 	else if (!strcmp(argv[0], "expire"))
 		ret = cmd_expire(argc, argv, &c);
 	else if (!strcmp(argv[0], "repack"))
-		ret = cmd_repack(argc, argv, &c);
+		ret = cmd_midx_repack(argc, argv, &c);
 	else
 		die("unrecognized subcommand: %s", argv[0]);
 	free(c.pack_dir);

@@ -1,0 +1,278 @@
+/*
+ * builtin/pack-objects.c: gitpack pack-objects, a pack of the objects
+ * named on stdin (object ids, revisions with --revs, or packs with
+ * --stdin-packs), streamed to stdout or written as BASE-<hash>.pack,
+ * .idx and .rev.
+ */
+#include "../builtin.h"
+#include "../error.h"
+#include "../object-name.h"
+#include "../odb.h"
+#include "../pack-bitmap-write.h"
+#include "../pack-objects.h"
+#include "../parse-options.h"
+#include "../refs.h"
+#include "../repository.h"
+#include "../revision.h"
+#include "../strbuf.h"
+#include <unistd.h>
+
+static const char *const pack_objects_usage[] = {
+	"gitpack pack-objects [<options>] <base-name> < <object-list>",
+	"gitpack pack-objects [<options>] --stdout < <object-list> > <pack>",
+	NULL,
+};
+
+struct keep_list {
+	const char **names;
+	size_t nr, alloc;
+};
+
+static int keep_pack_cb(const struct option *opt, const char *arg, int unset)
+{
+	struct keep_list *kl = opt->value;
+	if (unset) {
+		kl->nr = 0;
+		return 0;
+	}
+	ALLOC_GROW(kl->names, kl->nr + 1, kl->alloc);
+	kl->names[kl->nr++] = arg;
+	return 0;
+}
+
+struct ref_add {
+	struct rev_walk *walk;
+	bool uninteresting;
+};
+
+static int add_ref(const char *refname, const struct object_id *oid,
+		   const struct object_id *peeled, unsigned flags, void *data)
+{
+	struct ref_add *ra = data;
+	struct gp_error err = GP_ERROR_INIT;
+	if (rev_walk_add_tip(ra->walk, oid, ra->uninteresting, "", &err))
+		die_error(&err);
+	return 0;
+}
+
+static void add_all_refs(struct repository *repo, struct rev_walk *walk)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct ref_add ra = { walk, false };
+	struct object_id head;
+	if (!refs_resolve(repo, "HEAD", &head, NULL, &err) &&
+	    rev_walk_add_tip(walk, &head, false, "", &err))
+		die_error(&err);
+	gp_error_clear(&err);
+	if (refs_for_each(repo, "", add_ref, &ra, &err))
+		die_error(&err);
+}
+
+/* --revs: a revision per line, "^rev" and "--not" as rev-list has them. */
+static void read_revs(struct repository *repo, struct odb *odb, struct rev_walk *walk)
+{
+	struct strbuf line = STRBUF_INIT;
+	struct gp_error err = GP_ERROR_INIT;
+	bool negate = false;
+	while (strbuf_getline(&line, stdin)) {
+		const char *arg = line.buf;
+		struct object_id oid;
+		bool uninteresting = negate;
+		if (!*arg)
+			continue;
+		if (!strcmp(arg, "--not")) {
+			negate = !negate;
+			continue;
+		}
+		if (starts_with(arg, "--shallow "))
+			die("shallow packs are not supported: '%s'", arg);
+		if (*arg == '-')
+			die("not a rev '%s'", arg);
+		if (*arg == '^') {
+			uninteresting = !uninteresting;
+			arg++;
+		}
+		if (get_oid(repo, odb, arg, &oid, &err)) {
+			if (err.code == GP_ENOTFOUND)
+				die("bad revision '%s'", arg);
+			die_error(&err);
+		}
+		if (rev_walk_add_tip(walk, &oid, uninteresting, "", &err))
+			die_error(&err);
+	}
+	strbuf_release(&line);
+}
+
+/* Without --revs: "<oid> [<name>]" per line. */
+static void read_object_list(struct pack_objects *po, int algo,
+			     const struct pack_objects_filter *filter)
+{
+	struct strbuf line = STRBUF_INIT;
+	size_t hexsz = gp_hash_algos[algo].hexsz;
+	bool filtering = filter->unpacked || filter->local || filter->honor_pack_keep ||
+			 filter->nr_keep_packs;
+	while (strbuf_getline(&line, stdin)) {
+		struct object_id oid;
+		const char *name = NULL;
+		if (!line.len)
+			continue;
+		if (line.len < hexsz || hex_to_oid(line.buf, algo, &oid) ||
+		    (line.len > hexsz && line.buf[hexsz] != ' '))
+			die("expected object ID, got garbage:\n %s", line.buf);
+		if (line.len > hexsz)
+			name = line.buf + hexsz + 1;
+		if (filtering && pack_objects_filtered(po, filter, &oid))
+			continue;
+		pack_objects_add(po, &oid, OBJ_NONE, name);
+	}
+	strbuf_release(&line);
+}
+
+/* --stdin-packs: "pack-X.pack" to include, "^pack-Y.pack" to exclude. */
+static void read_packs(struct pack_objects *po, bool with_loose)
+{
+	struct strbuf line = STRBUF_INIT;
+	struct gp_error err = GP_ERROR_INIT;
+	char **include = NULL, **exclude = NULL;
+	size_t nr_include = 0, alloc_include = 0, nr_exclude = 0, alloc_exclude = 0;
+	while (strbuf_getline(&line, stdin)) {
+		if (!line.len)
+			continue;
+		if (line.buf[0] == '^') {
+			ALLOC_GROW(exclude, nr_exclude + 1, alloc_exclude);
+			exclude[nr_exclude++] = xstrdup(line.buf + 1);
+		} else {
+			ALLOC_GROW(include, nr_include + 1, alloc_include);
+			include[nr_include++] = xstrdup(line.buf);
+		}
+	}
+	if (pack_objects_add_packs(po, (const char *const *)include, nr_include,
+				   (const char *const *)exclude, nr_exclude, &err))
+		die_error(&err);
+	if (with_loose && pack_objects_add_loose(po, &err))
+		die_error(&err);
+	for (size_t i = 0; i < nr_include; i++)
+		free(include[i]);
+	for (size_t i = 0; i < nr_exclude; i++)
+		free(exclude[i]);
+	free(include);
+	free(exclude);
+	strbuf_release(&line);
+}
+
+int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct pack_objects_opts opts = PACK_OBJECTS_OPTS_INIT;
+	struct pack_objects_filter filter = { 0 };
+	struct pack_objects_stats stats;
+	struct pack_objects *po;
+	struct keep_list keep = { 0 };
+	struct odb *odb;
+	int to_stdout = 0, revs = 0, all = 0, unpacked = 0, incremental = 0, local = 0;
+	int honor_pack_keep = 0, stdin_packs = 0, write_bitmap = 0, quiet = 0;
+	int progress = -1, reuse_delta = 1, reuse_object = 1, delta_base_offset = 0;
+	int non_empty = 0, write_rev = 1, ignored = 0;
+	const char *ignored_str = NULL;
+	char hex[GP_MAX_HEXSZ + 1];
+	struct option options[] = {
+		OPT_BOOL(0, "stdout", &to_stdout, "output the pack to stdout"),
+		OPT_BOOL(0, "revs", &revs, "read revisions from stdin (rev-list --objects)"),
+		OPT_BOOL(0, "all", &all, "with --revs: every ref, as rev-list --all"),
+		OPT_BOOL(0, "unpacked", &unpacked, "leave out objects already in a pack"),
+		OPT_BOOL(0, "incremental", &incremental, "leave out objects already in a pack"),
+		OPT_BOOL(0, "local", &local, "leave out objects of alternates"),
+		OPT_BOOL(0, "honor-pack-keep", &honor_pack_keep, "leave out objects in packs with a .keep file"),
+		OPT_CALLBACK(0, "keep-pack", &keep, "name", "leave out the objects of this pack", keep_pack_cb),
+		OPT_BOOL(0, "stdin-packs", &stdin_packs, "read packs to include (and ^packs to exclude) from stdin"),
+		OPT_BOOL(0, "write-bitmap-index", &write_bitmap, "write a bitmap index with the pack"),
+		OPT_BOOL(0, "delta-base-offset", &delta_base_offset, "use OFS_DELTA entries"),
+		OPT_BOOL(0, "reuse-delta", &reuse_delta, "reuse stored deltas"),
+		OPT_BOOL(0, "reuse-object", &reuse_object, "reuse stored objects"),
+		OPT_INTEGER(0, "threads", &opts.threads, "threads for the delta search"),
+		OPT_INTEGER(0, "window", &opts.window, "objects a delta search compares with"),
+		OPT_INTEGER(0, "depth", &opts.depth, "longest delta chain"),
+		OPT_INTEGER(0, "compression", &opts.compression, "zlib level of new data"),
+		OPT_BOOL(0, "non-empty", &non_empty, "write nothing when there are no objects"),
+		OPT_BOOL(0, "rev-index", &write_rev, "write a .rev beside the pack (default)"),
+		OPT__QUIET(&quiet, "no progress meters"),
+		OPT_BOOL(0, "progress", &progress, "progress meters on stderr"),
+		/* Accepted for git's callers; they change nothing here. */
+		OPT_BOOL(0, "keep-true-parents", &ignored, "(accepted; no grafts here)"),
+		OPT_BOOL(0, "reflog", &ignored, "(accepted)"),
+		OPT_BOOL(0, "indexed-objects", &ignored, "(accepted; servers have no index)"),
+		OPT_STRING(0, "index-version", &ignored_str, "v", "(accepted; version 2 is written)"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, options, pack_objects_usage);
+	if (to_stdout ? argc != 0 : argc != 1)
+		usage_with_options(pack_objects_usage, options);
+	if (stdin_packs && revs)
+		die("cannot use --stdin-packs with --revs");
+	if (all && !revs)
+		die("--all requires --revs");
+	if (write_bitmap && to_stdout)
+		write_bitmap = 0;   /* as git: a streamed pack has no bitmap */
+	if (opts.compression < -1 || opts.compression > 9)
+		die("bad pack compression level %d", opts.compression);
+	if (opts.depth > 4095) {
+		fprintf(stderr, "warning: delta chain depth %d is too deep, forcing 4095\n", opts.depth);
+		opts.depth = 4095;
+	}
+	opts.reuse_delta = reuse_delta && reuse_object;
+	opts.reuse_object = reuse_object;
+	opts.delta_base_offset = delta_base_offset;
+	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
+	filter.unpacked = unpacked || incremental;
+	filter.local = local;
+	filter.honor_pack_keep = honor_pack_keep;
+	filter.keep_packs = keep.names;
+	filter.nr_keep_packs = keep.nr;
+
+	if (repo_odb(repo, &odb, &err))
+		die_error(&err);
+	pack_objects_new(&po, odb, &opts);
+	if (revs) {
+		struct rev_walk *walk;
+		rev_walk_new(&walk, odb, repo->hash_algo);
+		if (all)
+			add_all_refs(repo, walk);
+		read_revs(repo, odb, walk);
+		if (pack_objects_add_walk(po, walk, &filter, &err))
+			die_error(&err);
+		rev_walk_free(walk);
+	} else if (stdin_packs) {
+		read_packs(po, unpacked);
+	} else {
+		read_object_list(po, repo->hash_algo, &filter);
+	}
+
+	if (non_empty && !pack_objects_nr(po))
+		goto out;
+	if (to_stdout) {
+		if (pack_objects_write_fd(po, 1, &err))
+			die_error(&err);
+	} else {
+		if (pack_objects_write_files(po, argv[0], write_rev, hex, &err))
+			die_error(&err);
+		if (write_bitmap) {
+			char *idx = xstrfmt("%s-%s.idx", argv[0], hex);
+			if (bitmap_write_for_pack_file(repo, idx, opts.threads, opts.progress, &err)) {
+				fprintf(stderr, "warning: failed to write bitmap index: %s\n", gp_error_msg(&err));
+				gp_error_clear(&err);
+			}
+			free(idx);
+		}
+		printf("%s\n", hex);
+	}
+	pack_objects_stats(po, &stats);
+	if (!quiet && (progress > 0 || isatty(2)))
+		fprintf(stderr, "Total %" PRIu32 " (delta %" PRIu32 "), reused %" PRIu32
+			" (delta %" PRIu32 ")\n", stats.total, stats.deltas, stats.reused,
+			stats.reused_deltas);
+out:
+	pack_objects_free(po);
+	free(keep.names);
+	return 0;
+}

@@ -1,0 +1,98 @@
+/*
+ * builtin/repack.c: gitpack repack, git repack's modes (repack.h), done
+ * in-process: no pack-objects child, no fork.
+ */
+#include "../builtin.h"
+#include "../error.h"
+#include "../parse-options.h"
+#include "../repack.h"
+#include "../repository.h"
+#include <unistd.h>
+
+static const char *const repack_usage[] = {
+	"gitpack repack [-a] [-A] [-d] [-f] [-F] [-l] [-q] [-b] [--write-midx] [--geometric=<factor>] [--keep-pack=<pack>] [--window=<n>] [--depth=<n>] [--threads=<n>]",
+	NULL,
+};
+
+struct keep_list {
+	const char **names;
+	size_t nr, alloc;
+};
+
+static int keep_pack_cb(const struct option *opt, const char *arg, int unset)
+{
+	struct keep_list *kl = opt->value;
+	if (unset) {
+		kl->nr = 0;
+		return 0;
+	}
+	ALLOC_GROW(kl->names, kl->nr + 1, kl->alloc);
+	kl->names[kl->nr++] = arg;
+	return 0;
+}
+
+int cmd_repack(int argc, const char **argv, struct repository *repo)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct repack_opts opts = REPACK_OPTS_INIT;
+	struct repack_result result;
+	struct keep_list keep = { 0 };
+	int all = 0, all_loosen = 0, delete_old = 0, no_reuse_delta = 0, no_reuse_object = 0;
+	int local = 0, quiet = 0, write_bitmap = -1, write_midx = 0, geometric = 0;
+	int progress = -1, ignored = 0;
+	unsigned long max_pack_size = 0;
+	struct option options[] = {
+		OPT_BOOL('a', NULL, &all, "pack everything in a single pack"),
+		OPT_BOOL('A', NULL, &all_loosen, "same as -a, and turn unreachable objects loose"),
+		OPT_BOOL('d', NULL, &delete_old, "remove redundant packs and loose objects"),
+		OPT_BOOL('f', NULL, &no_reuse_delta, "search deltas anew (pack-objects --no-reuse-delta)"),
+		OPT_BOOL('F', NULL, &no_reuse_object, "recompress everything (pack-objects --no-reuse-object)"),
+		OPT_BOOL('l', "local", &local, "leave out objects of alternates"),
+		OPT__QUIET(&quiet, "no progress meters"),
+		OPT_BOOL(0, "progress", &progress, "progress meters on stderr"),
+		OPT_BOOL('b', "write-bitmap-index", &write_bitmap, "write a bitmap index"),
+		OPT_BOOL('m', "write-midx", &write_midx, "write a multi-pack index of the resulting packs"),
+		OPT_INTEGER('g', "geometric", &geometric, "roll up packs to keep a geometric progression with this factor"),
+		OPT_CALLBACK(0, "keep-pack", &keep, "name", "leave this pack alone", keep_pack_cb),
+		OPT_INTEGER(0, "window", &opts.window, "objects a delta search compares with"),
+		OPT_INTEGER(0, "depth", &opts.depth, "longest delta chain"),
+		OPT_INTEGER(0, "threads", &opts.threads, "threads for the delta search"),
+		OPT_ULONG(0, "max-pack-size", &max_pack_size, "largest pack to write"),
+		OPT_BOOL('n', NULL, &ignored, "(accepted: there is no update-server-info here)"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, options, repack_usage);
+	if (argc)
+		usage_with_options(repack_usage, options);
+	if (max_pack_size)
+		die("--max-pack-size is not supported yet: gitpack writes one pack");
+	if (geometric && (all || all_loosen))
+		die("options '--geometric' and '-A/-a' cannot be used together");
+	if (write_bitmap < 0)
+		write_bitmap = 0;
+	if (write_bitmap && !(all || all_loosen) && !write_midx) {
+		fprintf(stderr, "warning: --write-bitmap-index without -a or --write-midx is ignored: "
+			"a bitmap needs every reachable object in one pack or MIDX\n");
+		write_bitmap = 0;
+	}
+	opts.all = all || all_loosen;
+	opts.loosen_unreachable = all_loosen;
+	opts.delete_old = delete_old;
+	opts.local = local;
+	opts.write_bitmap = write_bitmap;
+	opts.write_midx = write_midx;
+	opts.geometric = geometric;
+	opts.reuse_delta = !no_reuse_delta;
+	opts.reuse_object = !no_reuse_object;
+	opts.keep_packs = keep.names;
+	opts.nr_keep_packs = keep.nr;
+	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
+
+	if (repack_run(repo, &opts, &result, &err))
+		die_error(&err);
+	if (!quiet && !*result.new_pack && !write_midx)
+		printf("Nothing new to pack.\n");
+	free(keep.names);
+	return 0;
+}

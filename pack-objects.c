@@ -1,0 +1,882 @@
+/*
+ * pack-objects.c: see pack-objects.h. The phases, in order:
+ *
+ *   locate   find each object's pack entry (or loose file) and read its
+ *            stored header; a stored delta whose base is in the list is
+ *            reused;
+ *   chains   cut reused chains that loop or run deeper than depth;
+ *   search   the delta window over the rest, on threads;
+ *   write    bases before their deltas, copying what is reused.
+ */
+#include "pack-objects.h"
+#include "delta.h"
+#include "error.h"
+#include "hash.h"
+#include "hashfile.h"
+#include "loose.h"
+#include "odb.h"
+#include "pack-bitmap.h"
+#include "pack-write.h"
+#include "packfile.h"
+#include "progress.h"
+#include "revision.h"
+#include "strbuf.h"
+#include "zstream.h"
+#include <pthread.h>
+#include <unistd.h>
+
+#define NO_ENTRY UINT32_MAX
+/* Objects this small are never worth a delta (git's bound too). */
+#define MIN_DELTA_SIZE 50
+/* Objects this large are stored whole (git's core.bigFileThreshold). */
+#define BIG_FILE_THRESHOLD ((uint64_t)512 << 20)
+#define MAX_THREADS 64
+
+enum how_written {
+	WRITE_WHOLE = 0,      /* inflate or read, then deflate */
+	WRITE_REUSE_WHOLE,    /* copy the stored, compressed object */
+	WRITE_REUSE_DELTA,    /* copy the stored, compressed delta */
+	WRITE_NEW_DELTA,      /* the delta the search found */
+};
+
+struct po_entry {
+	struct object_id oid;
+	uint32_t name_hash;
+	uint8_t type;          /* the object's type; OBJ_NONE until known */
+	uint8_t stored_type;   /* its pack entry's type; OBJ_NONE when loose */
+	uint8_t how;           /* enum how_written */
+	uint8_t in_search;
+	uint16_t depth;        /* of its delta chain in the new pack */
+	uint16_t below;        /* depth of the reused deltas hanging below it */
+	uint64_t size;         /* inflated size (of the delta when reused as one) */
+	struct packed_git *pack;
+	const char *loose_dir;
+	uint64_t ofs;          /* entry offset in pack */
+	uint32_t hdr_len;      /* stored header length, base reference included */
+	uint32_t base;         /* delta base, an entry number; NO_ENTRY */
+	unsigned char *delta_z;  /* WRITE_NEW_DELTA: the deflated delta */
+	size_t delta_z_len;
+	uint64_t delta_size;
+	uint64_t out_ofs;
+	uint32_t crc;
+	bool written;
+};
+
+struct pack_objects {
+	struct odb *odb;
+	struct pack_objects_opts opts;
+	int algo;
+	size_t rawsz;
+	struct po_entry *entries;
+	uint32_t nr, alloc;
+	uint32_t *slots;        /* oid hash table of entry numbers */
+	size_t slots_mask;
+	bool prepared;
+	struct pack_objects_stats stats;
+};
+
+/* ------------------------------------------------------------------ */
+/* The list                                                            */
+
+static size_t oid_slot(const struct object_id *oid, size_t mask)
+{
+	uint64_t h;
+	memcpy(&h, oid->hash, sizeof(h));
+	return (size_t)h & mask;
+}
+
+static void grow_table(struct pack_objects *po)
+{
+	size_t nr_slots = (po->slots_mask + 1) * 2;
+	free(po->slots);
+	po->slots = xmalloc(sizeof(*po->slots) * nr_slots);
+	memset(po->slots, 0xff, sizeof(*po->slots) * nr_slots);
+	po->slots_mask = nr_slots - 1;
+	for (uint32_t n = 0; n < po->nr; n++) {
+		size_t i = oid_slot(&po->entries[n].oid, po->slots_mask);
+		while (po->slots[i] != NO_ENTRY)
+			i = (i + 1) & po->slots_mask;
+		po->slots[i] = n;
+	}
+}
+
+static uint32_t find_entry(const struct pack_objects *po, const struct object_id *oid)
+{
+	size_t i = oid_slot(oid, po->slots_mask);
+	while (po->slots[i] != NO_ENTRY) {
+		if (oideq(&po->entries[po->slots[i]].oid, oid))
+			return po->slots[i];
+		i = (i + 1) & po->slots_mask;
+	}
+	return NO_ENTRY;
+}
+
+static uint32_t find_entry_raw(const struct pack_objects *po, const unsigned char *raw)
+{
+	struct object_id oid;
+	oid_from_raw(&oid, raw, po->algo);
+	return find_entry(po, &oid);
+}
+
+int pack_objects_new(struct pack_objects **out, struct odb *odb,
+		     const struct pack_objects_opts *opts)
+{
+	struct pack_objects *po = xcalloc(1, sizeof(*po));
+	po->odb = odb;
+	po->opts = *opts;
+	if (po->opts.depth > 4095)
+		po->opts.depth = 4095;   /* git's limit too */
+	if (po->opts.depth < 0)
+		po->opts.depth = 0;
+	if (po->opts.window < 0)
+		po->opts.window = 0;
+	po->algo = odb_algo(odb);
+	po->rawsz = gp_hash_algos[po->algo].rawsz;
+	po->slots_mask = 1023;
+	po->slots = xmalloc(sizeof(*po->slots) * (po->slots_mask + 1));
+	memset(po->slots, 0xff, sizeof(*po->slots) * (po->slots_mask + 1));
+	*out = po;
+	return 0;
+}
+
+void pack_objects_free(struct pack_objects *po)
+{
+	if (!po)
+		return;
+	for (uint32_t n = 0; n < po->nr; n++)
+		free(po->entries[n].delta_z);
+	free(po->entries);
+	free(po->slots);
+	free(po);
+}
+
+void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oid,
+			     enum object_type type, uint32_t name_hash)
+{
+	struct po_entry *e;
+	size_t i;
+	if (find_entry(po, oid) != NO_ENTRY)
+		return;
+	if (((size_t)po->nr + 1) * 2 > po->slots_mask + 1)
+		grow_table(po);
+	ALLOC_GROW(po->entries, po->nr + 1, po->alloc);
+	e = &po->entries[po->nr];
+	memset(e, 0, sizeof(*e));
+	e->oid = *oid;
+	e->type = (uint8_t)type;
+	e->name_hash = name_hash;
+	e->base = NO_ENTRY;
+	i = oid_slot(oid, po->slots_mask);
+	while (po->slots[i] != NO_ENTRY)
+		i = (i + 1) & po->slots_mask;
+	po->slots[i] = po->nr++;
+}
+
+void pack_objects_add(struct pack_objects *po, const struct object_id *oid,
+		      enum object_type type, const char *name)
+{
+	pack_objects_add_hashed(po, oid, type, name && *name ? bitmap_name_hash(name) : 0);
+}
+
+bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid)
+{
+	return find_entry(po, oid) != NO_ENTRY;
+}
+
+uint32_t pack_objects_nr(const struct pack_objects *po)
+{
+	return po->nr;
+}
+
+void pack_objects_stats(const struct pack_objects *po, struct pack_objects_stats *out)
+{
+	*out = po->stats;
+}
+
+/* ------------------------------------------------------------------ */
+/* Enumerating                                                         */
+
+static bool pack_is_kept(const struct pack_objects_filter *f, const struct packed_git *p)
+{
+	const char *name;
+	if (f->honor_pack_keep && p->is_keep)
+		return true;
+	if (!f->nr_keep_packs)
+		return false;
+	name = base_name(p->pack_path);
+	for (size_t i = 0; i < f->nr_keep_packs; i++)
+		if (!strcmp(name, f->keep_packs[i]))
+			return true;
+	return false;
+}
+
+bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_filter *f,
+			   const struct object_id *oid)
+{
+	if (f->unpacked || f->local) {
+		struct packed_git *p;
+		uint64_t ofs;
+		const char *dir;
+		if (odb_locate(po->odb, oid, &p, &ofs, &dir)) {
+			if (f->unpacked && p)
+				return true;
+			if (f->local && !p && strcmp(dir, odb_objdir(po->odb)))
+				return true;
+			if (f->local && p) {
+				for (size_t i = 0; i < odb_nr_packs(po->odb); i++)
+					if (odb_pack(po->odb, i) == p && !odb_pack_is_local(po->odb, i))
+						return true;
+			}
+		}
+	}
+	if (f->honor_pack_keep || f->nr_keep_packs) {
+		for (size_t i = 0; i < odb_nr_packs(po->odb); i++) {
+			struct packed_git *p = odb_pack(po->odb, i);
+			uint32_t idx_pos;
+			if (pack_is_kept(f, p) && pack_find_oid(p, oid, &idx_pos))
+				return true;
+		}
+	}
+	return false;
+}
+
+struct walk_add {
+	struct pack_objects *po;
+	const struct pack_objects_filter *filter;
+	bool filtering;
+};
+
+static int add_walked(const struct object_id *oid, enum object_type type,
+		      const char *path, void *data)
+{
+	struct walk_add *wa = data;
+	if (wa->filtering && pack_objects_filtered(wa->po, wa->filter, oid))
+		return 0;
+	/* A tag's path is its own name, which says nothing of its content. */
+	pack_objects_add(wa->po, oid, type, type == OBJ_TAG ? NULL : path);
+	return 0;
+}
+
+int pack_objects_add_walk(struct pack_objects *po, struct rev_walk *walk,
+			  const struct pack_objects_filter *f, struct gp_error *err)
+{
+	struct walk_add wa = { po, f, f->unpacked || f->local || f->honor_pack_keep || f->nr_keep_packs };
+	return rev_walk_run(walk, REV_OBJECTS, add_walked, &wa, err);
+}
+
+static struct packed_git *pack_named(struct pack_objects *po, const char *name)
+{
+	for (size_t i = 0; i < odb_nr_packs(po->odb); i++)
+		if (odb_pack_is_local(po->odb, i) &&
+		    !strcmp(base_name(odb_pack(po->odb, i)->pack_path), name))
+			return odb_pack(po->odb, i);
+	return NULL;
+}
+
+int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
+			   size_t nr_include, const char *const *exclude,
+			   size_t nr_exclude, struct gp_error *err)
+{
+	struct packed_git **excluded = xcalloc(nr_exclude ? nr_exclude : 1, sizeof(*excluded));
+	size_t nr_excluded = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < nr_exclude; i++) {
+		/* git ignores excluded packs it does not have. */
+		struct packed_git *p = pack_named(po, exclude[i]);
+		if (p)
+			excluded[nr_excluded++] = p;
+	}
+	for (size_t i = 0; i < nr_include && !ret; i++) {
+		struct packed_git *p = pack_named(po, include[i]);
+		if (!p) {
+			ret = gp_error_set(err, GP_ENOTFOUND, "could not find pack '%s'", include[i]);
+			break;
+		}
+		ret = pack_load_revindex(p, err);
+		for (uint32_t pack_pos = 0; !ret && pack_pos < p->nr_objects; pack_pos++) {
+			struct object_id oid;
+			bool skip = false;
+			pack_nth_oid(p, pack_pos_to_idx(p, pack_pos), &oid);
+			for (size_t k = 0; k < nr_excluded && !skip; k++) {
+				uint32_t idx_pos;
+				skip = pack_find_oid(excluded[k], &oid, &idx_pos);
+			}
+			if (!skip)
+				pack_objects_add_hashed(po, &oid, OBJ_NONE, 0);
+		}
+	}
+	free(excluded);
+	return ret;
+}
+
+static int add_loose_one(const struct object_id *oid, const char *path, void *data)
+{
+	pack_objects_add_hashed(data, oid, OBJ_NONE, 0);
+	return 0;
+}
+
+int pack_objects_add_loose(struct pack_objects *po, struct gp_error *err)
+{
+	return loose_for_each(odb_objdir(po->odb), po->algo, add_loose_one, po);
+}
+
+/* ------------------------------------------------------------------ */
+/* Locating                                                            */
+
+static int not_found(const struct object_id *oid, struct gp_error *err)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	return gp_error_set(err, GP_ENOTFOUND, "object %s not found", oid_to_hex_r(hex, oid));
+}
+
+/* The real type and size of a packed object stored as a delta. */
+static int resolve_type(struct po_entry *e, struct gp_error *err)
+{
+	struct pack_object_info info;
+	int ret = pack_object_info(e->pack, e->ofs, &info, false, err);
+	if (ret)
+		return ret;
+	e->type = (uint8_t)info.type;
+	e->size = info.size;
+	return 0;
+}
+
+static int locate_one(struct pack_objects *po, struct po_entry *e, struct gp_error *err)
+{
+	struct pack_entry_header hdr;
+	uint32_t pack_pos;
+	uint64_t end;
+	int ret;
+
+	if (!odb_locate(po->odb, &e->oid, &e->pack, &e->ofs, &e->loose_dir)) {
+		enum object_type type;
+		unsigned char *data;
+		size_t size;
+		/* The empty tree is present without being stored. */
+		ret = odb_read_object(po->odb, &e->oid, &type, &data, &size, err);
+		if (ret)
+			return ret == GP_ENOTFOUND ? not_found(&e->oid, err) : ret;
+		free(data);
+		e->type = (uint8_t)type;
+		e->size = size;
+		return 0;
+	}
+	if (!e->pack) {
+		enum object_type type;
+		uint64_t disk_size;
+		ret = loose_read_info(e->loose_dir, &e->oid, &type, &e->size, &disk_size, err);
+		e->type = (uint8_t)type;
+		return ret;
+	}
+	ret = pack_load_revindex(e->pack, err);
+	if (ret)
+		return ret;
+	if (!pack_offset_to_pos(e->pack, e->ofs, &pack_pos))
+		return CORRUPT(err, "%s: no object at offset %" PRIu64, e->pack->pack_path, e->ofs);
+	end = pack_pos_to_end(e->pack, pack_pos);
+	ret = pack_parse_entry_header(e->pack->pack_map + e->ofs, (size_t)(end - e->ofs),
+				      e->ofs, po->algo, &hdr, err);
+	if (ret) {
+		gp_error_prefix(err, "%s", e->pack->pack_path);
+		return ret;
+	}
+	e->stored_type = (uint8_t)hdr.type;
+	e->hdr_len = (uint32_t)hdr.hdr_len;
+	if (hdr.type != OBJ_OFS_DELTA && hdr.type != OBJ_REF_DELTA) {
+		e->type = (uint8_t)hdr.type;
+		e->size = hdr.size;
+		e->how = po->opts.reuse_object ? WRITE_REUSE_WHOLE : WRITE_WHOLE;
+		return 0;
+	}
+	if (po->opts.reuse_delta) {
+		uint32_t base = NO_ENTRY;
+		if (hdr.type == OBJ_REF_DELTA) {
+			base = find_entry(po, &hdr.base_oid);
+		} else if (pack_offset_to_pos(e->pack, hdr.base_ofs, &pack_pos)) {
+			base = find_entry_raw(po, pack_nth_oid_raw(e->pack, pack_pos_to_idx(e->pack, pack_pos)));
+		}
+		if (base != NO_ENTRY) {
+			e->base = base;
+			e->how = WRITE_REUSE_DELTA;
+			e->size = hdr.size;
+			return 0;
+		}
+	}
+	e->how = WRITE_WHOLE;
+	return resolve_type(e, err);
+}
+
+/*
+ * Reused deltas form chains; duplicates across packs can make them
+ * loop (A stored as a delta of B in one pack, B of A in another), and
+ * reuse can make them longer than depth. Walk each chain once, cut a
+ * loop where it closes and a chain wherever it passes depth.
+ */
+static int settle_chains(struct pack_objects *po, struct gp_error *err)
+{
+	enum { UNSEEN, ON_PATH, DONE };
+	uint8_t *state = xcalloc(po->nr ? po->nr : 1, 1);
+	uint32_t *path = xmalloc(sizeof(*path) * (po->nr ? po->nr : 1));
+	int ret = 0;
+
+	for (uint32_t start = 0; start < po->nr && !ret; start++) {
+		uint32_t nr_path = 0, n = start;
+		while (state[n] == UNSEEN && po->entries[n].how == WRITE_REUSE_DELTA) {
+			state[n] = ON_PATH;
+			path[nr_path++] = n;
+			n = po->entries[n].base;
+		}
+		if (state[n] == ON_PATH) {
+			/* A loop closes at n: store n another way. */
+			po->entries[n].how = WRITE_WHOLE;
+			po->entries[n].base = NO_ENTRY;
+			ret = resolve_type(&po->entries[n], err);
+		}
+		state[n] = DONE;
+		/* Settle the path base side first: each base is final before its deltas. */
+		while (nr_path-- && !ret) {
+			uint32_t m = path[nr_path];
+			struct po_entry *e = &po->entries[m];
+			if (m == n)
+				continue;
+			if (po->entries[e->base].depth + 1 > po->opts.depth) {
+				e->how = WRITE_WHOLE;
+				e->base = NO_ENTRY;
+				e->depth = 0;
+				ret = resolve_type(e, err);
+			} else {
+				e->depth = (uint16_t)(po->entries[e->base].depth + 1);
+			}
+			state[m] = DONE;
+		}
+	}
+	/* How deep the reused deltas below each object reach. */
+	for (uint32_t n = 0; n < po->nr && !ret; n++) {
+		struct po_entry *e = &po->entries[n];
+		unsigned below = 0;
+		while (e->how == WRITE_REUSE_DELTA) {
+			struct po_entry *b = &po->entries[e->base];
+			below++;
+			if (b->below >= below)
+				break;
+			b->below = (uint16_t)below;
+			e = b;
+		}
+	}
+	free(state);
+	free(path);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Delta search                                                        */
+
+struct window_slot {
+	uint32_t entry;
+	unsigned char *data;
+	size_t size;
+	struct delta_index *index;
+};
+
+struct search_job {
+	struct pack_objects *po;
+	uint32_t *list;
+	uint32_t nr;
+	struct progress *progress;
+	int ret;
+	struct gp_error err;
+};
+
+static int read_entry_data(struct pack_objects *po, struct pack_reader *reader,
+			   struct po_entry *e, unsigned char **data, size_t *size,
+			   struct gp_error *err)
+{
+	enum object_type type;
+	if (e->pack)
+		return pack_read_object(reader, e->pack, e->ofs, &type, data, size, err);
+	if (e->loose_dir)
+		return loose_read(e->loose_dir, &e->oid, &type, data, size, err);
+	*data = xcalloc(1, 1);  /* the unstored empty tree */
+	*size = 0;
+	return 0;
+}
+
+static void clear_slot(struct window_slot *s)
+{
+	free(s->data);
+	delta_index_free(s->index);
+	memset(s, 0, sizeof(*s));
+	s->entry = NO_ENTRY;
+}
+
+static void *search_worker(void *arg)
+{
+	struct search_job *job = arg;
+	struct pack_objects *po = job->po;
+	int window = po->opts.window, max_depth = po->opts.depth;
+	struct window_slot *ring = xcalloc((size_t)window + 1, sizeof(*ring));
+	struct pack_reader *reader = pack_reader_new(0);
+	size_t next = 0;
+
+	for (int i = 0; i <= window; i++)
+		ring[i].entry = NO_ENTRY;
+	for (uint32_t k = 0; k < job->nr && !job->ret; k++) {
+		struct po_entry *t = &po->entries[job->list[k]];
+		struct window_slot *slot = &ring[next];
+		unsigned char *best = NULL;
+		size_t best_len = 0;
+		uint32_t best_base = NO_ENTRY;
+		int64_t limit;
+
+		clear_slot(slot);
+		job->ret = read_entry_data(po, reader, t, &slot->data, &slot->size, &job->err);
+		if (job->ret)
+			break;
+		slot->entry = job->list[k];
+		limit = (int64_t)(slot->size / 2) - (int64_t)po->rawsz;
+		for (int back = 1; back <= window && limit > 0; back++) {
+			struct window_slot *s = &ring[(next + (size_t)window + 1 - (size_t)back) % ((size_t)window + 1)];
+			struct po_entry *b;
+			uint64_t max_len;
+			unsigned char *delta;
+			size_t delta_len;
+			if (s->entry == NO_ENTRY)
+				break;
+			b = &po->entries[s->entry];
+			if (b->type != t->type)
+				break;  /* sorted by type: no more candidates */
+			if ((int)b->depth + 1 + (int)t->below > max_depth)
+				continue;
+			/*
+			 * Two objects of one pack, the target stored whole: the
+			 * packer that wrote it already found no delta worth
+			 * keeping (git skips these pairs as well).
+			 */
+			if (po->opts.reuse_delta && t->pack && t->pack == b->pack &&
+			    t->stored_type != OBJ_OFS_DELTA && t->stored_type != OBJ_REF_DELTA)
+				continue;
+			/* Deep bases must earn their place (git weighs them alike). */
+			max_len = (uint64_t)limit * (uint64_t)(max_depth - b->depth) /
+				  (uint64_t)(max_depth + 1);
+			if (best && best_len - 1 < max_len)
+				max_len = best_len - 1;
+			if (max_len < 4)
+				continue;
+			if (slot->size < s->size / 32)
+				continue;
+			if (slot->size > s->size && slot->size - s->size >= max_len)
+				continue;
+			if (!s->index && delta_index_create(&s->index, s->data, s->size))
+				continue;  /* no memory for this base: try the others */
+			if (delta_create(s->index, slot->data, slot->size, (size_t)max_len, &delta, &delta_len))
+				continue;
+			free(best);
+			best = delta;
+			best_len = delta_len;
+			best_base = s->entry;
+		}
+		if (best) {
+			struct strbuf z = STRBUF_INIT;
+			deflate_to_strbuf(best, best_len, po->opts.compression, &z);
+			t->delta_z_len = z.len;
+			t->delta_z = (unsigned char *)strbuf_detach(&z, NULL);
+			t->delta_size = best_len;
+			t->base = best_base;
+			t->depth = (uint16_t)(po->entries[best_base].depth + 1);
+			t->how = WRITE_NEW_DELTA;
+			free(best);
+		}
+		next = (next + 1) % ((size_t)window + 1);
+		progress_add(job->progress, 1);
+	}
+	for (int i = 0; i <= window; i++)
+		clear_slot(&ring[i]);
+	free(ring);
+	pack_reader_free(reader);
+	return NULL;
+}
+
+static int cmp_search(const void *va, const void *vb, void *vpo)
+{
+	const struct pack_objects *po = vpo;
+	const struct po_entry *a = &po->entries[*(const uint32_t *)va];
+	const struct po_entry *b = &po->entries[*(const uint32_t *)vb];
+	/* Same type together, then same name, then largest first. */
+	if (a->type != b->type)
+		return a->type > b->type ? -1 : 1;
+	if (a->name_hash != b->name_hash)
+		return a->name_hash > b->name_hash ? -1 : 1;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return *(const uint32_t *)va < *(const uint32_t *)vb ? -1 : 1;
+}
+
+static int search_deltas(struct pack_objects *po, struct gp_error *err)
+{
+	uint32_t *list = xmalloc(sizeof(*list) * (po->nr ? po->nr : 1));
+	uint32_t nr = 0;
+	struct search_job *jobs;
+	int nr_jobs = po->opts.threads > 0 ? po->opts.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	struct progress *progress;
+	int ret = 0;
+
+	if (po->opts.window <= 0 || po->opts.depth <= 0) {
+		free(list);
+		return 0;
+	}
+	for (uint32_t n = 0; n < po->nr; n++) {
+		struct po_entry *e = &po->entries[n];
+		if (e->how == WRITE_REUSE_DELTA || e->size < MIN_DELTA_SIZE ||
+		    e->size > BIG_FILE_THRESHOLD)
+			continue;
+		list[nr++] = n;
+	}
+	qsort_r(list, nr, sizeof(*list), cmp_search, po);
+	if (nr_jobs < 1)
+		nr_jobs = 1;
+	if (nr_jobs > MAX_THREADS)
+		nr_jobs = MAX_THREADS;
+	if (nr < 1024)
+		nr_jobs = 1;
+	jobs = xcalloc((size_t)nr_jobs, sizeof(*jobs));
+	progress = progress_start("Compressing objects", nr, po->opts.progress);
+	for (int j = 0; j < nr_jobs; j++) {
+		uint32_t lo = (uint32_t)((uint64_t)nr * j / nr_jobs);
+		uint32_t hi = (uint32_t)((uint64_t)nr * (j + 1) / nr_jobs);
+		jobs[j].po = po;
+		jobs[j].list = list + lo;
+		jobs[j].nr = hi - lo;
+		jobs[j].progress = progress;
+		jobs[j].err = (struct gp_error)GP_ERROR_INIT;
+	}
+	run_parallel(search_worker, jobs, sizeof(*jobs), nr_jobs, NULL, NULL);
+	progress_stop(&progress);
+	for (int j = 0; j < nr_jobs; j++) {
+		if (jobs[j].ret && !ret)
+			ret = gp_error_set(err, jobs[j].ret, "%s", gp_error_msg(&jobs[j].err));
+		gp_error_clear(&jobs[j].err);
+	}
+	free(jobs);
+	free(list);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+
+static int prepare(struct pack_objects *po, struct gp_error *err)
+{
+	struct progress *progress;
+	int ret = 0;
+	if (po->prepared)
+		return 0;
+	progress = progress_start("Counting objects", po->nr, po->opts.progress);
+	for (uint32_t n = 0; n < po->nr && !ret; n++) {
+		ret = locate_one(po, &po->entries[n], err);
+		progress_update(progress, n + 1);
+	}
+	progress_stop(&progress);
+	if (!ret)
+		ret = settle_chains(po, err);
+	if (!ret)
+		ret = search_deltas(po, err);
+	po->prepared = !ret;
+	return ret;
+}
+
+struct writer {
+	struct pack_objects *po;
+	struct hashfile *f;
+	struct pack_reader *reader;
+	struct strbuf buf;
+	uint32_t *order;      /* entry numbers in write order */
+	uint32_t nr_written;
+	struct progress *progress;
+};
+
+static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
+{
+	struct pack_objects *po = w->po;
+	struct po_entry *e = &po->entries[n];
+	unsigned char head[40];
+	size_t head_len;
+	int ret = 0;
+
+	e->out_ofs = hashfile_total(w->f);
+	strbuf_reset(&w->buf);
+	switch (e->how) {
+	case WRITE_REUSE_WHOLE:
+	case WRITE_REUSE_DELTA: {
+		uint32_t pack_pos, idx_pos;
+		uint64_t end;
+		const unsigned char *stored;
+		pack_offset_to_pos(e->pack, e->ofs, &pack_pos);
+		idx_pos = pack_pos_to_idx(e->pack, pack_pos);
+		end = pack_pos_to_end(e->pack, pack_pos);
+		stored = e->pack->pack_map + e->ofs;
+		/* Never copy damage: the CRC of what we copy must match the .idx. */
+		if (e->pack->idx_version >= 2 &&
+		    gp_crc32(0, stored, (size_t)(end - e->ofs)) != pack_nth_crc(e->pack, idx_pos))
+			return CORRUPT(err, "%s: at offset %" PRIu64 ": CRC does not match the index",
+				       e->pack->pack_path, e->ofs);
+		if (e->how == WRITE_REUSE_WHOLE) {
+			head_len = pack_encode_entry_header(head, e->type, e->size);
+		} else if (po->opts.delta_base_offset) {
+			head_len = pack_encode_entry_header(head, OBJ_OFS_DELTA, e->size);
+			head_len += pack_encode_ofs_distance(head + head_len,
+							     e->out_ofs - po->entries[e->base].out_ofs);
+		} else {
+			head_len = pack_encode_entry_header(head, OBJ_REF_DELTA, e->size);
+			memcpy(head + head_len, po->entries[e->base].oid.hash, po->rawsz);
+			head_len += po->rawsz;
+		}
+		strbuf_add(&w->buf, head, head_len);
+		strbuf_add(&w->buf, stored + e->hdr_len, (size_t)(end - e->ofs - e->hdr_len));
+		po->stats.reused++;
+		if (e->how == WRITE_REUSE_DELTA)
+			po->stats.reused_deltas++;
+		break;
+	}
+	case WRITE_NEW_DELTA:
+		if (po->opts.delta_base_offset) {
+			head_len = pack_encode_entry_header(head, OBJ_OFS_DELTA, e->delta_size);
+			head_len += pack_encode_ofs_distance(head + head_len,
+							     e->out_ofs - po->entries[e->base].out_ofs);
+		} else {
+			head_len = pack_encode_entry_header(head, OBJ_REF_DELTA, e->delta_size);
+			memcpy(head + head_len, po->entries[e->base].oid.hash, po->rawsz);
+			head_len += po->rawsz;
+		}
+		strbuf_add(&w->buf, head, head_len);
+		strbuf_add(&w->buf, e->delta_z, e->delta_z_len);
+		free(e->delta_z);
+		e->delta_z = NULL;
+		break;
+	default: {
+		unsigned char *data;
+		size_t size;
+		ret = read_entry_data(po, w->reader, e, &data, &size, err);
+		if (ret)
+			return ret;
+		head_len = pack_encode_entry_header(head, e->type, size);
+		strbuf_add(&w->buf, head, head_len);
+		deflate_to_strbuf(data, size, po->opts.compression, &w->buf);
+		free(data);
+		break;
+	}
+	}
+	if (e->how == WRITE_REUSE_DELTA || e->how == WRITE_NEW_DELTA)
+		po->stats.deltas++;
+	e->crc = gp_crc32(0, w->buf.buf, w->buf.len);
+	hashfile_write(w->f, w->buf.buf, w->buf.len);
+	e->written = true;
+	w->order[w->nr_written++] = n;
+	progress_update(w->progress, w->nr_written);
+	return 0;
+}
+
+/* Write n, its unwritten bases first (base-most first). */
+static int write_with_bases(struct writer *w, uint32_t n, uint32_t *stack,
+			    struct gp_error *err)
+{
+	struct pack_objects *po = w->po;
+	uint32_t nr_stack = 0;
+	int ret = 0;
+	while (n != NO_ENTRY && !po->entries[n].written) {
+		stack[nr_stack++] = n;
+		n = po->entries[n].base;
+	}
+	while (nr_stack && !ret)
+		ret = write_one(w, stack[--nr_stack], err);
+	return ret;
+}
+
+static int write_pack(struct pack_objects *po, struct hashfile *f,
+		      uint32_t **order_out, struct gp_error *err)
+{
+	struct writer w = { po, f, pack_reader_new(0), STRBUF_INIT, NULL, 0, NULL };
+	uint32_t *stack = xmalloc(sizeof(*stack) * (po->nr ? po->nr : 1));
+	int ret = 0;
+
+	memset(&po->stats, 0, sizeof(po->stats));
+	w.order = xmalloc(sizeof(*w.order) * (po->nr ? po->nr : 1));
+	w.progress = progress_start("Writing objects", po->nr, po->opts.progress);
+	hashfile_write_be32(f, PACK_SIGNATURE);
+	hashfile_write_be32(f, 2);
+	hashfile_write_be32(f, po->nr);
+	for (uint32_t n = 0; n < po->nr && !ret; n++)
+		ret = write_with_bases(&w, n, stack, err);
+	progress_stop(&w.progress);
+	po->stats.total = w.nr_written;
+	strbuf_release(&w.buf);
+	pack_reader_free(w.reader);
+	free(stack);
+	if (ret) {
+		free(w.order);
+		return ret;
+	}
+	*order_out = w.order;
+	return 0;
+}
+
+int pack_objects_write_fd(struct pack_objects *po, int fd, struct gp_error *err)
+{
+	struct hashfile *f;
+	uint32_t *order = NULL;
+	int ret = prepare(po, err);
+	if (ret)
+		return ret;
+	f = hashfile_new_stream(fd, po->algo);
+	ret = write_pack(po, f, &order, err);
+	if (ret) {
+		hashfile_abort(f);
+		return ret;
+	}
+	free(order);
+	return hashfile_finish_stream(f, NULL, err);
+}
+
+int pack_objects_write_files(struct pack_objects *po, const char *base,
+			     bool write_rev, char *hex_out, struct gp_error *err)
+{
+	struct hashfile *f;
+	uint32_t *order = NULL;
+	unsigned char *oids = NULL;
+	uint64_t *offsets = NULL;
+	uint32_t *crcs = NULL;
+	const char *slash = strrchr(base, '/');
+	char *dir = slash ? xstrndup(base, (size_t)(slash - base)) : xstrdup(".");
+	char *tmp_name = xstrfmt("%s-tmp.pack", base);
+	int ret = prepare(po, err);
+
+	if (ret)
+		goto out;
+	ret = hashfile_create(&f, tmp_name, po->algo, err);
+	if (ret)
+		goto out;
+	ret = write_pack(po, f, &order, err);
+	if (ret) {
+		hashfile_abort(f);
+		goto out;
+	}
+	oids = xmalloc(po->rawsz * ((size_t)po->nr + 1));
+	offsets = xmalloc(sizeof(*offsets) * ((size_t)po->nr + 1));
+	crcs = xmalloc(sizeof(*crcs) * ((size_t)po->nr + 1));
+	for (uint32_t k = 0; k < po->nr; k++) {
+		struct po_entry *e = &po->entries[order[k]];
+		memcpy(oids + (size_t)k * po->rawsz, e->oid.hash, po->rawsz);
+		offsets[k] = e->out_ofs;
+		crcs[k] = e->crc;
+	}
+	ret = pack_write_finish(f, dir, slash ? slash + 1 : base, po->algo, oids, offsets,
+				crcs, po->nr, write_rev, hex_out, err);
+out:
+	free(order);
+	free(oids);
+	free(offsets);
+	free(crcs);
+	free(dir);
+	free(tmp_name);
+	return ret;
+}

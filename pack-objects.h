@@ -1,0 +1,128 @@
+/*
+ * pack-objects.h: writing a pack of chosen objects (gitformat-pack), as
+ * git pack-objects does: the object list, the choice of each object's
+ * representation, the delta search, the write order, and the files.
+ *
+ * Representation, per object:
+ *   - a delta stored in a pack is copied verbatim (no inflate, no
+ *     deflate) when its base goes into the new pack too, unless
+ *     reuse_delta is off; cycles among such deltas (an object stored in
+ *     two packs as a delta of each other) and chains deeper than depth
+ *     are cut;
+ *   - every other object larger than a few bytes takes part in the delta
+ *     search: objects are grouped by type, name hash and size (largest
+ *     first), and each tries the window of objects before it as bases,
+ *     on several threads, keeping the smallest delta whose chain stays
+ *     within depth;
+ *   - the rest are stored whole, copied compressed from their pack when
+ *     reuse_object is on, else deflated at the chosen level.
+ *
+ * Write order: the order objects were added (callers add them in
+ * recency order, as rev-list lists them), except that a delta's base
+ * is always written before it, with its delta family close behind.
+ *
+ * Files: the pack is streamed to a file descriptor, or written as
+ * <base>-<hash>.pack with its .idx and .rev, each atomic and durable,
+ * the .idx last (hashfile.h).
+ */
+#ifndef GP_PACK_OBJECTS_H
+#define GP_PACK_OBJECTS_H
+
+#include "object.h"
+
+struct gp_error;
+struct odb;
+struct packed_git;
+struct pack_objects;
+
+struct pack_objects_opts {
+	int window;              /* --window (default 10); 0: no delta search */
+	int depth;               /* --depth (default 50) */
+	int compression;         /* zlib level, -1 for the default */
+	int threads;             /* 0: one per CPU */
+	bool delta_base_offset;  /* OFS_DELTA rather than REF_DELTA */
+	bool reuse_delta;        /* off: --no-reuse-delta (-f) */
+	bool reuse_object;       /* off: --no-reuse-object (-F) */
+	bool progress;           /* meters on stderr */
+};
+
+#define PACK_OBJECTS_OPTS_INIT { 10, 50, -1, 0, false, true, true, false }
+
+int pack_objects_new(struct pack_objects **out, struct odb *odb,
+		     const struct pack_objects_opts *opts);
+void pack_objects_free(struct pack_objects *po);
+
+/*
+ * Add an object; adding one twice keeps the first. name is the path it
+ * was reached by (NULL or "" when none), which groups it with its
+ * likely delta bases. type may be OBJ_NONE when unknown (it is then
+ * looked up). Cheap: the object is located later.
+ */
+void pack_objects_add(struct pack_objects *po, const struct object_id *oid,
+		      enum object_type type, const char *name);
+/* The same, with a name hash computed earlier (bitmap_name_hash()). */
+void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oid,
+			     enum object_type type, uint32_t name_hash);
+bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid);
+uint32_t pack_objects_nr(const struct pack_objects *po);
+
+/*
+ * Which objects the enumerations below leave out, as git pack-objects'
+ * options of the same names.
+ */
+struct pack_objects_filter {
+	bool unpacked;          /* --unpacked, --incremental: packed objects */
+	bool local;             /* --local: objects of alternates */
+	bool honor_pack_keep;   /* objects in a pack with a .keep file */
+	const char *const *keep_packs; /* --keep-pack: pack names ("pack-X.pack") */
+	size_t nr_keep_packs;
+};
+
+bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_filter *f,
+			   const struct object_id *oid);
+
+struct rev_walk;
+/*
+ * Run walk (its tips added) with REV_OBJECTS and add what it lists that
+ * f keeps, in its order (recency), with the paths as names. Errors:
+ * those of rev_walk_run().
+ */
+int pack_objects_add_walk(struct pack_objects *po, struct rev_walk *walk,
+			  const struct pack_objects_filter *f, struct gp_error *err);
+
+/*
+ * git's --stdin-packs: every object of the packs named in include that
+ * is in none of the packs named in exclude (names as "pack-X.pack"),
+ * pack by pack, each in pack order. Errors: GP_ENOTFOUND (a named pack
+ * is not in the repository), GP_ECORRUPT.
+ */
+int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
+			   size_t nr_include, const char *const *exclude,
+			   size_t nr_exclude, struct gp_error *err);
+
+/* Every loose object of the repository's own objects directory. */
+int pack_objects_add_loose(struct pack_objects *po, struct gp_error *err);
+
+/*
+ * Write the pack to fd (a stream: nothing is synced). Errors: GP_ENOTFOUND
+ * (an added object is missing: the message names it), GP_ECORRUPT (a
+ * source pack or loose object is damaged: file and offset), GP_EIO.
+ */
+int pack_objects_write_fd(struct pack_objects *po, int fd, struct gp_error *err);
+
+/*
+ * Write <base>-<hash>.pack, .rev (unless !write_rev) and .idx, and put
+ * the hex hash into hex_out (GP_MAX_HEXSZ + 1 bytes). When every file
+ * already exists (the same objects, written the same way) they are
+ * kept. Errors as pack_objects_write_fd().
+ */
+int pack_objects_write_files(struct pack_objects *po, const char *base,
+			     bool write_rev, char *hex_out, struct gp_error *err);
+
+/* What the last write did, for "Total N (delta D), reused R (delta RD)". */
+struct pack_objects_stats {
+	uint32_t total, deltas, reused, reused_deltas;
+};
+void pack_objects_stats(const struct pack_objects *po, struct pack_objects_stats *out);
+
+#endif

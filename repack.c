@@ -1,0 +1,389 @@
+/*
+ * repack.c: see repack.h. The order of the steps is the crash-safety
+ * argument: write everything new (pack, .rev, .idx, bitmap, MIDX), each
+ * durable before the next; only then remove what it replaces.
+ */
+#include "repack.h"
+#include "error.h"
+#include "loose.h"
+#include "midx-write.h"
+#include "odb.h"
+#include "pack-bitmap-write.h"
+#include "pack-objects.h"
+#include "packfile.h"
+#include "refs.h"
+#include "repository.h"
+#include "revision.h"
+#include "strbuf.h"
+#include <dirent.h>
+
+struct old_pack {
+	struct packed_git *pack;
+	bool kept;      /* .keep, --keep-pack, or .promisor: untouchable */
+	bool replaced;  /* its objects go into the new pack; -d removes it */
+};
+
+struct repack {
+	struct repository *repo;
+	const struct repack_opts *opts;
+	struct odb *odb;
+	char *pack_dir;
+	struct old_pack *packs;
+	size_t nr_packs;
+	struct pack_objects *po;
+};
+
+static int cmp_by_count(const void *va, const void *vb)
+{
+	const struct old_pack *a = va, *b = vb;
+	if (a->pack->nr_objects != b->pack->nr_objects)
+		return a->pack->nr_objects < b->pack->nr_objects ? -1 : 1;
+	return strcmp(a->pack->pack_path, b->pack->pack_path);
+}
+
+static bool named_keep(const struct repack_opts *opts, const struct packed_git *p)
+{
+	const char *name = base_name(p->pack_path);
+	for (size_t i = 0; i < opts->nr_keep_packs; i++)
+		if (!strcmp(name, opts->keep_packs[i]))
+			return true;
+	return false;
+}
+
+static void collect_packs(struct repack *r)
+{
+	r->packs = xcalloc(odb_nr_packs(r->odb) + 1, sizeof(*r->packs));
+	for (size_t i = 0; i < odb_nr_packs(r->odb); i++) {
+		struct packed_git *p = odb_pack(r->odb, i);
+		struct old_pack *op;
+		if (!odb_pack_is_local(r->odb, i))
+			continue;
+		op = &r->packs[r->nr_packs++];
+		op->pack = p;
+		op->kept = p->is_keep || p->is_promisor || named_keep(r->opts, p);
+	}
+	qsort(r->packs, r->nr_packs, sizeof(*r->packs), cmp_by_count);
+}
+
+/*
+ * How many of the smallest packs (sorted by object count, kept ones
+ * left out) to roll up so that the packs stay a progression with
+ * factor between neighbours. First the largest packs that already form
+ * one stay; the pack at the break and all below it roll up; then, while
+ * the rolled-up total would not be at most 1/factor of the next pack up,
+ * that pack joins the roll-up too.
+ */
+static size_t geometric_split(const uint64_t *weights, size_t nr, uint64_t factor)
+{
+	size_t split = 0, i;
+	uint64_t rolled = 0;
+	for (i = nr; i > 1; i--)
+		if (weights[i - 1] < factor * weights[i - 2])
+			break;
+	split = i > 1 ? i : 0;
+	for (i = 0; i < split; i++)
+		rolled += weights[i];
+	while (split < nr && weights[split] < factor * rolled)
+		rolled += weights[split++];
+	return split;
+}
+
+static int choose_geometric(struct repack *r, struct gp_error *err)
+{
+	struct old_pack **cands = xcalloc(r->nr_packs + 1, sizeof(*cands));
+	uint64_t *weights = xcalloc(r->nr_packs + 1, sizeof(*weights));
+	const char **include = xcalloc(r->nr_packs + 1, sizeof(*include));
+	const char **exclude = xcalloc(r->nr_packs + 1, sizeof(*exclude));
+	size_t nr = 0, split, nr_include = 0, nr_exclude = 0;
+	int ret;
+
+	for (size_t i = 0; i < r->nr_packs; i++) {
+		if (r->packs[i].kept) {
+			exclude[nr_exclude++] = base_name(r->packs[i].pack->pack_path);
+			continue;
+		}
+		cands[nr] = &r->packs[i];
+		weights[nr++] = r->packs[i].pack->nr_objects;
+	}
+	split = geometric_split(weights, nr, (uint64_t)r->opts->geometric);
+	for (size_t i = 0; i < nr; i++) {
+		if (i < split) {
+			cands[i]->replaced = true;
+			include[nr_include++] = base_name(cands[i]->pack->pack_path);
+		} else {
+			exclude[nr_exclude++] = base_name(cands[i]->pack->pack_path);
+		}
+	}
+	ret = pack_objects_add_packs(r->po, include, nr_include, exclude, nr_exclude, err);
+	/* Loose objects roll up too. */
+	if (!ret)
+		ret = pack_objects_add_loose(r->po, err);
+	free(cands);
+	free(weights);
+	free(include);
+	free(exclude);
+	return ret;
+}
+
+static int add_ref_tip(const char *refname, const struct object_id *oid,
+		       const struct object_id *peeled, unsigned flags, void *data)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	int ret = rev_walk_add_tip(data, oid, false, "", &err);
+	/* A ref to a missing object: git's repack fails the same way. */
+	if (ret)
+		fprintf(stderr, "warning: %s: %s\n", refname, gp_error_msg(&err));
+	gp_error_clear(&err);
+	return ret;
+}
+
+static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *err)
+{
+	struct pack_objects_filter filter = { 0 };
+	struct rev_walk *walk;
+	struct object_id head;
+	int ret;
+
+	filter.unpacked = only_loose;
+	filter.local = r->opts->local;
+	filter.honor_pack_keep = true;
+	filter.keep_packs = r->opts->keep_packs;
+	filter.nr_keep_packs = r->opts->nr_keep_packs;
+	rev_walk_new(&walk, r->odb, r->repo->hash_algo);
+	if (!refs_resolve(r->repo, "HEAD", &head, NULL, err))
+		ret = rev_walk_add_tip(walk, &head, false, "", err);
+	else
+		ret = 0;   /* an unborn HEAD names nothing */
+	gp_error_clear(err);
+	if (!ret)
+		ret = refs_for_each(r->repo, "", add_ref_tip, walk, err);
+	if (!ret)
+		ret = pack_objects_add_walk(r->po, walk, &filter, err);
+	rev_walk_free(walk);
+	if (!ret && !only_loose)
+		for (size_t i = 0; i < r->nr_packs; i++)
+			r->packs[i].replaced = !r->packs[i].kept;
+	return ret;
+}
+
+/* -A: what the replaced packs hold and the new pack does not, loose. */
+static int loosen_unreachable(struct repack *r, struct repack_result *result,
+			      struct gp_error *err)
+{
+	int ret = 0;
+	for (size_t i = 0; i < r->nr_packs && !ret; i++) {
+		struct packed_git *p = r->packs[i].pack;
+		if (!r->packs[i].replaced)
+			continue;
+		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects && !ret; idx_pos++) {
+			struct object_id oid, written;
+			enum object_type type;
+			unsigned char *data;
+			size_t size;
+			pack_nth_oid(p, idx_pos, &oid);
+			if (pack_objects_has(r->po, &oid) || loose_has(odb_objdir(r->odb), &oid))
+				continue;
+			ret = odb_read_object(r->odb, &oid, &type, &data, &size, err);
+			if (!ret)
+				ret = odb_write_object(r->odb, type, data, size, &written, err);
+			if (!ret)
+				result->nr_loosened++;
+			free(data);
+		}
+	}
+	return ret;
+}
+
+static int write_midx(struct repack *r, const char *new_pack, struct gp_error *err)
+{
+	struct midx_write_opts mopts = MIDX_WRITE_OPTS_INIT;
+	struct midx_write_result mres;
+	char **names = xcalloc(r->nr_packs + 2, sizeof(*names));
+	size_t nr_names = 0;
+	uint32_t best = 0;
+	char *preferred = NULL;
+	int ret;
+
+	/* Every pack that stays; the largest is preferred (as git). */
+	for (size_t i = 0; i < r->nr_packs; i++) {
+		struct packed_git *p = r->packs[i].pack;
+		if (r->packs[i].replaced && r->opts->delete_old)
+			continue;
+		names[nr_names++] = xstrdup(base_name(p->idx_path));
+		if (p->nr_objects > best) {
+			best = p->nr_objects;
+			free(preferred);
+			preferred = xstrdup(base_name(p->idx_path));
+		}
+	}
+	if (*new_pack) {
+		names[nr_names++] = xstrfmt("pack-%s.idx", new_pack);
+		if (pack_objects_nr(r->po) > best) {
+			free(preferred);
+			preferred = xstrfmt("pack-%s.idx", new_pack);
+		}
+	}
+	mopts.only_packs = (const char *const *)names;
+	mopts.nr_only = nr_names;
+	mopts.only_given = true;
+	mopts.preferred_pack = preferred;
+	mopts.write_ridx = r->opts->write_bitmap;
+	mopts.defer_install = r->opts->write_bitmap;
+	mopts.progress = r->opts->progress;
+	ret = nr_names ? midx_write(r->pack_dir, r->repo->hash_algo, &mopts, &mres, err) : 0;
+	if (!ret && nr_names && r->opts->write_bitmap)
+		ret = midx_write_bitmap(r->repo, r->repo->objdir, &mres, NULL, r->opts->progress, err);
+	for (size_t i = 0; i < nr_names; i++)
+		free(names[i]);
+	free(names);
+	free(preferred);
+	return ret;
+}
+
+/* The MIDX and its files, when packs go away and no new MIDX is written. */
+static void remove_midx(struct repack *r)
+{
+	DIR *dir = opendir(r->pack_dir);
+	struct dirent *de;
+	char *path = xstrfmt("%s/multi-pack-index", r->pack_dir);
+	unlink(path);
+	free(path);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		if (!starts_with(de->d_name, "multi-pack-index-"))
+			continue;
+		path = xstrfmt("%s/%s", r->pack_dir, de->d_name);
+		unlink(path);
+		free(path);
+	}
+	closedir(dir);
+}
+
+static void delete_pack(struct packed_git *p)
+{
+	static const char *const exts[] = { ".idx", ".rev", ".bitmap", ".mtimes", ".pack" };
+	size_t len = strlen(p->pack_path) - strlen(".pack");
+	/* The .idx first: from then on no new reader takes the pack up. */
+	for (size_t i = 0; i < ARRAY_SIZE(exts); i++) {
+		char *path = xstrfmt("%.*s%s", (int)len, p->pack_path, exts[i]);
+		unlink(path);
+		free(path);
+	}
+}
+
+struct prune_loose {
+	struct repack *r;
+	uint32_t pruned;
+};
+
+static int prune_one(const struct object_id *oid, const char *path, void *data)
+{
+	struct prune_loose *pl = data;
+	struct repack *r = pl->r;
+	bool packed = pack_objects_has(r->po, oid);
+	for (size_t i = 0; i < r->nr_packs && !packed; i++) {
+		uint32_t idx_pos;
+		if (!r->packs[i].replaced)
+			packed = pack_find_oid(r->packs[i].pack, oid, &idx_pos);
+	}
+	if (packed && !unlink(path))
+		pl->pruned++;
+	return 0;
+}
+
+static void prune_packed(struct repack *r, struct repack_result *result)
+{
+	struct prune_loose pl = { r, 0 };
+	loose_for_each(odb_objdir(r->odb), r->repo->hash_algo, prune_one, &pl);
+	for (unsigned fan = 0; fan < 256; fan++) {
+		char *d = xstrfmt("%s/%02x", odb_objdir(r->odb), fan);
+		rmdir(d);   /* only succeeds when empty, as git */
+		free(d);
+	}
+	result->nr_loose_pruned = pl.pruned;
+}
+
+int repack_run(struct repository *repo, const struct repack_opts *opts,
+	       struct repack_result *result, struct gp_error *err)
+{
+	struct pack_objects_opts po_opts = PACK_OBJECTS_OPTS_INIT;
+	struct repack r = { repo, opts, NULL, NULL, NULL, 0, NULL };
+	char *base = NULL;
+	int ret;
+
+	memset(result, 0, sizeof(*result));
+	if (opts->geometric && opts->all)
+		return gp_error_set(err, GP_EINVAL, "options '--geometric' and '-A/-a' cannot be used together");
+	if (opts->geometric < 0 || opts->geometric == 1)
+		return gp_error_set(err, GP_EINVAL, "--geometric needs a factor of at least 2");
+	ret = repo_odb(repo, &r.odb, err);
+	if (ret)
+		return ret;
+	r.pack_dir = xstrfmt("%s/pack", odb_objdir(r.odb));
+	collect_packs(&r);
+	po_opts.window = opts->window;
+	po_opts.depth = opts->depth;
+	po_opts.threads = opts->threads;
+	po_opts.delta_base_offset = true;
+	po_opts.reuse_delta = opts->reuse_delta && opts->reuse_object;
+	po_opts.reuse_object = opts->reuse_object;
+	po_opts.progress = opts->progress;
+	pack_objects_new(&r.po, r.odb, &po_opts);
+
+	if (opts->geometric)
+		ret = choose_geometric(&r, err);
+	else
+		ret = choose_reachable(&r, !opts->all, err);
+	if (ret)
+		goto out;
+
+	if (pack_objects_nr(r.po)) {
+		base = xstrfmt("%s/pack", r.pack_dir);
+		ret = pack_objects_write_files(r.po, base, true, result->new_pack, err);
+		if (ret)
+			goto out;
+		/* The new pack may replace itself (the same objects, the same name). */
+		for (size_t i = 0; i < r.nr_packs; i++)
+			if (strstr(r.packs[i].pack->pack_path, result->new_pack))
+				r.packs[i].replaced = false;
+		if (opts->write_bitmap && !opts->write_midx && opts->all) {
+			char *idx = xstrfmt("%s-%s.idx", base, result->new_pack);
+			ret = bitmap_write_for_pack_file(repo, idx, opts->threads, opts->progress, err);
+			free(idx);
+			if (ret)
+				goto out;
+		}
+	}
+	for (size_t i = 0; i < r.nr_packs; i++)
+		if (r.packs[i].replaced)
+			result->nr_rolled++;
+	if (opts->loosen_unreachable && opts->delete_old) {
+		ret = loosen_unreachable(&r, result, err);
+		if (ret)
+			goto out;
+	}
+	if (opts->write_midx) {
+		ret = write_midx(&r, result->new_pack, err);
+		if (ret)
+			goto out;
+	}
+	if (!opts->delete_old)
+		goto out;
+	/* Everything new is durable: now, and only now, remove what it replaces. */
+	if (!opts->write_midx && result->nr_rolled)
+		remove_midx(&r);
+	for (size_t i = 0; i < r.nr_packs; i++) {
+		if (!r.packs[i].replaced)
+			continue;
+		delete_pack(r.packs[i].pack);
+		result->nr_deleted++;
+	}
+	prune_packed(&r, result);
+out:
+	pack_objects_free(r.po);
+	free(r.packs);
+	free(r.pack_dir);
+	free(base);
+	return ret;
+}

@@ -1,0 +1,70 @@
+/*
+ * repack.h: the maintenance job (git repack's modes), done in-process.
+ *
+ * Modes:
+ *   - incremental (neither all nor geometric): the reachable loose
+ *     objects go into a new pack;
+ *   - all-into-one (-a): every reachable object not in a kept pack goes
+ *     into one new pack (-A: the unreachable objects of the packs it
+ *     replaces are written loose first, so -d loses none of them);
+ *   - geometric (--geometric=N): packs are ordered by object count; the
+ *     largest ones that already form a progression, each at least N
+ *     times the next smaller, stay; the others and the loose objects are
+ *     rolled into one new pack, and the rolled set grows (taking the
+ *     smallest staying packs) until the new pack keeps the progression.
+ * Kept packs (.keep files, keep_packs) are never rolled up or deleted.
+ *
+ * Then, with write_midx, a MIDX over every pack (the largest preferred),
+ * with its bitmap when write_bitmap; else with write_bitmap a pack bitmap
+ * for an all-into-one pack.
+ *
+ * Crash safety (delete_old): the new pack, .rev, .idx, bitmap and MIDX
+ * are each written to a temporary file, fsynced and renamed into place
+ * before any old file is removed; what is removed then is only packs
+ * whose every object is in the new pack or stays elsewhere (and loose
+ * objects that are in a pack, as git prune-packed), so a reader at any
+ * moment, and a repository after a crash at any moment, has every
+ * object it had.
+ */
+#ifndef GP_REPACK_H
+#define GP_REPACK_H
+
+#include "hash.h"
+
+struct gp_error;
+struct repository;
+
+struct repack_opts {
+	bool all;               /* -a */
+	bool loosen_unreachable;/* -A */
+	bool delete_old;        /* -d */
+	bool local;             /* -l */
+	bool write_bitmap;      /* -b */
+	bool write_midx;        /* --write-midx */
+	int geometric;          /* --geometric=N; 0: off */
+	bool reuse_delta;       /* off: -f */
+	bool reuse_object;      /* off: -F */
+	int window, depth, threads;
+	const char *const *keep_packs;  /* --keep-pack names */
+	size_t nr_keep_packs;
+	bool progress;
+};
+
+#define REPACK_OPTS_INIT { false, false, false, false, false, false, 0, true, true, 10, 50, 0, NULL, 0, false }
+
+struct repack_result {
+	char new_pack[GP_MAX_HEXSZ + 1]; /* hash of the pack written; "" if none */
+	uint32_t nr_rolled;       /* packs rolled up into it (or replaced) */
+	uint32_t nr_deleted;      /* packs deleted */
+	uint32_t nr_loose_pruned; /* loose objects removed */
+	uint32_t nr_loosened;     /* -A: objects written loose */
+};
+
+/*
+ * Errors: GP_EINVAL (contradictory options), and those of pack writing,
+ * MIDX and bitmap writing; on any error nothing old has been deleted.
+ */
+int repack_run(struct repository *repo, const struct repack_opts *opts,
+	       struct repack_result *result, struct gp_error *err);
+
+#endif
