@@ -668,13 +668,20 @@ int delta_create(const struct delta_index *idx,
 	struct match cur = { 0, 0, 0 };  /* found, not written yet */
 	struct match last = { 0, 0, 0 }; /* the last one written */
 	bool have_cur = false, have_last = false;
+	size_t hint;
 	int ret;
 
 	*out = NULL;
 	*out_len = 0;
 	hash_powers(hash_pow);
-	/* Most deltas are small; the writer doubles when one is not. */
-	ret = writer_reserve(&w, MIN(target_len / 8, (size_t)1 << 20) + 64);
+	/*
+	 * Most deltas are small, and none may outgrow the limit by more than
+	 * an instruction; the writer doubles when the guess is short.
+	 */
+	hint = MIN(target_len / 8, (size_t)1 << 20) + 64;
+	if (max_delta_len && max_delta_len < hint)
+		hint = max_delta_len + 16;
+	ret = writer_reserve(&w, hint);
 	if (!ret)
 		ret = put_varint(&w, idx->base_len);
 	if (!ret)

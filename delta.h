@@ -41,8 +41,8 @@ int delta_apply(const unsigned char *base, size_t base_len,
  *
  * What it finds: a common run is found when it covers at least one
  * whole base block (one starting at a multiple of 16 in the base), so
- * runs of 31 bytes or more are always found and, in general, runs of
- * fewer than 16 are not; the exception is a run that resumes the last
+ * runs of 31 bytes or more are found (unless their blocks fell to the
+ * cap below) and, in general, runs of fewer than 16 are not; the exception is a run that resumes the last
  * copy's alignment shortly after it stopped (bytes replaced by as many
  * others), which is found whatever its length. Where a block's bytes
  * occur at more than DELTA_BUCKET_LIMIT places of the base, only that
