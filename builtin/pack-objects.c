@@ -208,10 +208,10 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	argc = parse_options(argc, argv, options, pack_objects_usage);
 	if (to_stdout ? argc != 0 : argc != 1)
 		usage_with_options(pack_objects_usage, options);
-	if (stdin_packs && revs)
+	if (stdin_packs && (revs || all))
 		die("cannot use --stdin-packs with --revs");
-	if (all && !revs)
-		die("--all requires --revs");
+	if (all)
+		revs = 1;   /* as git: --all implies --revs */
 	if (write_bitmap && to_stdout)
 		write_bitmap = 0;   /* as git: a streamed pack has no bitmap */
 	if (opts.compression < -1 || opts.compression > 9)
