@@ -243,14 +243,13 @@ bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_fi
 struct walk_add {
 	struct pack_objects *po;
 	const struct pack_objects_filter *filter;
-	bool filtering;
 };
 
 static int add_walked(const struct object_id *oid, enum object_type type,
 		      const char *path, void *data)
 {
 	struct walk_add *wa = data;
-	if (wa->filtering && pack_objects_filtered(wa->po, wa->filter, oid))
+	if (pack_objects_filtered(wa->po, wa->filter, oid))
 		return 0;
 	/* A tag's path is its own name, which says nothing of its content. */
 	pack_objects_add(wa->po, oid, type, type == OBJ_TAG ? NULL : path);
@@ -260,7 +259,7 @@ static int add_walked(const struct object_id *oid, enum object_type type,
 int pack_objects_add_walk(struct pack_objects *po, struct rev_walk *walk,
 			  const struct pack_objects_filter *f, struct gp_error *err)
 {
-	struct walk_add wa = { po, f, f->unpacked || f->local || f->honor_pack_keep || f->nr_keep_packs };
+	struct walk_add wa = { po, f };
 	return rev_walk_run(walk, REV_OBJECTS, add_walked, &wa, err);
 }
 
@@ -695,11 +694,26 @@ struct writer {
 	struct progress *progress;
 };
 
+/* The header of a delta entry of size bytes against e's base. */
+static size_t delta_entry_header(const struct pack_objects *po, const struct po_entry *e,
+				 uint64_t size, unsigned char *head)
+{
+	const struct po_entry *base = &po->entries[e->base];
+	size_t len;
+	if (po->opts.delta_base_offset) {
+		len = pack_encode_entry_header(head, OBJ_OFS_DELTA, size);
+		return len + pack_encode_ofs_distance(head + len, e->out_ofs - base->out_ofs);
+	}
+	len = pack_encode_entry_header(head, OBJ_REF_DELTA, size);
+	memcpy(head + len, base->oid.hash, po->rawsz);
+	return len + po->rawsz;
+}
+
 static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 {
 	struct pack_objects *po = w->po;
 	struct po_entry *e = &po->entries[n];
-	unsigned char head[40];
+	unsigned char head[16 + 16 + GP_MAX_RAWSZ]; /* type+size, then distance or base name */
 	size_t head_len;
 	int ret = 0;
 
@@ -720,17 +734,9 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 		    gp_crc32(0, stored, (size_t)(end - e->ofs)) != pack_nth_crc(e->pack, idx_pos))
 			return CORRUPT(err, "%s: at offset %" PRIu64 ": CRC does not match the index",
 				       e->pack->pack_path, e->ofs);
-		if (e->how == WRITE_REUSE_WHOLE) {
-			head_len = pack_encode_entry_header(head, e->type, e->size);
-		} else if (po->opts.delta_base_offset) {
-			head_len = pack_encode_entry_header(head, OBJ_OFS_DELTA, e->size);
-			head_len += pack_encode_ofs_distance(head + head_len,
-							     e->out_ofs - po->entries[e->base].out_ofs);
-		} else {
-			head_len = pack_encode_entry_header(head, OBJ_REF_DELTA, e->size);
-			memcpy(head + head_len, po->entries[e->base].oid.hash, po->rawsz);
-			head_len += po->rawsz;
-		}
+		head_len = e->how == WRITE_REUSE_WHOLE
+			? pack_encode_entry_header(head, e->type, e->size)
+			: delta_entry_header(po, e, e->size, head);
 		strbuf_add(&w->buf, head, head_len);
 		strbuf_add(&w->buf, stored + e->hdr_len, (size_t)(end - e->ofs - e->hdr_len));
 		po->stats.reused++;
@@ -739,15 +745,7 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 		break;
 	}
 	case WRITE_NEW_DELTA:
-		if (po->opts.delta_base_offset) {
-			head_len = pack_encode_entry_header(head, OBJ_OFS_DELTA, e->delta_size);
-			head_len += pack_encode_ofs_distance(head + head_len,
-							     e->out_ofs - po->entries[e->base].out_ofs);
-		} else {
-			head_len = pack_encode_entry_header(head, OBJ_REF_DELTA, e->delta_size);
-			memcpy(head + head_len, po->entries[e->base].oid.hash, po->rawsz);
-			head_len += po->rawsz;
-		}
+		head_len = delta_entry_header(po, e, e->delta_size, head);
 		strbuf_add(&w->buf, head, head_len);
 		strbuf_add(&w->buf, e->delta_z, e->delta_z_len);
 		free(e->delta_z);

@@ -788,16 +788,19 @@ int pack_read_object(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
 		size_t delta_hdr;
 		unsigned char *delta = NULL, *result;
 
+		/* These two name the pack and offset themselves. */
 		ret = entry_header_at(p, delta_ofs, &hdr, err);
 		if (!ret)
 			ret = inflate_entry(r, p, delta_ofs, &hdr, &delta, err);
-		if (!ret)
+		if (!ret) {
 			ret = delta_sizes(delta, (size_t)hdr.size, &base_sz, &result_sz, &delta_hdr, err);
-		if (!ret && result_sz > SIZE_MAX - 1)
-			ret = gp_error_set(err, GP_ENOMEM, "delta result too large");
+			if (!ret && result_sz > SIZE_MAX - 1)
+				ret = gp_error_set(err, GP_ENOMEM, "delta result too large");
+			if (ret)
+				gp_error_prefix(err, "%s: at offset %" PRIu64, base_name(p->pack_path), delta_ofs);
+		}
 		if (ret) {
 			free(delta);
-			gp_error_prefix(err, "%s: at offset %" PRIu64, base_name(p->pack_path), delta_ofs);
 			goto out;
 		}
 		result = malloc((size_t)result_sz + 1);

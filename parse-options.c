@@ -230,3 +230,15 @@ int parse_options_run(int argc, const char **argv, const struct option *opts,
 	argv[nr_left] = NULL;
 	return nr_left;
 }
+
+int parse_opt_string_list(const struct option *opt, const char *arg, int unset)
+{
+	struct opt_string_list *list = opt->value;
+	if (unset) {
+		list->nr = 0;
+		return 0;
+	}
+	ALLOC_GROW(list->items, list->nr + 1, list->alloc);
+	list->items[list->nr++] = arg;
+	return 0;
+}

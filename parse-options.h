@@ -62,6 +62,18 @@ struct option {
 #define OPT_STRING(s, l, v, a, h) { OPTION_STRING, (s), (l), (v), (a), (h), 0, NULL, 0 }
 #define OPT_CALLBACK(s, l, v, a, h, cb) { OPTION_CALLBACK, (s), (l), (v), (a), (h), 0, (cb), 0 }
 #define OPT_CALLBACK_F(s, l, v, a, h, f, cb) { OPTION_CALLBACK, (s), (l), (v), (a), (h), (f), (cb), 0 }
+/*
+ * A repeatable option collecting its values (--keep-pack=a --keep-pack=b);
+ * --no-<name> empties the list. The strings are argv's (borrowed); free
+ * items when done.
+ */
+struct opt_string_list {
+	const char **items;
+	size_t nr, alloc;
+};
+int parse_opt_string_list(const struct option *opt, const char *arg, int unset);
+#define OPT_STRING_LIST(s, l, v, a, h) \
+	{ OPTION_CALLBACK, (s), (l), (v), (a), (h), 0, parse_opt_string_list, 0 }
 #define OPT__QUIET(v, h) OPT_COUNTUP('q', "quiet", (v), (h))
 #define OPT__VERBOSE(v, h) OPT_COUNTUP('v', "verbose", (v), (h))
 

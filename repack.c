@@ -125,45 +125,60 @@ static int choose_geometric(struct repack *r, struct gp_error *err)
 	return ret;
 }
 
+struct ref_tips {
+	struct rev_walk *walk;
+	struct gp_error *err;
+};
+
 static int add_ref_tip(const char *refname, const struct object_id *oid,
 		       const struct object_id *peeled, unsigned flags, void *data)
 {
-	struct gp_error err = GP_ERROR_INIT;
-	int ret = rev_walk_add_tip(data, oid, false, "", &err);
-	/* A ref to a missing object: git's repack fails the same way. */
+	struct ref_tips *rt = data;
+	/* A ref to a missing object stops the repack, as in git. */
+	int ret = rev_walk_add_tip(rt->walk, oid, false, "", rt->err);
 	if (ret)
-		fprintf(stderr, "warning: %s: %s\n", refname, gp_error_msg(&err));
-	gp_error_clear(&err);
+		gp_error_prefix(rt->err, "%s", refname);
 	return ret;
 }
 
 static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *err)
 {
 	struct pack_objects_filter filter = { 0 };
-	struct rev_walk *walk;
+	struct ref_tips rt = { NULL, err };
 	struct object_id head;
-	int ret;
+	int ret = 0;
 
 	filter.unpacked = only_loose;
 	filter.local = r->opts->local;
 	filter.honor_pack_keep = true;
 	filter.keep_packs = r->opts->keep_packs;
 	filter.nr_keep_packs = r->opts->nr_keep_packs;
-	rev_walk_new(&walk, r->odb, r->repo->hash_algo);
+	rev_walk_new(&rt.walk, r->odb, r->repo->hash_algo);
+	/* An unborn HEAD names nothing. */
 	if (!refs_resolve(r->repo, "HEAD", &head, NULL, err))
-		ret = rev_walk_add_tip(walk, &head, false, "", err);
+		ret = rev_walk_add_tip(rt.walk, &head, false, "", err);
 	else
-		ret = 0;   /* an unborn HEAD names nothing */
-	gp_error_clear(err);
+		gp_error_clear(err);
 	if (!ret)
-		ret = refs_for_each(r->repo, "", add_ref_tip, walk, err);
+		ret = refs_for_each(r->repo, "", add_ref_tip, &rt, err);
 	if (!ret)
-		ret = pack_objects_add_walk(r->po, walk, &filter, err);
-	rev_walk_free(walk);
+		ret = pack_objects_add_walk(r->po, rt.walk, &filter, err);
+	rev_walk_free(rt.walk);
 	if (!ret && !only_loose)
 		for (size_t i = 0; i < r->nr_packs; i++)
 			r->packs[i].replaced = !r->packs[i].kept;
 	return ret;
+}
+
+/* Whether a pack that stays (kept, or not replaced) holds oid. */
+static bool in_staying_pack(const struct repack *r, const struct object_id *oid)
+{
+	for (size_t i = 0; i < r->nr_packs; i++) {
+		uint32_t idx_pos;
+		if (!r->packs[i].replaced && pack_find_oid(r->packs[i].pack, oid, &idx_pos))
+			return true;
+	}
+	return false;
 }
 
 /* -A: what the replaced packs hold and the new pack does not, loose. */
@@ -181,7 +196,8 @@ static int loosen_unreachable(struct repack *r, struct repack_result *result,
 			unsigned char *data;
 			size_t size;
 			pack_nth_oid(p, idx_pos, &oid);
-			if (pack_objects_has(r->po, &oid) || loose_has(odb_objdir(r->odb), &oid))
+			if (pack_objects_has(r->po, &oid) || in_staying_pack(r, &oid) ||
+			    loose_has(odb_objdir(r->odb), &oid))
 				continue;
 			ret = odb_read_object(r->odb, &oid, &type, &data, &size, err);
 			if (!ret)
@@ -280,14 +296,7 @@ struct prune_loose {
 static int prune_one(const struct object_id *oid, const char *path, void *data)
 {
 	struct prune_loose *pl = data;
-	struct repack *r = pl->r;
-	bool packed = pack_objects_has(r->po, oid);
-	for (size_t i = 0; i < r->nr_packs && !packed; i++) {
-		uint32_t idx_pos;
-		if (!r->packs[i].replaced)
-			packed = pack_find_oid(r->packs[i].pack, oid, &idx_pos);
-	}
-	if (packed && !unlink(path))
+	if ((pack_objects_has(pl->r->po, oid) || in_staying_pack(pl->r, oid)) && !unlink(path))
 		pl->pruned++;
 	return 0;
 }

@@ -23,23 +23,6 @@ static const char *const pack_objects_usage[] = {
 	NULL,
 };
 
-struct keep_list {
-	const char **names;
-	size_t nr, alloc;
-};
-
-static int keep_pack_cb(const struct option *opt, const char *arg, int unset)
-{
-	struct keep_list *kl = opt->value;
-	if (unset) {
-		kl->nr = 0;
-		return 0;
-	}
-	ALLOC_GROW(kl->names, kl->nr + 1, kl->alloc);
-	kl->names[kl->nr++] = arg;
-	return 0;
-}
-
 struct ref_add {
 	struct rev_walk *walk;
 	bool uninteresting;
@@ -109,8 +92,6 @@ static void read_object_list(struct pack_objects *po, int algo,
 {
 	struct strbuf line = STRBUF_INIT;
 	size_t hexsz = gp_hash_algos[algo].hexsz;
-	bool filtering = filter->unpacked || filter->local || filter->honor_pack_keep ||
-			 filter->nr_keep_packs;
 	while (strbuf_getline(&line, stdin)) {
 		struct object_id oid;
 		const char *name = NULL;
@@ -121,7 +102,7 @@ static void read_object_list(struct pack_objects *po, int algo,
 			die("expected object ID, got garbage:\n %s", line.buf);
 		if (line.len > hexsz)
 			name = line.buf + hexsz + 1;
-		if (filtering && pack_objects_filtered(po, filter, &oid))
+		if (pack_objects_filtered(po, filter, &oid))
 			continue;
 		pack_objects_add(po, &oid, OBJ_NONE, name);
 	}
@@ -167,7 +148,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	struct pack_objects_filter filter = { 0 };
 	struct pack_objects_stats stats;
 	struct pack_objects *po;
-	struct keep_list keep = { 0 };
+	struct opt_string_list keep = { 0 };
 	struct odb *odb;
 	int to_stdout = 0, revs = 0, all = 0, unpacked = 0, incremental = 0, local = 0;
 	int honor_pack_keep = 0, stdin_packs = 0, write_bitmap = 0, quiet = 0;
@@ -183,7 +164,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_BOOL(0, "incremental", &incremental, "leave out objects already in a pack"),
 		OPT_BOOL(0, "local", &local, "leave out objects of alternates"),
 		OPT_BOOL(0, "honor-pack-keep", &honor_pack_keep, "leave out objects in packs with a .keep file"),
-		OPT_CALLBACK(0, "keep-pack", &keep, "name", "leave out the objects of this pack", keep_pack_cb),
+		OPT_STRING_LIST(0, "keep-pack", &keep, "name", "leave out the objects of this pack"),
 		OPT_BOOL(0, "stdin-packs", &stdin_packs, "read packs to include (and ^packs to exclude) from stdin"),
 		OPT_BOOL(0, "write-bitmap-index", &write_bitmap, "write a bitmap index with the pack"),
 		OPT_BOOL(0, "delta-base-offset", &delta_base_offset, "use OFS_DELTA entries"),
@@ -227,7 +208,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	filter.unpacked = unpacked || incremental;
 	filter.local = local;
 	filter.honor_pack_keep = honor_pack_keep;
-	filter.keep_packs = keep.names;
+	filter.keep_packs = keep.items;
 	filter.nr_keep_packs = keep.nr;
 
 	if (repo_odb(repo, &odb, &err))
@@ -273,6 +254,6 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			stats.reused_deltas);
 out:
 	pack_objects_free(po);
-	free(keep.names);
+	free(keep.items);
 	return 0;
 }

@@ -14,29 +14,12 @@ static const char *const repack_usage[] = {
 	NULL,
 };
 
-struct keep_list {
-	const char **names;
-	size_t nr, alloc;
-};
-
-static int keep_pack_cb(const struct option *opt, const char *arg, int unset)
-{
-	struct keep_list *kl = opt->value;
-	if (unset) {
-		kl->nr = 0;
-		return 0;
-	}
-	ALLOC_GROW(kl->names, kl->nr + 1, kl->alloc);
-	kl->names[kl->nr++] = arg;
-	return 0;
-}
-
 int cmd_repack(int argc, const char **argv, struct repository *repo)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct repack_opts opts = REPACK_OPTS_INIT;
 	struct repack_result result;
-	struct keep_list keep = { 0 };
+	struct opt_string_list keep = { 0 };
 	int all = 0, all_loosen = 0, delete_old = 0, no_reuse_delta = 0, no_reuse_object = 0;
 	int local = 0, quiet = 0, write_bitmap = -1, write_midx = 0, geometric = 0;
 	int progress = -1, ignored = 0;
@@ -53,7 +36,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		OPT_BOOL('b', "write-bitmap-index", &write_bitmap, "write a bitmap index"),
 		OPT_BOOL('m', "write-midx", &write_midx, "write a multi-pack index of the resulting packs"),
 		OPT_INTEGER('g', "geometric", &geometric, "roll up packs to keep a geometric progression with this factor"),
-		OPT_CALLBACK(0, "keep-pack", &keep, "name", "leave this pack alone", keep_pack_cb),
+		OPT_STRING_LIST(0, "keep-pack", &keep, "name", "leave this pack alone"),
 		OPT_INTEGER(0, "window", &opts.window, "objects a delta search compares with"),
 		OPT_INTEGER(0, "depth", &opts.depth, "longest delta chain"),
 		OPT_INTEGER(0, "threads", &opts.threads, "threads for the delta search"),
@@ -85,7 +68,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	opts.geometric = geometric;
 	opts.reuse_delta = !no_reuse_delta;
 	opts.reuse_object = !no_reuse_object;
-	opts.keep_packs = keep.names;
+	opts.keep_packs = keep.items;
 	opts.nr_keep_packs = keep.nr;
 	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
 
@@ -93,6 +76,6 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		die_error(&err);
 	if (!quiet && !*result.new_pack && !write_midx)
 		printf("Nothing new to pack.\n");
-	free(keep.names);
+	free(keep.items);
 	return 0;
 }
