@@ -92,6 +92,17 @@ const char *gp_error_msg(const struct gp_error *err)
 	return err->msg ? err->msg : gp_strerror(err->code);
 }
 
+void gp_error_move(struct gp_error *dst, struct gp_error *src)
+{
+	if (dst) {
+		gp_error_clear(dst);
+		*dst = *src;
+		memset(src, 0, sizeof(*src));
+	} else {
+		gp_error_clear(src);
+	}
+}
+
 void gp_error_clear(struct gp_error *err)
 {
 	if (!err)

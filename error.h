@@ -42,6 +42,8 @@ GP_PRINTF(2, 3) int gp_error_prefix(struct gp_error *err, const char *fmt, ...);
 /* The message, or a generic text for the code when none was recorded. */
 const char *gp_error_msg(const struct gp_error *err);
 void gp_error_clear(struct gp_error *err);
+/* Hand src's message to dst (which may be NULL), leaving src cleared. */
+void gp_error_move(struct gp_error *dst, struct gp_error *src);
 const char *gp_strerror(int code);
 
 /*

@@ -17,6 +17,8 @@ struct odb_dir {
 	bool local;
 	struct midx *midx;       /* NULL when absent or unusable */
 	size_t *midx_packs;      /* pack_int_id -> index in odb->packs, or SIZE_MAX */
+	struct stat midx_st;     /* the MIDX file as last looked at; */
+	bool midx_seen;          /* st_ino 0 when there was none */
 };
 
 struct odb {
@@ -28,6 +30,12 @@ struct odb {
 	bool *pack_in_midx;         /* found through a MIDX, not searched alone */
 	size_t nr_packs, alloc_packs, alloc_local, alloc_in_midx;
 	size_t last_pack;           /* where the last lookup hit */
+	/*
+	 * MIDXs replaced by a rescan: callers may still hold them
+	 * (odb_midx()), so they live until odb_free().
+	 */
+	struct midx **retired_midx;
+	size_t nr_retired_midx, alloc_retired_midx;
 	struct object_id empty_tree;
 	struct pack_reader *reader;
 	char **warnings;
@@ -54,6 +62,15 @@ static int cmp_pack_mtime(const void *a, const void *b)
 	return strcmp(pa->idx_path, pb->idx_path);
 }
 
+static bool have_pack(const struct odb *odb, const char *idx_path)
+{
+	for (size_t i = 0; i < odb->nr_packs; i++)
+		if (!strcmp(odb->packs[i]->idx_path, idx_path))
+			return true;
+	return false;
+}
+
+/* Open the directory's packs that are not open yet. */
 static void load_packs(struct odb *odb, const char *objdir, bool local)
 {
 	char *packdir = xstrfmt("%s/pack", objdir);
@@ -71,6 +88,10 @@ static void load_packs(struct odb *odb, const char *objdir, bool local)
 		if (!ends_with(de->d_name, ".idx") || !starts_with(de->d_name, "pack-"))
 			continue;
 		idx = xstrfmt("%s/%s", packdir, de->d_name);
+		if (have_pack(odb, idx)) {
+			free(idx);
+			continue;
+		}
 		pack = xstrfmt("%.*s.pack", (int)(strlen(idx) - 4), idx);
 		/* An .idx without its pack is a pack being deleted or garbage. */
 		if (access(pack, F_OK)) {
@@ -99,38 +120,109 @@ static void load_packs(struct odb *odb, const char *objdir, bool local)
 		qsort(odb->packs + first, odb->nr_packs - first, sizeof(*odb->packs), cmp_pack_mtime);
 }
 
+static char *midx_file(const struct odb_dir *dir)
+{
+	return xstrfmt("%s/pack/multi-pack-index", dir->path);
+}
+
 /*
  * Open the directory's MIDX and tie its packs to ours. A bad MIDX is
  * reported and ignored (the packs still answer); a pack it names that is
  * gone is reported, and lookups that land there fall back to the packs.
  */
-static void load_midx(struct odb *odb, size_t dir_index, size_t first_pack)
+static void load_midx(struct odb *odb, struct odb_dir *dir)
 {
-	struct odb_dir *dir = &odb->dirs[dir_index];
 	struct gp_error err = GP_ERROR_INIT;
 	char *pack_dir = xstrfmt("%s/pack", dir->path);
+	char *file = midx_file(dir);
 	struct midx *m;
-	int ret = midx_open(&m, pack_dir, odb->algo, &err);
-	free(pack_dir);
+	int ret;
+
+	/* Stat first: a MIDX replaced after this is seen by the next rescan. */
+	if (stat(file, &dir->midx_st) < 0)
+		memset(&dir->midx_st, 0, sizeof(dir->midx_st));
+	dir->midx_seen = true;
+	free(file);
+	ret = midx_open(&m, pack_dir, odb->algo, &err);
 	if (ret) {
 		if (ret != GP_ENOTFOUND)
 			add_warning(odb, "%s (ignoring it)", gp_error_msg(&err));
 		gp_error_clear(&err);
+		free(pack_dir);
 		return;
 	}
 	dir->midx = m;
 	dir->midx_packs = xmalloc(sizeof(size_t) * (midx_nr_packs(m) ? midx_nr_packs(m) : 1));
 	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
+		char *idx_path = xstrfmt("%s/%s", pack_dir, midx_pack_name(m, id));
 		dir->midx_packs[id] = SIZE_MAX;
-		for (size_t i = first_pack; i < odb->nr_packs; i++)
-			if (!strcmp(base_name(odb->packs[i]->idx_path), midx_pack_name(m, id))) {
+		for (size_t i = 0; i < odb->nr_packs; i++)
+			if (!strcmp(odb->packs[i]->idx_path, idx_path)) {
 				dir->midx_packs[id] = i;
 				odb->pack_in_midx[i] = true;
 			}
 		if (dir->midx_packs[id] == SIZE_MAX)
 			add_warning(odb, "%s names %s, which is missing", midx_path(m),
 				    midx_pack_name(m, id));
+		free(idx_path);
 	}
+	free(pack_dir);
+}
+
+static bool midx_changed(const struct odb_dir *dir)
+{
+	char *file = midx_file(dir);
+	struct stat st;
+	bool changed;
+	if (stat(file, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	free(file);
+	changed = !dir->midx_seen || st.st_ino != dir->midx_st.st_ino ||
+		  st.st_dev != dir->midx_st.st_dev || st.st_size != dir->midx_st.st_size ||
+		  st.st_mtim.tv_sec != dir->midx_st.st_mtim.tv_sec ||
+		  st.st_mtim.tv_nsec != dir->midx_st.st_mtim.tv_nsec;
+	return changed;
+}
+
+/*
+ * Look at the pack directories again, as a repack or a push may have
+ * changed them since we opened: new packs are added, and a MIDX that was
+ * replaced is reopened. Packs that were deleted stay open (their maps
+ * still hold the data) or fail to open and are skipped. True when
+ * anything new turned up, so that a lookup that missed may try again.
+ */
+static bool rescan(struct odb *odb)
+{
+	size_t nr_before = odb->nr_packs;
+	bool midx_reloaded = false;
+	for (size_t d = 0; d < odb->nr_dirs; d++)
+		load_packs(odb, odb->dirs[d].path, odb->dirs[d].local);
+	for (size_t d = 0; d < odb->nr_dirs; d++) {
+		struct odb_dir *dir = &odb->dirs[d];
+		if (!midx_changed(dir))
+			continue;
+		if (dir->midx) {
+			ALLOC_GROW(odb->retired_midx, odb->nr_retired_midx + 1,
+				   odb->alloc_retired_midx);
+			odb->retired_midx[odb->nr_retired_midx++] = dir->midx;
+			dir->midx = NULL;
+			FREE_AND_NULL(dir->midx_packs);
+		}
+		load_midx(odb, dir);
+		midx_reloaded = true;
+	}
+	if (midx_reloaded) {
+		/* Which packs a MIDX covers, afresh: the old one may have covered others. */
+		for (size_t i = 0; i < odb->nr_packs; i++)
+			odb->pack_in_midx[i] = false;
+		for (size_t d = 0; d < odb->nr_dirs; d++) {
+			struct odb_dir *dir = &odb->dirs[d];
+			for (uint32_t id = 0; dir->midx && id < midx_nr_packs(dir->midx); id++)
+				if (dir->midx_packs[id] != SIZE_MAX)
+					odb->pack_in_midx[dir->midx_packs[id]] = true;
+		}
+	}
+	return midx_reloaded || odb->nr_packs != nr_before;
 }
 
 static bool have_dir(const struct odb *odb, const char *path)
@@ -189,11 +281,8 @@ static void add_dir(struct odb *odb, const char *path, bool local, int depth)
 	odb->dirs[odb->nr_dirs].path = xstrdup(path);
 	odb->dirs[odb->nr_dirs].local = local;
 	odb->nr_dirs++;
-	{
-		size_t first_pack = odb->nr_packs;
-		load_packs(odb, path, local);
-		load_midx(odb, odb->nr_dirs - 1, first_pack);
-	}
+	load_packs(odb, path, local);
+	load_midx(odb, &odb->dirs[odb->nr_dirs - 1]);
 	read_alternates(odb, path, depth);
 }
 
@@ -223,6 +312,9 @@ void odb_free(struct odb *odb)
 		midx_free(odb->dirs[i].midx);
 		free(odb->dirs[i].midx_packs);
 	}
+	for (size_t i = 0; i < odb->nr_retired_midx; i++)
+		midx_free(odb->retired_midx[i]);
+	free(odb->retired_midx);
 	for (size_t i = 0; i < odb->nr_warnings; i++)
 		free(odb->warnings[i]);
 	free(odb->warnings);
@@ -297,6 +389,30 @@ static const char *loose_dir_with(struct odb *odb, const struct object_id *oid)
 }
 
 /*
+ * Where oid is stored: a pack (*pack set) or a loose directory (*loose
+ * set). A miss looks at the pack directories again and retries once, as
+ * a repack may have moved the object into a pack we have not seen while
+ * deleting the one (or the loose file) we knew.
+ */
+static bool find_stored(struct odb *odb, const struct object_id *oid,
+			struct packed_git **pack, uint64_t *ofs, const char **loose_dir)
+{
+	*pack = NULL;
+	*ofs = 0;
+	*loose_dir = NULL;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (find_packed(odb, oid, pack, ofs))
+			return true;
+		*loose_dir = loose_dir_with(odb, oid);
+		if (*loose_dir)
+			return true;
+		if (attempt || !rescan(odb))
+			break;
+	}
+	return false;
+}
+
+/*
  * Git treats the empty tree as present in every repository, stored or
  * not, and answers for it before looking at storage (so its disk size
  * is 0); so do we.
@@ -310,6 +426,17 @@ static int not_found(const struct object_id *oid, struct gp_error *err)
 {
 	char hex[GP_MAX_HEXSZ + 1];
 	return gp_error_set(err, GP_ENOTFOUND, "object %s not found", oid_to_hex_r(hex, oid));
+}
+
+/*
+ * A loose object found a moment ago may have been pruned since, its
+ * copy now in a pack: look for it once more before calling it missing.
+ */
+static bool moved_from_loose(struct odb *odb, const struct object_id *oid, int ret,
+			     struct packed_git **pack, uint64_t *ofs)
+{
+	return ret == GP_ENOTFOUND && (find_packed(odb, oid, pack, ofs) ||
+				       (rescan(odb) && find_packed(odb, oid, pack, ofs)));
 }
 
 int odb_read_object_info(struct odb *odb, const struct object_id *oid,
@@ -328,7 +455,20 @@ int odb_read_object_info(struct odb *odb, const struct object_id *oid,
 		info->source = OBJECT_LOOSE;
 		return 0;
 	}
-	if (find_packed(odb, oid, &p, &ofs)) {
+	if (!find_stored(odb, oid, &p, &ofs, &dir))
+		return not_found(oid, err);
+	if (!p) {
+		struct gp_error loose_err = GP_ERROR_INIT;
+		ret = loose_read_info(dir, oid, &info->type, &info->size, &info->disk_size,
+				      &loose_err);
+		info->source = OBJECT_LOOSE;
+		if (!moved_from_loose(odb, oid, ret, &p, &ofs)) {
+			gp_error_move(err, &loose_err);
+			return ret;
+		}
+		gp_error_clear(&loose_err);
+	}
+	{
 		struct pack_object_info pi;
 		ret = pack_object_info(p, ofs, &pi, flags & OI_DELTA_BASE, err);
 		if (!ret && (flags & OI_DISK_SIZE)) {
@@ -350,12 +490,6 @@ int odb_read_object_info(struct odb *odb, const struct object_id *oid,
 		info->pack_ofs = ofs;
 		return 0;
 	}
-	dir = loose_dir_with(odb, oid);
-	if (!dir)
-		return not_found(oid, err);
-	ret = loose_read_info(dir, oid, &info->type, &info->size, &info->disk_size, err);
-	info->source = OBJECT_LOOSE;
-	return ret;
 }
 
 int odb_read_object(struct odb *odb, const struct object_id *oid,
@@ -371,32 +505,32 @@ int odb_read_object(struct odb *odb, const struct object_id *oid,
 		*size = 0;
 		return 0;
 	}
-	if (find_packed(odb, oid, &p, &ofs))
-		return pack_read_object(odb->reader, p, ofs, type, data, size, err);
-	dir = loose_dir_with(odb, oid);
-	if (!dir)
+	if (!find_stored(odb, oid, &p, &ofs, &dir))
 		return not_found(oid, err);
-	return loose_read(dir, oid, type, data, size, err);
+	if (!p) {
+		struct gp_error loose_err = GP_ERROR_INIT;
+		int ret = loose_read(dir, oid, type, data, size, &loose_err);
+		if (!moved_from_loose(odb, oid, ret, &p, &ofs)) {
+			gp_error_move(err, &loose_err);
+			return ret;
+		}
+		gp_error_clear(&loose_err);
+	}
+	return pack_read_object(odb->reader, p, ofs, type, data, size, err);
 }
 
 bool odb_locate(struct odb *odb, const struct object_id *oid,
 		struct packed_git **pack, uint64_t *ofs, const char **loose_dir)
 {
-	*pack = NULL;
-	*ofs = 0;
-	*loose_dir = NULL;
-	if (find_packed(odb, oid, pack, ofs))
-		return true;
-	*loose_dir = loose_dir_with(odb, oid);
-	return *loose_dir != NULL;
+	return find_stored(odb, oid, pack, ofs, loose_dir);
 }
 
 bool odb_has_object(struct odb *odb, const struct object_id *oid)
 {
 	struct packed_git *p;
 	uint64_t ofs;
-	return is_empty_tree(odb, oid) || find_packed(odb, oid, &p, &ofs) ||
-	       loose_dir_with(odb, oid);
+	const char *dir;
+	return is_empty_tree(odb, oid) || find_stored(odb, oid, &p, &ofs, &dir);
 }
 
 int odb_write_object(struct odb *odb, enum object_type type, const void *data,
