@@ -533,6 +533,11 @@ bool odb_has_object(struct odb *odb, const struct object_id *oid)
 	return is_empty_tree(odb, oid) || find_stored(odb, oid, &p, &ofs, &dir);
 }
 
+void odb_set_cache_limit(struct odb *odb, size_t bytes)
+{
+	pack_reader_set_cache_limit(odb->reader, bytes);
+}
+
 int odb_write_object(struct odb *odb, enum object_type type, const void *data,
 		     size_t len, struct object_id *oid, struct gp_error *err)
 {

@@ -72,6 +72,12 @@ bool odb_has_object(struct odb *odb, const struct object_id *oid);
 bool odb_locate(struct odb *odb, const struct object_id *oid,
 		struct packed_git **pack, uint64_t *ofs, const char **loose_dir);
 
+/*
+ * The bytes of delta bases the odb keeps to read objects faster (0: the
+ * default, 96 MiB); lowering it drops the oldest.
+ */
+void odb_set_cache_limit(struct odb *odb, size_t bytes);
+
 /* Write a loose object into the odb's own directory. */
 int odb_write_object(struct odb *odb, enum object_type type, const void *data,
 		     size_t len, struct object_id *oid, struct gp_error *err);

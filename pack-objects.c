@@ -124,6 +124,7 @@ int pack_objects_new(struct pack_objects **out, struct odb *odb,
 	struct pack_objects *po = xcalloc(1, sizeof(*po));
 	po->odb = odb;
 	po->opts = *opts;
+	odb_set_cache_limit(odb, PACK_OBJECTS_CACHE_LIMIT);
 	if (po->opts.depth > 4095)
 		po->opts.depth = 4095;   /* git's limit too */
 	if (po->opts.depth < 0)

@@ -545,11 +545,13 @@ struct pack_reader {
 	size_t cached_bytes, cache_limit;
 };
 
+#define DEFAULT_CACHE_LIMIT ((size_t)96 << 20)
+
 struct pack_reader *pack_reader_new(size_t cache_limit)
 {
 	struct pack_reader *r = xcalloc(1, sizeof(*r));
 	r->inf = inflater_new();
-	r->cache_limit = cache_limit ? cache_limit : (size_t)96 << 20;
+	r->cache_limit = cache_limit ? cache_limit : DEFAULT_CACHE_LIMIT;
 	r->nr_buckets = 1024;
 	r->buckets = xcalloc(r->nr_buckets, sizeof(*r->buckets));
 	return r;
@@ -611,6 +613,22 @@ static struct cached_base *cache_take(struct pack_reader *r,
 	return NULL;
 }
 
+static void cache_evict_to(struct pack_reader *r, size_t bytes)
+{
+	while (r->lru_tail && r->cached_bytes > bytes) {
+		struct cached_base *old = r->lru_tail;
+		cache_unlink(r, old);
+		free(old->data);
+		free(old);
+	}
+}
+
+void pack_reader_set_cache_limit(struct pack_reader *r, size_t cache_limit)
+{
+	r->cache_limit = cache_limit ? cache_limit : DEFAULT_CACHE_LIMIT;
+	cache_evict_to(r, r->cache_limit);
+}
+
 /* Give data to the cache (which frees it on eviction). */
 static void cache_put(struct pack_reader *r, const struct packed_git *pack,
 		      uint64_t ofs, enum object_type type, unsigned char *data,
@@ -622,12 +640,7 @@ static void cache_put(struct pack_reader *r, const struct packed_git *pack,
 		free(data);
 		return;
 	}
-	while (r->lru_tail && r->cached_bytes + size > r->cache_limit) {
-		struct cached_base *old = r->lru_tail;
-		cache_unlink(r, old);
-		free(old->data);
-		free(old);
-	}
+	cache_evict_to(r, r->cache_limit - size);
 	e = xmalloc(sizeof(*e));
 	e->pack = pack;
 	e->ofs = ofs;

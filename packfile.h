@@ -142,7 +142,8 @@ struct pack_reader;
 /* cache_limit: bytes of delta bases kept (0 = the default, 96 MiB). */
 struct pack_reader *pack_reader_new(size_t cache_limit);
 void pack_reader_free(struct pack_reader *r);
-
+/* Change the limit (0 = the default), dropping the oldest bases beyond it. */
+void pack_reader_set_cache_limit(struct pack_reader *r, size_t cache_limit);
 
 /*
  * Read the object at pack offset ofs, resolving deltas. On success

@@ -30,7 +30,8 @@ struct repack {
 	char *pack_dir;
 	struct old_pack *packs;
 	size_t nr_packs;
-	struct pack_objects *po;
+	struct pack_objects *po;   /* freed once the new pack is written */
+	struct packed_git *new_pack; /* its index, for what it holds */
 };
 
 static int cmp_by_count(const void *va, const void *vb)
@@ -171,6 +172,12 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 }
 
 /* Whether a pack that stays (kept, or not replaced) holds oid. */
+static bool in_new_pack(const struct repack *r, const struct object_id *oid)
+{
+	uint32_t idx_pos;
+	return r->new_pack && pack_find_oid(r->new_pack, oid, &idx_pos);
+}
+
 static bool in_staying_pack(const struct repack *r, const struct object_id *oid)
 {
 	for (size_t i = 0; i < r->nr_packs; i++) {
@@ -196,7 +203,7 @@ static int loosen_unreachable(struct repack *r, struct repack_result *result,
 			unsigned char *data;
 			size_t size;
 			pack_nth_oid(p, idx_pos, &oid);
-			if (pack_objects_has(r->po, &oid) || in_staying_pack(r, &oid) ||
+			if (in_new_pack(r, &oid) || in_staying_pack(r, &oid) ||
 			    loose_has(odb_objdir(r->odb), &oid))
 				continue;
 			ret = odb_read_object(r->odb, &oid, &type, &data, &size, err);
@@ -234,7 +241,7 @@ static int write_midx(struct repack *r, const char *new_pack, struct gp_error *e
 	}
 	if (*new_pack) {
 		names[nr_names++] = xstrfmt("pack-%s.idx", new_pack);
-		if (pack_objects_nr(r->po) > best) {
+		if (r->new_pack && r->new_pack->nr_objects > best) {
 			free(preferred);
 			preferred = xstrfmt("pack-%s.idx", new_pack);
 		}
@@ -249,6 +256,16 @@ static int write_midx(struct repack *r, const char *new_pack, struct gp_error *e
 	ret = nr_names ? midx_write(r->pack_dir, r->repo->hash_algo, &mopts, &mres, err) : 0;
 	if (!ret && nr_names && r->opts->write_bitmap)
 		ret = midx_write_bitmap(r->repo, r->repo->objdir, &mres, NULL, r->opts->progress, err);
+	/*
+	 * Readers take the MIDX bitmap over a pack's own, so those of the
+	 * packs it covers are dead weight now (git removes them too).
+	 */
+	for (size_t i = 0; !ret && r->opts->write_bitmap && i < nr_names; i++) {
+		char *bitmap = xstrfmt("%s/%.*s.bitmap", r->pack_dir,
+				       (int)(strlen(names[i]) - strlen(".idx")), names[i]);
+		unlink(bitmap);
+		free(bitmap);
+	}
 	for (size_t i = 0; i < nr_names; i++)
 		free(names[i]);
 	free(names);
@@ -296,7 +313,7 @@ struct prune_loose {
 static int prune_one(const struct object_id *oid, const char *path, void *data)
 {
 	struct prune_loose *pl = data;
-	if ((pack_objects_has(pl->r->po, oid) || in_staying_pack(pl->r, oid)) && !unlink(path))
+	if ((in_new_pack(pl->r, oid) || in_staying_pack(pl->r, oid)) && !unlink(path))
 		pl->pruned++;
 	return 0;
 }
@@ -317,8 +334,8 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	       struct repack_result *result, struct gp_error *err)
 {
 	struct pack_objects_opts po_opts = PACK_OBJECTS_OPTS_INIT;
-	struct repack r = { repo, opts, NULL, NULL, NULL, 0, NULL };
-	char *base = NULL;
+	struct repack r = { repo, opts, NULL, NULL, NULL, 0, NULL, NULL };
+	char *base = NULL, *idx = NULL;
 	int ret;
 
 	memset(result, 0, sizeof(*result));
@@ -352,14 +369,19 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		ret = pack_objects_write_files(r.po, base, true, result->new_pack, err);
 		if (ret)
 			goto out;
+		/* The rest of the job needs only the new pack's index: give the memory back. */
+		pack_objects_free(r.po);
+		r.po = NULL;
+		idx = xstrfmt("%s-%s.idx", base, result->new_pack);
+		ret = pack_open_idx(&r.new_pack, idx, repo->hash_algo, err);
+		if (ret)
+			goto out;
 		/* The new pack may replace itself (the same objects, the same name). */
 		for (size_t i = 0; i < r.nr_packs; i++)
 			if (strstr(r.packs[i].pack->pack_path, result->new_pack))
 				r.packs[i].replaced = false;
 		if (opts->write_bitmap && !opts->write_midx && opts->all) {
-			char *idx = xstrfmt("%s-%s.idx", base, result->new_pack);
 			ret = bitmap_write_for_pack_file(repo, idx, opts->threads, opts->progress, err);
-			free(idx);
 			if (ret)
 				goto out;
 		}
@@ -391,6 +413,8 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	prune_packed(&r, result);
 out:
 	pack_objects_free(r.po);
+	pack_free(r.new_pack);
+	free(idx);
 	free(r.packs);
 	free(r.pack_dir);
 	free(base);
