@@ -231,10 +231,12 @@ bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_fi
 		}
 	}
 	if (f->honor_pack_keep || f->nr_keep_packs) {
+		/* As git: only the repository's own packs are kept, not an alternate's. */
 		for (size_t i = 0; i < odb_nr_packs(po->odb); i++) {
 			struct packed_git *p = odb_pack(po->odb, i);
 			uint32_t idx_pos;
-			if (pack_is_kept(f, p) && pack_find_oid(p, oid, &idx_pos))
+			if (odb_pack_is_local(po->odb, i) && pack_is_kept(f, p) &&
+			    pack_find_oid(p, oid, &idx_pos))
 				return true;
 		}
 	}

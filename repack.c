@@ -142,18 +142,39 @@ static int add_ref_tip(const char *refname, const struct object_id *oid,
 	return ret;
 }
 
+/*
+ * Whether objects of .keep packs go into the new pack too (git's
+ * repack.packKeptObjects): by default only when it gets a bitmap of its
+ * own, which must cover everything reachable.
+ */
+static bool pack_kept_objects(const struct repack_opts *opts)
+{
+	if (opts->pack_kept_objects >= 0)
+		return opts->pack_kept_objects;
+	return opts->write_bitmap && !opts->write_midx;
+}
+
 static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *err)
 {
 	struct pack_objects_filter filter = { 0 };
 	struct ref_tips rt = { NULL, err };
 	struct object_id head;
+	const char **keep;
+	size_t nr_keep = 0;
 	int ret = 0;
 
+	/* --keep-pack names and .promisor packs stay out; .keep ones unless packed too. */
+	keep = xcalloc(r->opts->nr_keep_packs + r->nr_packs + 1, sizeof(*keep));
+	for (size_t i = 0; i < r->opts->nr_keep_packs; i++)
+		keep[nr_keep++] = r->opts->keep_packs[i];
+	for (size_t i = 0; i < r->nr_packs; i++)
+		if (r->packs[i].pack->is_promisor)
+			keep[nr_keep++] = base_name(r->packs[i].pack->pack_path);
 	filter.unpacked = only_loose;
 	filter.local = r->opts->local;
-	filter.honor_pack_keep = true;
-	filter.keep_packs = r->opts->keep_packs;
-	filter.nr_keep_packs = r->opts->nr_keep_packs;
+	filter.honor_pack_keep = !pack_kept_objects(r->opts);
+	filter.keep_packs = keep;
+	filter.nr_keep_packs = nr_keep;
 	rev_walk_new(&rt.walk, r->odb, r->repo->hash_algo);
 	/* An unborn HEAD names nothing. */
 	if (!refs_resolve(r->repo, "HEAD", &head, NULL, err))
@@ -165,6 +186,7 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	if (!ret)
 		ret = pack_objects_add_walk(r->po, rt.walk, &filter, err);
 	rev_walk_free(rt.walk);
+	free(keep);
 	if (!ret && !only_loose)
 		for (size_t i = 0; i < r->nr_packs; i++)
 			r->packs[i].replaced = !r->packs[i].kept;

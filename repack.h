@@ -12,7 +12,9 @@
  *     times the next smaller, stay; the others and the loose objects are
  *     rolled into one new pack, and the rolled set grows (taking the
  *     smallest staying packs) until the new pack keeps the progression.
- * Kept packs (.keep files, keep_packs) are never rolled up or deleted.
+ * Kept packs (.keep files, .promisor files, keep_packs) are never rolled
+ * up or deleted; with pack_kept_objects the objects of .keep packs are
+ * copied into an all-into-one pack as well.
  *
  * Then, with write_midx, a MIDX over every pack (the largest preferred),
  * with its bitmap when write_bitmap; else with write_bitmap a pack bitmap
@@ -44,13 +46,14 @@ struct repack_opts {
 	int geometric;          /* --geometric=N; 0: off */
 	bool reuse_delta;       /* off: -f */
 	bool reuse_object;      /* off: -F */
+	int pack_kept_objects;  /* --pack-kept-objects; -1: when -b without --write-midx */
 	int window, depth, threads;
 	const char *const *keep_packs;  /* --keep-pack names */
 	size_t nr_keep_packs;
 	bool progress;
 };
 
-#define REPACK_OPTS_INIT { false, false, false, false, false, false, 0, true, true, 10, 50, 0, NULL, 0, false }
+#define REPACK_OPTS_INIT { false, false, false, false, false, false, 0, true, true, -1, 10, 50, 0, NULL, 0, false }
 
 struct repack_result {
 	char new_pack[GP_MAX_HEXSZ + 1]; /* hash of the pack written; "" if none */

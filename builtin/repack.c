@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 static const char *const repack_usage[] = {
-	"gitpack repack [-a] [-A] [-d] [-f] [-F] [-l] [-q] [-b] [--write-midx] [--geometric=<factor>] [--keep-pack=<pack>] [--window=<n>] [--depth=<n>] [--threads=<n>]",
+	"gitpack repack [-a] [-A] [-d] [-f] [-F] [-l] [-q] [-b] [--write-midx] [--geometric=<factor>] [--keep-pack=<pack>] [--pack-kept-objects] [--window=<n>] [--depth=<n>] [--threads=<n>]",
 	NULL,
 };
 
@@ -22,7 +22,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	struct opt_string_list keep = { 0 };
 	int all = 0, all_loosen = 0, delete_old = 0, no_reuse_delta = 0, no_reuse_object = 0;
 	int local = 0, quiet = 0, write_bitmap = -1, write_midx = 0, geometric = 0;
-	int progress = -1, ignored = 0;
+	int progress = -1, ignored = 0, pack_kept_objects = -1;
 	unsigned long max_pack_size = 0;
 	struct option options[] = {
 		OPT_BOOL('a', NULL, &all, "pack everything in a single pack"),
@@ -37,6 +37,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		OPT_BOOL('m', "write-midx", &write_midx, "write a multi-pack index of the resulting packs"),
 		OPT_INTEGER('g', "geometric", &geometric, "roll up packs to keep a geometric progression with this factor"),
 		OPT_STRING_LIST(0, "keep-pack", &keep, "name", "leave this pack alone"),
+		OPT_BOOL(0, "pack-kept-objects", &pack_kept_objects, "copy the objects of .keep packs into the new pack too"),
 		OPT_INTEGER(0, "window", &opts.window, "objects a delta search compares with"),
 		OPT_INTEGER(0, "depth", &opts.depth, "longest delta chain"),
 		OPT_INTEGER(0, "threads", &opts.threads, "threads for the delta search"),
@@ -68,6 +69,16 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	opts.geometric = geometric;
 	opts.reuse_delta = !no_reuse_delta;
 	opts.reuse_object = !no_reuse_object;
+	if (pack_kept_objects < 0) {
+		bool v;
+		int ret = config_get_bool(&repo->config, "repack.packkeptobjects", &v, &err);
+		if (!ret)
+			pack_kept_objects = v;
+		else if (ret != GP_ENOTFOUND)
+			die_error(&err);
+		gp_error_clear(&err);
+	}
+	opts.pack_kept_objects = pack_kept_objects;
 	opts.keep_packs = keep.items;
 	opts.nr_keep_packs = keep.nr;
 	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
