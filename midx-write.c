@@ -119,8 +119,14 @@ static int collect_packs(struct midx_writer *w, const char *pack_dir,
 	struct dirent *de;
 	uint32_t *by_name;
 
-	/* git builds on the existing MIDX: its packs come first. */
-	if (midx_open(&w->old, pack_dir, w->algo, NULL))
+	/*
+	 * git builds on the existing MIDX: its packs come first. Not with
+	 * a list of packs (--stdin-packs, as repack gives): the old MIDX
+	 * holds one copy of each object, in a pack that may be left out
+	 * now, while a pack that stays has another copy the old MIDX never
+	 * listed. Then every pack's .idx is read (as git does too).
+	 */
+	if (opts->only_given || midx_open(&w->old, pack_dir, w->algo, NULL))
 		w->old = NULL;
 	if (w->old) {
 		w->old_to_pack = xmalloc(sizeof(int64_t) * (midx_nr_packs(w->old) + 1));
@@ -520,10 +526,19 @@ static void write_ridx(struct hashfile *f, void *data)
 
 /* ---- driver ------------------------------------------------------------- */
 
-/* git leaves an existing MIDX alone when no pack came or went. */
+/*
+ * git leaves an existing MIDX alone when no pack came or went: the same
+ * packs, not only as many (a pack replaced by another must get a new
+ * MIDX, or the old one would name a pack that is gone).
+ */
 static bool existing_matches(const struct midx_writer *w)
 {
-	return w->old && midx_nr_packs(w->old) == w->nr_packs;
+	if (!w->old || midx_nr_packs(w->old) != w->nr_packs)
+		return false;
+	for (uint32_t id = 0; id < midx_nr_packs(w->old); id++)
+		if (w->old_to_pack[id] < 0)
+			return false;
+	return true;
 }
 
 static void remove_stale_files(const char *pack_dir, const unsigned char *checksum,

@@ -68,8 +68,11 @@ struct wcommit {
 	uint32_t topo;     /* parents before children */
 	uint32_t selected; /* index in writer.selected, or NO_POS */
 	uint32_t epoch;    /* last build that queued it */
+	uint32_t old_row;  /* its entry in the reused bitmap, or NO_POS */
 	bool is_tip, preferred;
 };
+
+struct reuse;
 
 struct writer {
 	struct bitmap_order *order;
@@ -105,6 +108,7 @@ struct writer {
 	size_t nr_trees, alloc_trees;
 	uint32_t *child_start;       /* children of tree t: [child_start[t], child_start[t + 1]) */
 	uint32_t *children;
+	struct reuse *reuse;         /* the repository's bitmap, when worth reusing */
 };
 
 #define KID_TREE 0x80000000u
@@ -193,12 +197,15 @@ struct typed {
 	uint8_t type;
 };
 
+#define DROP_TYPES_EVERY ((uint64_t)32 << 20)
+
 static void *type_worker(void *data)
 {
 	struct type_job *job = data;
 	struct typed *seen = NULL;
 	size_t nr_seen = 0, alloc_seen = 0;
 	struct packed_git *last = NULL;
+	uint64_t drop_from = 0;
 	for (uint32_t bit_pos = job->start; bit_pos < job->end; bit_pos++) {
 		struct pack_entry_header hdr;
 		struct packed_git *p;
@@ -206,6 +213,9 @@ static void *type_worker(void *data)
 		uint64_t ofs;
 		bitmap_order_locate(job->w->order, bit_pos, &p, &ofs);
 		if (p != last || (nr_seen && seen[nr_seen - 1].ofs >= ofs)) {
+			if (last)
+				pack_drop_range(last, drop_from, last->pack_size);
+			drop_from = ofs;
 			nr_seen = 0;
 			last = p;
 			ALLOC_GROW(job->ranges, job->nr_ranges + 1, job->alloc_ranges);
@@ -252,6 +262,11 @@ static void *type_worker(void *data)
 		}
 		job->w->types[bit_pos] = (uint8_t)type;
 		job->w->ofs[bit_pos] = ofs;
+		/* The sweep would touch every page of the packs: give them back as it goes. */
+		if (ofs - drop_from >= DROP_TYPES_EVERY) {
+			pack_drop_range(p, drop_from, ofs);
+			drop_from = ofs;
+		}
 		ALLOC_GROW(seen, nr_seen + 1, alloc_seen);
 		seen[nr_seen].ofs = ofs;
 		seen[nr_seen++].type = (uint8_t)type;
@@ -407,6 +422,7 @@ static int add_commit(struct writer *w, uint32_t bit_pos, uint32_t *index)
 	c->date = info.date;
 	c->selected = NO_POS;
 	c->topo = NO_POS;
+	c->old_row = NO_POS;
 	c->parents_start = (uint32_t)w->nr_parents;
 	c->nr_parents = (uint32_t)info.nr_parents;
 	for (size_t i = 0; i < info.nr_parents; i++) {
@@ -683,12 +699,20 @@ static void select_commits(struct writer *w)
 			size_t next = window_after(i), chosen;
 			if (i + next >= w->nr_commits)
 				break;
-			chosen = i + next;
-			for (size_t j = i; j < i + next; j++)
-				if (w->commits[by_date[j]].is_tip) {
+			/*
+			 * A commit the reused bitmap has comes first: it costs
+			 * no walk, and selections then stay put from run to
+			 * run (git prefers them as well); else a tip.
+			 */
+			chosen = SIZE_MAX;
+			for (size_t j = i; j <= i + next && chosen == SIZE_MAX; j++)
+				if (w->commits[by_date[j]].old_row != NO_POS)
 					chosen = j;
-					break;
-				}
+			for (size_t j = i; j < i + next && chosen == SIZE_MAX; j++)
+				if (w->commits[by_date[j]].is_tip)
+					chosen = j;
+			if (chosen == SIZE_MAX)
+				chosen = i + next;
 			select_commit(w, by_date[chosen]);
 			i += next + 1;
 		}
@@ -1234,12 +1258,15 @@ static int find_chains(struct writer *w, uint32_t **roots, size_t *nr_roots)
 	return ret;
 }
 
+static void reuse_mark_commits(struct writer *w);
+
 /* The commits, their order and the selection: no tree needed. */
 static int commit_graph(struct writer *w)
 {
 	int ret = read_commits(w);
 	if (ret)
 		return ret;
+	reuse_mark_commits(w);
 	topo_sort(w);
 	select_commits(w);
 	return 0;
@@ -1308,6 +1335,188 @@ static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, siz
 	return ret;
 }
 
+static int set_bit(struct writer *w, struct bitmap *bits, uint32_t bit_pos)
+{
+	if (bitmap_set(bits, bit_pos) < 0)
+		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* ---- reusing the repository's bitmap ------------------------------ */
+
+/*
+ * The repository's current bitmap (the MIDX's, or a pack's) already
+ * says what its commits reach. When the new order keeps nearly every
+ * object where the old one had it, as in the geometric steady state,
+ * whose largest pack leads both the old MIDX and the new, a commit
+ * with an old bitmap needs no walk: its bits, moved to their new
+ * positions, are exactly what it reaches, provided every one of them is
+ * still in the new order. Then trees are read only when a walk needs
+ * them (below the commits no old bitmap covers), the name hashes come
+ * from the old file's cache and from those trees, and selection
+ * prefers commits with an old bitmap.
+ *
+ * When the orders differ (a new all-into-one pack, say), moving every
+ * bit costs more than building afresh from trees read in threads: then
+ * the old bitmap is not used.
+ */
+struct reuse {
+	struct bitmap_index *bi;
+	uint32_t *new_of_old;   /* old bit_pos -> new bit_pos; NO_POS when gone */
+	uint32_t nr_old;
+	uint32_t same_prefix;   /* bits [0, same_prefix) are where they were */
+	struct bitmap scratch;
+	struct resolver lazy;   /* reads trees when a walk needs them */
+	uint32_t nr_reused;     /* bitmaps taken over */
+};
+
+/* Reuse pays when at least this share of the new order did not move. */
+#define REUSE_MIN_SAME_NUM 3
+#define REUSE_MIN_SAME_DEN 4
+
+static void reuse_free(struct writer *w)
+{
+	struct reuse *ru = w->reuse;
+	if (!ru)
+		return;
+	bitmap_index_free(ru->bi);
+	free(ru->new_of_old);
+	bitmap_release(&ru->scratch);
+	for (size_t i = 0; i < ru->lazy.parsed_alloc; i++)
+		free(ru->lazy.parsed[i].entries);
+	free(ru->lazy.parsed);
+	free(ru->lazy.stack);
+	while (ru->lazy.chunks) {
+		struct arena_chunk *c = ru->lazy.chunks;
+		ru->lazy.chunks = c->next;
+		free(c);
+	}
+	gp_error_clear(&ru->lazy.err);
+	free(ru);
+	w->reuse = NULL;
+}
+
+/*
+ * Open the repository's bitmap and map its positions to ours. Any
+ * trouble with it (none, stale, damaged) only means building afresh.
+ */
+static void reuse_open(struct writer *w)
+{
+	struct gp_error ignored = GP_ERROR_INIT;
+	const struct bitmap_order *old;
+	struct bitmap_index *bi;
+	struct reuse *ru;
+
+	if (bitmap_index_open(&bi, w->odb, &ignored)) {
+		gp_error_clear(&ignored);
+		return;
+	}
+	old = bitmap_index_order(bi);
+	ru = xcalloc(1, sizeof(*ru));
+	ru->bi = bi;
+	ru->nr_old = bitmap_order_nr(old);
+	ru->new_of_old = xmalloc(sizeof(uint32_t) * (ru->nr_old ? ru->nr_old : 1));
+	for (uint32_t bit = 0; bit < ru->nr_old; bit++) {
+		const unsigned char *raw =
+			bitmap_order_index_oid_raw(old, bitmap_order_bit_to_index(old, bit));
+		if (!table_find_raw(w, raw, &ru->new_of_old[bit]))
+			ru->new_of_old[bit] = NO_POS;
+	}
+	while (ru->same_prefix < ru->nr_old && ru->new_of_old[ru->same_prefix] == ru->same_prefix)
+		ru->same_prefix++;
+	w->reuse = ru;
+	if ((uint64_t)ru->same_prefix * REUSE_MIN_SAME_DEN <
+	    (uint64_t)w->nr * REUSE_MIN_SAME_NUM) {
+		reuse_free(w);
+		return;
+	}
+	bitmap_init(&ru->scratch);
+	ru->lazy.w = w;
+	ru->lazy.reader = w->reader;
+	ru->lazy.err = (struct gp_error)GP_ERROR_INIT;
+	/* Names the old file knew, stored plus one as set_name() does. */
+	for (uint32_t index_pos = 0; w->hashes && index_pos < ru->nr_old; index_pos++) {
+		uint32_t hash, new_pos = ru->new_of_old[bitmap_order_index_to_bit(old, index_pos)];
+		if (new_pos == NO_POS || !bitmap_index_name_hash(bi, index_pos, &hash) || !hash)
+			continue;
+		w->hashes[new_pos] = hash + 1 ? hash + 1 : UINT32_MAX;
+	}
+}
+
+/* Which of our commits the old file has a bitmap for. */
+static void reuse_mark_commits(struct writer *w)
+{
+	struct reuse *ru = w->reuse;
+	const struct bitmap_order *old;
+	if (!ru)
+		return;
+	old = bitmap_index_order(ru->bi);
+	for (uint32_t row = 0; row < bitmap_index_nr_entries(ru->bi); row++) {
+		uint32_t old_bit = bitmap_order_index_to_bit(old, bitmap_index_entry_commit(ru->bi, row));
+		uint32_t new_bit = old_bit < ru->nr_old ? ru->new_of_old[old_bit] : NO_POS;
+		if (new_bit != NO_POS && w->commit_of_bit[new_bit] != NO_POS)
+			w->commits[w->commit_of_bit[new_bit]].old_row = row;
+	}
+}
+
+/*
+ * OR the old bitmap of entry row, moved to the new positions, into bits.
+ * *complete is false when it holds an object the new order lacks: the
+ * commit must then be walked (what was ORed is reachable all the same).
+ */
+static int reuse_or(struct writer *w, struct bitmap *bits, uint32_t row, bool *complete)
+{
+	struct reuse *ru = w->reuse;
+	size_t same_words = ru->same_prefix / 64;
+	const struct ewah *old;
+	uint32_t index_pos;
+	struct gp_error bad = GP_ERROR_INIT;
+
+	*complete = false;
+	if (bitmap_index_entry(ru->bi, row, &index_pos, &old, &bad)) {
+		int ret = bad.code == GP_ENOMEM ? gp_error_set(w->err, GP_ENOMEM, "out of memory") : 0;
+		gp_error_clear(&bad);
+		return ret;   /* a damaged entry: walk instead */
+	}
+	bitmap_reset(&ru->scratch);
+	if (bitmap_or_ewah(&ru->scratch, old) < 0)
+		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < same_words && i < ru->scratch.word_nr; i++)
+		bits->words[i] |= ru->scratch.words[i];
+	for (size_t i = same_words; i < ru->scratch.word_nr; i++) {
+		uint64_t word = ru->scratch.words[i];
+		while (word) {
+			uint64_t old_bit = (uint64_t)i * 64 + (uint64_t)__builtin_ctzll(word);
+			uint32_t new_bit = old_bit < ru->nr_old ? ru->new_of_old[old_bit] : NO_POS;
+			word &= word - 1;
+			if (new_bit == NO_POS)
+				return 0;
+			if (set_bit(w, bits, new_bit))
+				return GP_ENOMEM;
+		}
+	}
+	*complete = true;
+	ru->nr_reused++;
+	return 0;
+}
+
+/* Read and resolve one tree a walk needs (reuse: trees are not read ahead). */
+static int reuse_load_tree(struct writer *w, uint32_t tree_pos)
+{
+	struct resolver *r = &w->reuse->lazy;
+	unsigned char *data = NULL;
+	size_t size;
+	int ret = decode_root(r, tree_pos, &data, &size);
+	if (!ret)
+		ret = resolve_tree(r, tree_pos, data, size, 0, NULL);
+	free(data);
+	if (ret) {
+		gp_error_set(w->err, ret, "%s", gp_error_msg(&r->err));
+		gp_error_clear(&r->err);
+	}
+	return ret;
+}
+
 /* ---- building ------------------------------------------------------ */
 
 struct build {
@@ -1356,13 +1565,6 @@ static uint32_t heap_pop(struct writer *w, struct build *b)
 	return top;
 }
 
-static int set_bit(struct writer *w, struct bitmap *bits, uint32_t bit_pos)
-{
-	if (bitmap_set(bits, bit_pos) < 0)
-		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
-	return 0;
-}
-
 static int diagnose_tree(struct writer *w, uint32_t tree_pos);
 
 /* Everything below root_pos not yet in b->bits, from the resolved trees. */
@@ -1377,6 +1579,12 @@ static int walk_trees(struct writer *w, struct build *b, uint32_t root_pos)
 		const uint32_t *kids = w->kids[tree_pos];
 		if (bitmap_get(&b->bits, tree_pos))
 			continue;
+		if (!kids && w->reuse) {
+			int ret = reuse_load_tree(w, tree_pos);
+			if (ret)
+				return ret;
+			kids = w->kids[tree_pos];
+		}
 		if (!kids)
 			return diagnose_tree(w, tree_pos);
 		if (set_bit(w, &b->bits, tree_pos))
@@ -1415,6 +1623,15 @@ static int build_one(struct writer *w, struct build *b, uint32_t sel_index, uint
 			if (bitmap_or_ewah(&b->bits, &w->bitmaps[c->selected]) < 0)
 				return gp_error_set(w->err, GP_ENOMEM, "out of memory");
 			continue;
+		}
+		if (c->old_row != NO_POS) {
+			bool complete;
+			ret = reuse_or(w, &b->bits, c->old_row, &complete);
+			if (ret)
+				return ret;
+			if (complete)
+				continue;
+			c->old_row = NO_POS;  /* not again */
 		}
 		ret = set_bit(w, &b->bits, c->bit_pos);
 		if (ret)
@@ -1676,14 +1893,28 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 	ret = read_types(&w);
 	if (ret)
 		goto out;
-	ret = resolve_trees(&w, &chunks, &nr_chunks, commit_graph);
-	if (!ret)
-		ret = build_bitmaps(&w);
+	if (!opts->fresh)
+		reuse_open(&w);
+	if (w.reuse) {
+		w.kids = xcalloc(w.nr ? w.nr : 1, sizeof(*w.kids));
+		ret = commit_graph(&w);
+		if (!ret)
+			ret = build_bitmaps(&w);
+		/* stored plus one: make them plain hashes */
+		for (uint32_t pos = 0; !ret && w.hashes && pos < w.nr; pos++)
+			if (w.hashes[pos])
+				w.hashes[pos]--;
+	} else {
+		ret = resolve_trees(&w, &chunks, &nr_chunks, commit_graph);
+		if (!ret)
+			ret = build_bitmaps(&w);
+	}
 	if (!ret)
 		ret = write_file(&w, stats);
 	if (stats) {
 		stats->nr_commits = (uint32_t)w.nr_commits;
 		stats->nr_selected = (uint32_t)w.nr_selected;
+		stats->nr_reused = w.reuse ? w.reuse->nr_reused : 0;
 	}
 out:
 	for (size_t i = 0; w.bitmaps && i < w.nr_selected; i++)
@@ -1705,6 +1936,7 @@ out:
 	free(w.parents);
 	free(w.selected);
 	free(w.hashes);
+	reuse_free(&w);
 	pack_reader_free(w.reader);
 	return ret;
 }
@@ -1742,11 +1974,21 @@ int bitmap_tips_from_refs(struct repository *repo, struct bitmap_write_tip **tip
 			  size_t *nr, struct gp_error *err)
 {
 	struct tip_list tl = { NULL, 0, 0, &repo->config };
+	struct gp_error no_head = GP_ERROR_INIT;
+	struct object_id head;
 	int ret = refs_for_each(repo, "", add_ref_tip, &tl, err);
 	if (ret) {
 		free(tl.tips);
 		return ret;
 	}
+	/*
+	 * HEAD's commit always gets a bitmap: it is what most fetches ask
+	 * for, and what "git rev-list --test-bitmap HEAD" checks. (Among
+	 * many tips, the date windows could pass it over.)
+	 */
+	if (!refs_resolve(repo, "HEAD", &head, NULL, &no_head))
+		add_write_tip(&tl, &head, true);
+	gp_error_clear(&no_head);
 	*tips = tl.tips;
 	*nr = tl.nr;
 	return 0;

@@ -15,8 +15,18 @@
  *    date, each of the newest 101 commits; then, going back in time,
  *    one commit per window, the windows growing from 2 to 101 commits
  *    and, past 20,000 commits, up to 5,001; in a window a tip is
- *    preferred to the commit at its end. Tips marked preferred
- *    (pack.preferBitmapTips) are always selected.
+ *    preferred to the commit at its end, and a commit the reused bitmap
+ *    (below) has to both. Tips marked preferred (pack.preferBitmapTips)
+ *    and HEAD's commit are always selected.
+ *  - Reuse: when the repository already has a bitmap (the MIDX's or a
+ *    pack's) and at least 3/4 of the new order keeps the positions it
+ *    had there (the geometric steady state: the largest pack leads both
+ *    MIDXs), the old bitmaps of our commits are taken over, moved to the
+ *    new positions, wherever all their objects are still present; trees
+ *    are then read only below the commits no old bitmap covers, and name
+ *    hashes come from the old file's cache and from those trees.
+ *    Otherwise (and with opts.fresh) everything is built afresh, as
+ *    below.
  *  - Every tree of the pack or MIDX is decoded once, along its delta
  *    chain (base first, each delta applied once), in threads, and its
  *    entries are looked up then (those unchanged from the tree's delta
@@ -60,7 +70,7 @@ struct bitmap_write_tip {
 /*
  * The tips git chooses bitmapped commits from: every ref under refs/,
  * marked preferred when its name starts with a pack.preferBitmapTips
- * value. *tips is allocated (caller frees) and *nr set. Errors: those
+ * value, and HEAD's value, always preferred. *tips is allocated (caller frees) and *nr set. Errors: those
  * of refs_for_each().
  */
 int bitmap_tips_from_refs(struct repository *repo, struct bitmap_write_tip **tips,
@@ -80,11 +90,13 @@ struct bitmap_write_opts {
 	bool lookup_table;  /* pack.writeBitmapLookupTable (default on) */
 	int threads;        /* 0: one per CPU */
 	bool progress;
+	bool fresh;         /* build every bitmap anew, not from the repository's */
 };
 
 struct bitmap_write_stats {
 	uint32_t nr_commits;   /* reachable from the tips */
 	uint32_t nr_selected;  /* bitmaps written */
+	uint32_t nr_reused;    /* of those and the others walks met, taken from the old bitmap */
 	uint64_t file_size;
 };
 

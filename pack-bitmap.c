@@ -890,6 +890,11 @@ int bitmap_index_entry(struct bitmap_index *bi, uint32_t row,
 	return 0;
 }
 
+uint32_t bitmap_index_entry_commit(const struct bitmap_index *bi, uint32_t row)
+{
+	return bi->entries[row].index_pos;
+}
+
 int bitmap_index_for_commit(struct bitmap_index *bi, uint32_t bit_pos,
 			    const struct ewah **bitmap, struct gp_error *err)
 {

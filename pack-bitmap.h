@@ -150,6 +150,8 @@ const struct bitmap_order *bitmap_index_order(const struct bitmap_index *bi);
 int bitmap_index_entry(struct bitmap_index *bi, uint32_t row,
 		       uint32_t *index_pos, const struct ewah **bitmap,
 		       struct gp_error *err);
+/* The index_pos of entry row's commit, without reading its bitmap. */
+uint32_t bitmap_index_entry_commit(const struct bitmap_index *bi, uint32_t row);
 /*
  * The bitmap of the commit at bit_pos. Errors: GP_ENOTFOUND (no entry
  * for it; no message is recorded, as walks ask for every commit they

@@ -847,6 +847,15 @@ out:
 	return ret;
 }
 
+void pack_drop_range(struct packed_git *p, uint64_t from, uint64_t to)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t start = (from + page - 1) / page * page, end = to / page * page;
+	if (!p->pack_open || !p->pack_map || to > p->pack_size || start >= end)
+		return;
+	madvise((void *)(p->pack_map + start), (size_t)(end - start), MADV_DONTNEED);
+}
+
 void pack_drop_pages(struct packed_git *p)
 {
 	if (p->pack_open && p->pack_map && p->pack_size)

@@ -189,6 +189,8 @@ int pack_object_info(struct packed_git *p, uint64_t ofs,
  * would otherwise all count as this process's memory. Safe while other
  * threads read the pack.
  */
+/* The same for the pages of bytes [from, to) only. */
+void pack_drop_range(struct packed_git *p, uint64_t from, uint64_t to);
 void pack_drop_pages(struct packed_git *p);
 
 /*
