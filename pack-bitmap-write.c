@@ -1481,7 +1481,18 @@ static int reuse_or(struct writer *w, struct bitmap *bits, uint32_t row, bool *c
 	bitmap_reset(&ru->scratch);
 	if (bitmap_or_ewah(&ru->scratch, old) < 0)
 		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
-	for (size_t i = 0; i < same_words && i < ru->scratch.word_nr; i++)
+	if (same_words > ru->scratch.word_nr)
+		same_words = ru->scratch.word_nr;
+	/*
+	 * The unmoved words are ORed in place: bits must count them first.
+	 * Past its word_nr they would be unseen (bitmap_get, the EWAH made
+	 * of it: a commit whose old bits all lie there got an empty bitmap)
+	 * and, bitmap_reset() clearing only up to word_nr, left behind for
+	 * the next build to pick up.
+	 */
+	if (bitmap_grow(bits, same_words) < 0)
+		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < same_words; i++)
 		bits->words[i] |= ru->scratch.words[i];
 	for (size_t i = same_words; i < ru->scratch.word_nr; i++) {
 		uint64_t word = ru->scratch.words[i];

@@ -529,6 +529,7 @@ static void *search_worker(void *arg)
 		unsigned char *best = NULL;
 		size_t best_len = 0;
 		uint32_t best_base = NO_ENTRY;
+		size_t best_slot = 0;
 		int64_t limit;
 
 		clear_slot(slot);
@@ -538,7 +539,8 @@ static void *search_worker(void *arg)
 		slot->entry = job->list[k];
 		limit = (int64_t)(slot->size / 2) - (int64_t)po->rawsz;
 		for (int back = 1; back <= window && limit > 0; back++) {
-			struct window_slot *s = &ring[(next + (size_t)window + 1 - (size_t)back) % ((size_t)window + 1)];
+			size_t at = (next + (size_t)window + 1 - (size_t)back) % ((size_t)window + 1);
+			struct window_slot *s = &ring[at];
 			struct po_entry *b;
 			uint64_t max_len;
 			unsigned char *delta;
@@ -577,6 +579,7 @@ static void *search_worker(void *arg)
 			best = delta;
 			best_len = delta_len;
 			best_base = s->entry;
+			best_slot = at;
 		}
 		if (best) {
 			struct strbuf z = STRBUF_INIT;
@@ -588,6 +591,30 @@ static void *search_worker(void *arg)
 			t->depth = (uint16_t)(po->entries[best_base].depth + 1);
 			t->how = WRITE_NEW_DELTA;
 			free(best);
+			/*
+			 * At the greatest depth it can never be a base: let
+			 * the next object take its place (as git does).
+			 */
+			if ((int)t->depth + (int)t->below >= max_depth) {
+				progress_add(job->progress, 1);
+				continue;
+			}
+			/*
+			 * Keep the base that won longest: it moves up to the
+			 * newest place, just after this object, and is tried
+			 * first for the next ones (git does the same; runs of
+			 * versions of one file then share a good base).
+			 */
+			{
+				size_t ring_size = (size_t)window + 1, dst = best_slot;
+				struct window_slot keep = ring[best_slot];
+				while (dst != next) {
+					size_t src = (dst + 1) % ring_size;
+					ring[dst] = ring[src];
+					dst = src;
+				}
+				ring[next] = keep;
+			}
 		}
 		next = (next + 1) % ((size_t)window + 1);
 		progress_add(job->progress, 1);
@@ -667,12 +694,27 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */
 
+/*
+ * Copying reads the source packs from end to end; their mapped pages
+ * would all count as ours (a 500 MB pack, 500 MB of RSS). Give them back
+ * every DROP_EVERY bytes written; the page cache keeps them.
+ */
+#define DROP_EVERY ((uint64_t)64 << 20)
+
+static void drop_source_pages(struct pack_objects *po)
+{
+	for (size_t i = 0; i < odb_nr_packs(po->odb); i++)
+		pack_drop_pages(odb_pack(po->odb, i));
+}
+
 static int prepare(struct pack_objects *po, struct gp_error *err)
 {
 	struct progress *progress;
 	int ret = 0;
 	if (po->prepared)
 		return 0;
+	/* What the walk read (trees, commits) is not read again. */
+	drop_source_pages(po);
 	progress = progress_start("Counting objects", po->nr, po->opts.progress);
 	for (uint32_t n = 0; n < po->nr && !ret; n++) {
 		ret = locate_one(po, &po->entries[n], err);
@@ -695,7 +737,9 @@ struct writer {
 	uint32_t *order;      /* entry numbers in write order */
 	uint32_t nr_written;
 	struct progress *progress;
+	uint64_t since_drop;  /* bytes written since the source pages were dropped */
 };
+
 
 /* The header of a delta entry of size bytes against e's base. */
 static size_t delta_entry_header(const struct pack_objects *po, const struct po_entry *e,
@@ -771,6 +815,11 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 		po->stats.deltas++;
 	e->crc = gp_crc32(0, w->buf.buf, w->buf.len);
 	hashfile_write(w->f, w->buf.buf, w->buf.len);
+	w->since_drop += w->buf.len;
+	if (w->since_drop >= DROP_EVERY) {
+		drop_source_pages(po);
+		w->since_drop = 0;
+	}
 	e->written = true;
 	w->order[w->nr_written++] = n;
 	progress_update(w->progress, w->nr_written);
@@ -796,7 +845,7 @@ static int write_with_bases(struct writer *w, uint32_t n, uint32_t *stack,
 static int write_pack(struct pack_objects *po, struct hashfile *f,
 		      uint32_t **order_out, struct gp_error *err)
 {
-	struct writer w = { po, f, pack_reader_new(0), STRBUF_INIT, NULL, 0, NULL };
+	struct writer w = { po, f, pack_reader_new(0), STRBUF_INIT, NULL, 0, NULL, 0 };
 	uint32_t *stack = xmalloc(sizeof(*stack) * (po->nr ? po->nr : 1));
 	int ret = 0;
 

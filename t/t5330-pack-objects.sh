@@ -731,7 +731,9 @@ test_expect_success GITPACK_IS_GITPACK "--all implies --revs, as in git ($algo)"
 	test_cmp $r.reachable actual
 '
 
-test_expect_failure GITPACK_IS_GITPACK "a pack reusing deltas is within 5% of git's size ($algo)" '
+# The window keeps its best base longest and lets objects at the
+# greatest depth go first, as git'\''s does: without that, 8-11% larger.
+test_expect_success GITPACK_IS_GITPACK "a pack reusing deltas is within 5% of git's size ($algo)" '
 	echo | git -C $r pack-objects -q --revs --all --threads=1 --stdout >git.pack &&
 	echo | gitpack -C $r pack-objects -q --revs --all --threads=1 --stdout >gp.pack &&
 	git_size=$(wc -c <git.pack) &&
