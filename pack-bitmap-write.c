@@ -792,15 +792,26 @@ struct resolve_shared {
 	struct progress *progress;
 };
 
+/* Hashes are stored plus one while they are gathered, so that 0 means "none yet". */
+static uint32_t stored_hash(uint32_t hash)
+{
+	return hash + 1 ? hash + 1 : UINT32_MAX;
+}
+
+/* Once gathered: back to plain hashes. */
+static void finish_hashes(struct writer *w)
+{
+	for (uint32_t pos = 0; w->hashes && pos < w->nr; pos++)
+		if (w->hashes[pos])
+			w->hashes[pos]--;
+}
+
 static void set_name(struct writer *w, uint32_t pos, const char *name)
 {
 	uint32_t hash, old;
 	if (!w->hashes)
 		return;
-	/* stored plus one, so that 0 means "none yet" */
-	hash = bitmap_name_hash(name) + 1;
-	if (!hash)
-		hash = UINT32_MAX;
+	hash = stored_hash(bitmap_name_hash(name));
 	old = __atomic_load_n(&w->hashes[pos], __ATOMIC_RELAXED);
 	while ((!old || hash < old) &&
 	       !__atomic_compare_exchange_n(&w->hashes[pos], &old, hash, true,
@@ -1328,10 +1339,7 @@ static int resolve_trees(struct writer *w, struct arena_chunk ***all_chunks, siz
 		gp_error_clear(&r->err);
 		free(r);
 	}
-	/* stored plus one: make them plain hashes */
-	for (uint32_t pos = 0; w->hashes && pos < w->nr; pos++)
-		if (w->hashes[pos])
-			w->hashes[pos]--;
+	finish_hashes(w);
 	return ret;
 }
 
@@ -1439,7 +1447,7 @@ static void reuse_open(struct writer *w)
 		uint32_t hash, new_pos = ru->new_of_old[bitmap_order_index_to_bit(old, index_pos)];
 		if (new_pos == NO_POS || !bitmap_index_name_hash(bi, index_pos, &hash) || !hash)
 			continue;
-		w->hashes[new_pos] = hash + 1 ? hash + 1 : UINT32_MAX;
+		w->hashes[new_pos] = stored_hash(hash);
 	}
 }
 
@@ -1911,10 +1919,8 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 		ret = commit_graph(&w);
 		if (!ret)
 			ret = build_bitmaps(&w);
-		/* stored plus one: make them plain hashes */
-		for (uint32_t pos = 0; !ret && w.hashes && pos < w.nr; pos++)
-			if (w.hashes[pos])
-				w.hashes[pos]--;
+		if (!ret)
+			finish_hashes(&w);
 	} else {
 		ret = resolve_trees(&w, &chunks, &nr_chunks, commit_graph);
 		if (!ret)
