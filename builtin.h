@@ -46,4 +46,12 @@ GP_PRINTF(1, 2) int error(const char *fmt, ...);
 /* Print "warning: <msg>\n". */
 GP_PRINTF(1, 2) void warning(const char *fmt, ...);
 
+/*
+ * The pack size limit of pack-objects and repack: given (--max-pack-size)
+ * unless 0, else pack.packSizeLimit, else 0 (none); a limit under 1 MiB
+ * is raised to 1 MiB with a warning, as git does. Dies on a bad config
+ * value.
+ */
+uint64_t max_pack_size_option(struct repository *repo, unsigned long given);
+
 #endif

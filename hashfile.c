@@ -17,6 +17,7 @@ struct hashfile {
 	char *tmp_path;
 	char *final_path;
 	struct gp_hash_ctx ctx;
+	int algo;
 	size_t rawsz;
 	unsigned char *buf;
 	size_t buf_len;
@@ -35,6 +36,7 @@ static struct hashfile *hashfile_wrap_fd(int fd, char *tmp_path, const char *fin
 	f->tmp_path = tmp_path;
 	f->final_path = xstrdup(final_path);
 	hash_init(&f->ctx, algo);
+	f->algo = algo;
 	f->rawsz = gp_hash_algos[algo].rawsz;
 	f->buf = xmalloc(HASHFILE_BUFSZ);
 	strbuf_init(&f->mem, 0);
@@ -179,6 +181,37 @@ void hashfile_write_be64(struct hashfile *f, uint64_t v)
 uint64_t hashfile_total(const struct hashfile *f)
 {
 	return f->total;
+}
+
+int hashfile_rewrite_head(struct hashfile *f, const void *head, size_t len,
+			  struct gp_error *err)
+{
+	uint64_t done = 0;
+	if (f->fd < 0 || f->stream)
+		BUG("hashfile_rewrite_head needs an open file hashfile");
+	if (len > f->total)
+		BUG("hashfile_rewrite_head past what was written");
+	flush_buf(f);
+	if (!f->saved_errno && pwrite(f->fd, head, len, 0) != (ssize_t)len)
+		f->saved_errno = errno ? errno : EIO;
+	hash_init(&f->ctx, f->algo);
+	/* The buffer is empty after the flush: read back through it. */
+	while (!f->saved_errno && done < f->total) {
+		size_t want = f->total - done < HASHFILE_BUFSZ
+			? (size_t)(f->total - done) : HASHFILE_BUFSZ;
+		ssize_t got = pread(f->fd, f->buf, want, (off_t)done);
+		if (got <= 0) {
+			f->saved_errno = got < 0 ? errno : EIO;
+			break;
+		}
+		hash_update(&f->ctx, f->buf, (size_t)got);
+		done += (uint64_t)got;
+	}
+	if (f->saved_errno) {
+		errno = f->saved_errno;
+		return gp_error_errno(err, "unable to rewrite the header of '%s'", f->tmp_path);
+	}
+	return 0;
 }
 
 static void hashfile_destroy(struct hashfile *f)

@@ -55,6 +55,14 @@ void hashfile_write_be32(struct hashfile *f, uint32_t v);
 void hashfile_write_be64(struct hashfile *f, uint64_t v);
 /* Bytes written so far (excluding the trailing hash). */
 uint64_t hashfile_total(const struct hashfile *f);
+/*
+ * Overwrite the first len bytes written to a file hashfile with head,
+ * then hash the whole file again: for a header that is only known at
+ * the end (the object count of a pack cut at --max-pack-size). Reads
+ * back everything written so far. Errors: GP_EIO.
+ */
+int hashfile_rewrite_head(struct hashfile *f, const void *head, size_t len,
+			  struct gp_error *err);
 
 enum hashfile_flags {
 	HASHFILE_NO_TRAILER = 1 << 0, /* do not append the hash */

@@ -59,6 +59,7 @@ struct po_entry {
 	uint64_t delta_size;
 	uint64_t out_ofs;
 	uint32_t crc;
+	uint32_t part;         /* which pack of a cut output it went into */
 	bool written;
 };
 
@@ -491,14 +492,14 @@ struct search_job {
 };
 
 static int read_entry_data(struct pack_objects *po, struct pack_reader *reader,
-			   struct po_entry *e, unsigned char **data, size_t *size,
-			   struct gp_error *err)
+			   struct po_entry *e, enum object_type *type, unsigned char **data,
+			   size_t *size, struct gp_error *err)
 {
-	enum object_type type;
 	if (e->pack)
-		return pack_read_object(reader, e->pack, e->ofs, &type, data, size, err);
+		return pack_read_object(reader, e->pack, e->ofs, type, data, size, err);
 	if (e->loose_dir)
-		return loose_read(e->loose_dir, &e->oid, &type, data, size, err);
+		return loose_read(e->loose_dir, &e->oid, type, data, size, err);
+	*type = OBJ_TREE;
 	*data = xcalloc(1, 1);  /* the unstored empty tree */
 	*size = 0;
 	return 0;
@@ -531,9 +532,10 @@ static void *search_worker(void *arg)
 		uint32_t best_base = NO_ENTRY;
 		size_t best_slot = 0;
 		int64_t limit;
+		enum object_type type;
 
 		clear_slot(slot);
-		job->ret = read_entry_data(po, reader, t, &slot->data, &slot->size, &job->err);
+		job->ret = read_entry_data(po, reader, t, &type, &slot->data, &slot->size, &job->err);
 		if (job->ret)
 			break;
 		slot->entry = job->list[k];
@@ -738,8 +740,15 @@ struct writer {
 	uint32_t nr_written;
 	struct progress *progress;
 	uint64_t since_drop;  /* bytes written since the source pages were dropped */
+	/* Writing files (dir set), the output may be cut into several packs. */
+	const char *dir, *prefix;
+	char *tmp_name;
+	bool write_rev;
+	struct pack_objects_names *names;
+	uint32_t part;        /* the pack being written, counting from 0 */
+	uint32_t part_start;  /* its first object's index in order */
+	uint32_t part_header_nr; /* the object count its header announced */
 };
-
 
 /* The header of a delta entry of size bytes against e's base. */
 static size_t delta_entry_header(const struct pack_objects *po, const struct po_entry *e,
@@ -756,15 +765,27 @@ static size_t delta_entry_header(const struct pack_objects *po, const struct po_
 	return len + po->rawsz;
 }
 
-static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
+static bool is_delta(const struct po_entry *e)
+{
+	return e->how == WRITE_REUSE_DELTA || e->how == WRITE_NEW_DELTA;
+}
+
+/* A delta whose base went into an earlier pack of a cut output. */
+static void store_whole(struct po_entry *e)
+{
+	free(e->delta_z);
+	e->delta_z = NULL;
+	e->base = NO_ENTRY;
+	e->how = WRITE_WHOLE;
+}
+
+/* e's entry as it goes into the pack, into w->buf, at offset e->out_ofs. */
+static int encode_entry(struct writer *w, struct po_entry *e, struct gp_error *err)
 {
 	struct pack_objects *po = w->po;
-	struct po_entry *e = &po->entries[n];
 	unsigned char head[16 + 16 + GP_MAX_RAWSZ]; /* type+size, then distance or base name */
 	size_t head_len;
-	int ret = 0;
 
-	e->out_ofs = hashfile_total(w->f);
 	strbuf_reset(&w->buf);
 	switch (e->how) {
 	case WRITE_REUSE_WHOLE:
@@ -786,33 +807,131 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 			: delta_entry_header(po, e, e->size, head);
 		strbuf_add(&w->buf, head, head_len);
 		strbuf_add(&w->buf, stored + e->hdr_len, (size_t)(end - e->ofs - e->hdr_len));
-		po->stats.reused++;
-		if (e->how == WRITE_REUSE_DELTA)
-			po->stats.reused_deltas++;
-		break;
+		return 0;
 	}
 	case WRITE_NEW_DELTA:
 		head_len = delta_entry_header(po, e, e->delta_size, head);
 		strbuf_add(&w->buf, head, head_len);
 		strbuf_add(&w->buf, e->delta_z, e->delta_z_len);
-		free(e->delta_z);
-		e->delta_z = NULL;
-		break;
+		return 0;
 	default: {
+		enum object_type type;
 		unsigned char *data;
 		size_t size;
-		ret = read_entry_data(po, w->reader, e, &data, &size, err);
+		int ret = read_entry_data(po, w->reader, e, &type, &data, &size, err);
 		if (ret)
 			return ret;
+		/* A reused delta made whole may not have had its type looked up. */
+		if (e->pack || e->loose_dir)
+			e->type = (uint8_t)type;
 		head_len = pack_encode_entry_header(head, e->type, size);
 		strbuf_add(&w->buf, head, head_len);
 		deflate_to_strbuf(data, size, po->opts.compression, &w->buf);
 		free(data);
-		break;
+		return 0;
 	}
 	}
-	if (e->how == WRITE_REUSE_DELTA || e->how == WRITE_NEW_DELTA)
+}
+
+static int start_part(struct writer *w, struct gp_error *err)
+{
+	struct pack_objects *po = w->po;
+	int ret = hashfile_create(&w->f, w->tmp_name, po->algo, err);
+	if (ret)
+		return ret;
+	w->part_start = w->nr_written;
+	/* Right unless the pack is cut; finish_part() corrects it then. */
+	w->part_header_nr = po->nr - w->nr_written;
+	hashfile_write_be32(w->f, PACK_SIGNATURE);
+	hashfile_write_be32(w->f, 2);
+	hashfile_write_be32(w->f, w->part_header_nr);
+	return 0;
+}
+
+/* Complete the pack being written: its trailer, .rev and .idx. */
+static int finish_part(struct writer *w, struct gp_error *err)
+{
+	struct pack_objects *po = w->po;
+	uint32_t nr = w->nr_written - w->part_start;
+	unsigned char *oids = xmalloc(po->rawsz * ((size_t)nr + 1));
+	uint64_t *offsets = xmalloc(sizeof(*offsets) * ((size_t)nr + 1));
+	uint32_t *crcs = xmalloc(sizeof(*crcs) * ((size_t)nr + 1));
+	struct pack_objects_names *names = w->names;
+	struct hashfile *f = w->f;
+	int ret = 0;
+
+	w->f = NULL;
+	if (nr != w->part_header_nr) {
+		unsigned char head[12];
+		put_be32(head, PACK_SIGNATURE);
+		put_be32(head + 4, 2);
+		put_be32(head + 8, nr);
+		ret = hashfile_rewrite_head(f, head, sizeof(head), err);
+		if (ret) {
+			hashfile_abort(f);
+			goto out;
+		}
+	}
+	for (uint32_t k = 0; k < nr; k++) {
+		struct po_entry *e = &po->entries[w->order[w->part_start + k]];
+		memcpy(oids + (size_t)k * po->rawsz, e->oid.hash, po->rawsz);
+		offsets[k] = e->out_ofs;
+		crcs[k] = e->crc;
+	}
+	ALLOC_GROW(names->hex, names->nr + 1, names->alloc);
+	ret = pack_write_finish(f, w->dir, w->prefix, po->algo, oids, offsets, crcs, nr,
+				w->write_rev, names->hex[names->nr], err);
+	if (!ret)
+		names->nr++;
+	w->part++;
+out:
+	free(oids);
+	free(offsets);
+	free(crcs);
+	return ret;
+}
+
+/* Whether e, encoded in w->buf, must go into a new pack. */
+static bool over_limit(const struct writer *w)
+{
+	uint64_t limit = w->po->opts.max_pack_size;
+	/* A pack holds at least one object, however large. */
+	return w->dir && limit && w->nr_written > w->part_start &&
+		hashfile_total(w->f) + w->buf.len + w->po->rawsz > limit;
+}
+
+static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
+{
+	struct pack_objects *po = w->po;
+	struct po_entry *e = &po->entries[n];
+	int ret;
+
+	if (is_delta(e) && po->entries[e->base].part != w->part)
+		store_whole(e);
+	e->out_ofs = hashfile_total(w->f);
+	ret = encode_entry(w, e, err);
+	if (!ret && over_limit(w)) {
+		ret = finish_part(w, err);
+		if (!ret)
+			ret = start_part(w, err);
+		if (!ret)
+			e->out_ofs = hashfile_total(w->f);
+		if (!ret && is_delta(e)) {
+			/* Its base is in the pack just completed. */
+			store_whole(e);
+			ret = encode_entry(w, e, err);
+		}
+	}
+	if (ret)
+		return ret;
+	if (e->how == WRITE_REUSE_WHOLE || e->how == WRITE_REUSE_DELTA)
+		po->stats.reused++;
+	if (e->how == WRITE_REUSE_DELTA)
+		po->stats.reused_deltas++;
+	if (is_delta(e))
 		po->stats.deltas++;
+	free(e->delta_z);
+	e->delta_z = NULL;
 	e->crc = gp_crc32(0, w->buf.buf, w->buf.len);
 	hashfile_write(w->f, w->buf.buf, w->buf.len);
 	w->since_drop += w->buf.len;
@@ -821,6 +940,7 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 		w->since_drop = 0;
 	}
 	e->written = true;
+	e->part = w->part;
 	w->order[w->nr_written++] = n;
 	progress_update(w->progress, w->nr_written);
 	return 0;
@@ -842,91 +962,81 @@ static int write_with_bases(struct writer *w, uint32_t n, uint32_t *stack,
 	return ret;
 }
 
-static int write_pack(struct pack_objects *po, struct hashfile *f,
-		      uint32_t **order_out, struct gp_error *err)
+/*
+ * Write every object: to w->f, a stream, or (w->dir set) to files, each
+ * pack completed by finish_part().
+ */
+static int write_pack(struct writer *w, struct gp_error *err)
 {
-	struct writer w = { po, f, pack_reader_new(0), STRBUF_INIT, NULL, 0, NULL, 0 };
+	struct pack_objects *po = w->po;
 	uint32_t *stack = xmalloc(sizeof(*stack) * (po->nr ? po->nr : 1));
 	int ret = 0;
 
 	memset(&po->stats, 0, sizeof(po->stats));
-	w.order = xmalloc(sizeof(*w.order) * (po->nr ? po->nr : 1));
-	w.progress = progress_start("Writing objects", po->nr, po->opts.progress);
-	hashfile_write_be32(f, PACK_SIGNATURE);
-	hashfile_write_be32(f, 2);
-	hashfile_write_be32(f, po->nr);
-	for (uint32_t n = 0; n < po->nr && !ret; n++)
-		ret = write_with_bases(&w, n, stack, err);
-	progress_stop(&w.progress);
-	po->stats.total = w.nr_written;
-	strbuf_release(&w.buf);
-	pack_reader_free(w.reader);
-	free(stack);
-	if (ret) {
-		free(w.order);
-		return ret;
+	w->reader = pack_reader_new(0);
+	strbuf_init(&w->buf, 0);
+	w->order = xmalloc(sizeof(*w->order) * (po->nr ? po->nr : 1));
+	w->progress = progress_start("Writing objects", po->nr, po->opts.progress);
+	if (w->dir) {
+		ret = start_part(w, err);
+	} else {
+		hashfile_write_be32(w->f, PACK_SIGNATURE);
+		hashfile_write_be32(w->f, 2);
+		hashfile_write_be32(w->f, po->nr);
 	}
-	*order_out = w.order;
-	return 0;
+	for (uint32_t n = 0; n < po->nr && !ret; n++)
+		ret = write_with_bases(w, n, stack, err);
+	if (!ret && w->dir)
+		ret = finish_part(w, err);
+	progress_stop(&w->progress);
+	po->stats.total = w->nr_written;
+	strbuf_release(&w->buf);
+	pack_reader_free(w->reader);
+	free(stack);
+	free(w->order);
+	return ret;
 }
 
 int pack_objects_write_fd(struct pack_objects *po, int fd, struct gp_error *err)
 {
-	struct hashfile *f;
-	uint32_t *order = NULL;
-	int ret = prepare(po, err);
+	struct writer w = { .po = po };
+	int ret;
+	if (po->opts.max_pack_size)
+		return gp_error_set(err, GP_EINVAL,
+				    "--max-pack-size cannot be used to build a pack for transfer");
+	ret = prepare(po, err);
 	if (ret)
 		return ret;
-	f = hashfile_new_stream(fd, po->algo);
-	ret = write_pack(po, f, &order, err);
+	w.f = hashfile_new_stream(fd, po->algo);
+	ret = write_pack(&w, err);
 	if (ret) {
-		hashfile_abort(f);
+		hashfile_abort(w.f);
 		return ret;
 	}
-	free(order);
-	return hashfile_finish_stream(f, NULL, err);
+	return hashfile_finish_stream(w.f, NULL, err);
 }
 
-int pack_objects_write_files(struct pack_objects *po, const char *base,
-			     bool write_rev, char *hex_out, struct gp_error *err)
+void pack_objects_names_release(struct pack_objects_names *names)
 {
-	struct hashfile *f;
-	uint32_t *order = NULL;
-	unsigned char *oids = NULL;
-	uint64_t *offsets = NULL;
-	uint32_t *crcs = NULL;
+	free(names->hex);
+	memset(names, 0, sizeof(*names));
+}
+
+int pack_objects_write_files(struct pack_objects *po, const char *base, bool write_rev,
+			     struct pack_objects_names *names, struct gp_error *err)
+{
 	const char *slash = strrchr(base, '/');
 	char *dir = slash ? xstrndup(base, (size_t)(slash - base)) : xstrdup(".");
-	char *tmp_name = xstrfmt("%s-tmp.pack", base);
+	struct writer w = { .po = po, .dir = dir, .prefix = slash ? slash + 1 : base,
+			    .tmp_name = xstrfmt("%s-tmp.pack", base),
+			    .write_rev = write_rev, .names = names };
 	int ret = prepare(po, err);
 
-	if (ret)
-		goto out;
-	ret = hashfile_create(&f, tmp_name, po->algo, err);
-	if (ret)
-		goto out;
-	ret = write_pack(po, f, &order, err);
-	if (ret) {
-		hashfile_abort(f);
-		goto out;
-	}
-	oids = xmalloc(po->rawsz * ((size_t)po->nr + 1));
-	offsets = xmalloc(sizeof(*offsets) * ((size_t)po->nr + 1));
-	crcs = xmalloc(sizeof(*crcs) * ((size_t)po->nr + 1));
-	for (uint32_t k = 0; k < po->nr; k++) {
-		struct po_entry *e = &po->entries[order[k]];
-		memcpy(oids + (size_t)k * po->rawsz, e->oid.hash, po->rawsz);
-		offsets[k] = e->out_ofs;
-		crcs[k] = e->crc;
-	}
-	ret = pack_write_finish(f, dir, slash ? slash + 1 : base, po->algo, oids, offsets,
-				crcs, po->nr, write_rev, hex_out, err);
-out:
-	free(order);
-	free(oids);
-	free(offsets);
-	free(crcs);
+	if (!ret)
+		ret = write_pack(&w, err);
+	/* An error leaves the pack being written unfinished: remove it. */
+	hashfile_abort(w.f);
 	free(dir);
-	free(tmp_name);
+	free(w.tmp_name);
 	return ret;
 }

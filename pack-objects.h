@@ -44,9 +44,18 @@ struct pack_objects_opts {
 	bool reuse_delta;        /* off: --no-reuse-delta (-f) */
 	bool reuse_object;       /* off: --no-reuse-object (-F) */
 	bool progress;           /* meters on stderr */
+	/*
+	 * --max-pack-size: pack_objects_write_files() cuts the output into
+	 * packs of at most this many bytes (one object larger than that
+	 * gets a pack of its own); 0: one pack. A delta whose base landed
+	 * in an earlier pack is stored whole.
+	 */
+	uint64_t max_pack_size;
 };
 
-#define PACK_OBJECTS_OPTS_INIT { 10, 50, -1, 0, false, true, true, false }
+#define PACK_OBJECTS_OPTS_INIT { 10, 50, -1, 0, false, true, true, false, 0 }
+/* Git's floor for --max-pack-size (smaller values are raised to it). */
+#define PACK_OBJECTS_MIN_PACK_SIZE ((uint64_t)1 << 20)
 
 /*
  * Lowers odb's delta base cache to PACK_OBJECTS_CACHE_LIMIT: the walks
@@ -111,20 +120,30 @@ int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
 int pack_objects_add_loose(struct pack_objects *po, struct gp_error *err);
 
 /*
- * Write the pack to fd (a stream: nothing is synced). Errors: GP_ENOTFOUND
+ * Write the pack to fd (a stream: nothing is synced; max_pack_size must
+ * be 0, else GP_EINVAL). Errors: GP_ENOTFOUND
  * (an added object is missing: the message names it), GP_ECORRUPT (a
  * source pack or loose object is damaged: file and offset), GP_EIO.
  */
 int pack_objects_write_fd(struct pack_objects *po, int fd, struct gp_error *err);
 
+/* The hashes of the packs one write produced, in the order written. */
+struct pack_objects_names {
+	char (*hex)[GP_MAX_HEXSZ + 1];
+	size_t nr, alloc;
+};
+void pack_objects_names_release(struct pack_objects_names *names);
+
 /*
- * Write <base>-<hash>.pack, .rev (unless !write_rev) and .idx, and put
- * the hex hash into hex_out (GP_MAX_HEXSZ + 1 bytes). When every file
- * already exists (the same objects, written the same way) they are
- * kept. Errors as pack_objects_write_fd().
+ * Write <base>-<hash>.pack, .rev (unless !write_rev) and .idx (several
+ * such packs with max_pack_size), each installed as soon as it is
+ * complete, and append their hashes to names. When every file already
+ * exists (the same objects, written the same way) they are kept.
+ * Errors as pack_objects_write_fd(); the packs completed before the
+ * error stay, as whole packs.
  */
-int pack_objects_write_files(struct pack_objects *po, const char *base,
-			     bool write_rev, char *hex_out, struct gp_error *err);
+int pack_objects_write_files(struct pack_objects *po, const char *base, bool write_rev,
+			     struct pack_objects_names *names, struct gp_error *err);
 
 /* What the last write did, for "Total N (delta D), reused R (delta RD)". */
 struct pack_objects_stats {

@@ -30,8 +30,9 @@ struct repack {
 	char *pack_dir;
 	struct old_pack *packs;
 	size_t nr_packs;
-	struct pack_objects *po;   /* freed once the new pack is written */
-	struct packed_git *new_pack; /* its index, for what it holds */
+	struct pack_objects *po;   /* freed once the new packs are written */
+	struct packed_git **new_packs; /* their indexes, for what they hold */
+	size_t nr_new_packs;
 };
 
 static int cmp_by_count(const void *va, const void *vb)
@@ -193,13 +194,17 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	return ret;
 }
 
-/* Whether a pack that stays (kept, or not replaced) holds oid. */
 static bool in_new_pack(const struct repack *r, const struct object_id *oid)
 {
-	uint32_t idx_pos;
-	return r->new_pack && pack_find_oid(r->new_pack, oid, &idx_pos);
+	for (size_t i = 0; i < r->nr_new_packs; i++) {
+		uint32_t idx_pos;
+		if (pack_find_oid(r->new_packs[i], oid, &idx_pos))
+			return true;
+	}
+	return false;
 }
 
+/* Whether a pack that stays (kept, or not replaced) holds oid. */
 static bool in_staying_pack(const struct repack *r, const struct object_id *oid)
 {
 	for (size_t i = 0; i < r->nr_packs; i++) {
@@ -239,11 +244,11 @@ static int loosen_unreachable(struct repack *r, struct repack_result *result,
 	return ret;
 }
 
-static int write_midx(struct repack *r, const char *new_pack, struct gp_error *err)
+static int write_midx(struct repack *r, struct gp_error *err)
 {
 	struct midx_write_opts mopts = MIDX_WRITE_OPTS_INIT;
 	struct midx_write_result mres;
-	char **names = xcalloc(r->nr_packs + 2, sizeof(*names));
+	char **names = xcalloc(r->nr_packs + r->nr_new_packs + 1, sizeof(*names));
 	size_t nr_names = 0;
 	uint32_t best = 0;
 	char *preferred = NULL;
@@ -261,11 +266,13 @@ static int write_midx(struct repack *r, const char *new_pack, struct gp_error *e
 			preferred = xstrdup(base_name(p->idx_path));
 		}
 	}
-	if (*new_pack) {
-		names[nr_names++] = xstrfmt("pack-%s.idx", new_pack);
-		if (r->new_pack && r->new_pack->nr_objects > best) {
+	for (size_t i = 0; i < r->nr_new_packs; i++) {
+		struct packed_git *p = r->new_packs[i];
+		names[nr_names++] = xstrdup(base_name(p->idx_path));
+		if (p->nr_objects > best) {
+			best = p->nr_objects;
 			free(preferred);
-			preferred = xstrfmt("pack-%s.idx", new_pack);
+			preferred = xstrdup(base_name(p->idx_path));
 		}
 	}
 	mopts.only_packs = (const char *const *)names;
@@ -356,8 +363,9 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	       struct repack_result *result, struct gp_error *err)
 {
 	struct pack_objects_opts po_opts = PACK_OBJECTS_OPTS_INIT;
-	struct repack r = { repo, opts, NULL, NULL, NULL, 0, NULL, NULL };
-	char *base = NULL, *idx = NULL;
+	struct repack r = { repo, opts, NULL, NULL, NULL, 0, NULL, NULL, 0 };
+	struct pack_objects_names *written = &result->new_packs;
+	char *base = NULL;
 	int ret;
 
 	memset(result, 0, sizeof(*result));
@@ -377,6 +385,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	po_opts.reuse_delta = opts->reuse_delta && opts->reuse_object;
 	po_opts.reuse_object = opts->reuse_object;
 	po_opts.progress = opts->progress;
+	po_opts.max_pack_size = opts->max_pack_size;
 	pack_objects_new(&r.po, r.odb, &po_opts);
 
 	if (opts->geometric)
@@ -388,22 +397,32 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 
 	if (pack_objects_nr(r.po)) {
 		base = xstrfmt("%s/pack", r.pack_dir);
-		ret = pack_objects_write_files(r.po, base, true, result->new_pack, err);
+		ret = pack_objects_write_files(r.po, base, true, written, err);
 		if (ret)
 			goto out;
-		/* The rest of the job needs only the new pack's index: give the memory back. */
+		/* The rest of the job needs only the new packs' indexes: give the memory back. */
 		pack_objects_free(r.po);
 		r.po = NULL;
-		idx = xstrfmt("%s-%s.idx", base, result->new_pack);
-		ret = pack_open_idx(&r.new_pack, idx, repo->hash_algo, err);
-		if (ret)
-			goto out;
-		/* The new pack may replace itself (the same objects, the same name). */
-		for (size_t i = 0; i < r.nr_packs; i++)
-			if (strstr(r.packs[i].pack->pack_path, result->new_pack))
-				r.packs[i].replaced = false;
+		r.new_packs = xcalloc(written->nr + 1, sizeof(*r.new_packs));
+		for (size_t k = 0; k < written->nr; k++) {
+			char *idx = xstrfmt("%s-%s.idx", base, written->hex[k]);
+			ret = pack_open_idx(&r.new_packs[k], idx, repo->hash_algo, err);
+			free(idx);
+			if (ret)
+				goto out;
+			r.nr_new_packs++;
+			/* A new pack may replace itself (the same objects, the same name). */
+			for (size_t i = 0; i < r.nr_packs; i++)
+				if (strstr(r.packs[i].pack->pack_path, written->hex[k]))
+					r.packs[i].replaced = false;
+		}
 		if (opts->write_bitmap && !opts->write_midx && opts->all) {
-			ret = bitmap_write_for_pack_file(repo, idx, opts->threads, opts->progress, err);
+			/* A pack bitmap must cover everything reachable: one pack. */
+			if (r.nr_new_packs == 1)
+				ret = bitmap_write_for_pack_file(repo, r.new_packs[0]->idx_path,
+								 opts->threads, opts->progress, err);
+			else
+				result->bitmap_skipped = true;
 			if (ret)
 				goto out;
 		}
@@ -417,7 +436,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			goto out;
 	}
 	if (opts->write_midx) {
-		ret = write_midx(&r, result->new_pack, err);
+		ret = write_midx(&r, err);
 		if (ret)
 			goto out;
 	}
@@ -435,10 +454,16 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	prune_packed(&r, result);
 out:
 	pack_objects_free(r.po);
-	pack_free(r.new_pack);
-	free(idx);
+	for (size_t k = 0; k < r.nr_new_packs; k++)
+		pack_free(r.new_packs[k]);
+	free(r.new_packs);
 	free(r.packs);
 	free(r.pack_dir);
 	free(base);
 	return ret;
+}
+
+void repack_result_release(struct repack_result *result)
+{
+	pack_objects_names_release(&result->new_packs);
 }

@@ -32,6 +32,7 @@
 #define GP_REPACK_H
 
 #include "hash.h"
+#include "pack-objects.h"
 
 struct gp_error;
 struct repository;
@@ -48,15 +49,17 @@ struct repack_opts {
 	bool reuse_object;      /* off: -F */
 	int pack_kept_objects;  /* --pack-kept-objects; -1: when -b without --write-midx */
 	int window, depth, threads;
+	uint64_t max_pack_size;  /* --max-pack-size: several new packs; 0: one */
 	const char *const *keep_packs;  /* --keep-pack names */
 	size_t nr_keep_packs;
 	bool progress;
 };
 
-#define REPACK_OPTS_INIT { false, false, false, false, false, false, 0, true, true, -1, 10, 50, 0, NULL, 0, false }
+#define REPACK_OPTS_INIT { false, false, false, false, false, false, 0, true, true, -1, 10, 50, 0, 0, NULL, 0, false }
 
 struct repack_result {
-	char new_pack[GP_MAX_HEXSZ + 1]; /* hash of the pack written; "" if none */
+	struct pack_objects_names new_packs; /* the packs written (several with max_pack_size) */
+	bool bitmap_skipped;      /* -b -a: no bitmap, the new pack was cut in several */
 	uint32_t nr_rolled;       /* packs rolled up into it (or replaced) */
 	uint32_t nr_deleted;      /* packs deleted */
 	uint32_t nr_loose_pruned; /* loose objects removed */
@@ -66,8 +69,10 @@ struct repack_result {
 /*
  * Errors: GP_EINVAL (contradictory options), and those of pack writing,
  * MIDX and bitmap writing; on any error nothing old has been deleted.
+ * Release result afterwards, on success and on failure.
  */
 int repack_run(struct repository *repo, const struct repack_opts *opts,
 	       struct repack_result *result, struct gp_error *err);
+void repack_result_release(struct repack_result *result);
 
 #endif

@@ -5,6 +5,7 @@
  * .idx and .rev.
  */
 #include "../builtin.h"
+#include "../config.h"
 #include "../error.h"
 #include "../object-name.h"
 #include "../odb.h"
@@ -141,6 +142,23 @@ static void read_packs(struct pack_objects *po, bool with_loose)
 	strbuf_release(&line);
 }
 
+uint64_t max_pack_size_option(struct repository *repo, unsigned long given)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	unsigned long limit = given;
+	if (!limit) {
+		int ret = config_get_ulong(&repo->config, "pack.packsizelimit", &limit, &err);
+		if (ret && ret != GP_ENOTFOUND)
+			die_error(&err);
+		gp_error_clear(&err);
+	}
+	if (limit && limit < PACK_OBJECTS_MIN_PACK_SIZE) {
+		warning("minimum pack size limit is 1 MiB");
+		return PACK_OBJECTS_MIN_PACK_SIZE;
+	}
+	return limit;
+}
+
 int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -155,7 +173,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	int progress = -1, reuse_delta = 1, reuse_object = 1, delta_base_offset = 0;
 	int non_empty = 0, write_rev = 1, ignored = 0;
 	const char *ignored_str = NULL;
-	char hex[GP_MAX_HEXSZ + 1];
+	unsigned long max_pack_size = 0;
+	struct pack_objects_names names = { 0 };
 	struct option options[] = {
 		OPT_BOOL(0, "stdout", &to_stdout, "output the pack to stdout"),
 		OPT_BOOL(0, "revs", &revs, "read revisions from stdin (rev-list --objects)"),
@@ -174,6 +193,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_INTEGER(0, "window", &opts.window, "objects a delta search compares with"),
 		OPT_INTEGER(0, "depth", &opts.depth, "longest delta chain"),
 		OPT_INTEGER(0, "compression", &opts.compression, "zlib level of new data"),
+		OPT_ULONG(0, "max-pack-size", &max_pack_size, "cut the output into packs of at most this size"),
 		OPT_BOOL(0, "non-empty", &non_empty, "write nothing when there are no objects"),
 		OPT_BOOL(0, "rev-index", &write_rev, "write a .rev beside the pack (default)"),
 		OPT__QUIET(&quiet, "no progress meters"),
@@ -201,6 +221,11 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		fprintf(stderr, "warning: delta chain depth %d is too deep, forcing 4095\n", opts.depth);
 		opts.depth = 4095;
 	}
+	if (to_stdout && max_pack_size)
+		die("--max-pack-size cannot be used to build a pack for transfer");
+	/* pack.packSizeLimit is for packs written to files only, as git. */
+	if (!to_stdout)
+		opts.max_pack_size = max_pack_size_option(repo, max_pack_size);
 	opts.reuse_delta = reuse_delta && reuse_object;
 	opts.reuse_object = reuse_object;
 	opts.delta_base_offset = delta_base_offset;
@@ -235,17 +260,21 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		if (pack_objects_write_fd(po, 1, &err))
 			die_error(&err);
 	} else {
-		if (pack_objects_write_files(po, argv[0], write_rev, hex, &err))
+		if (pack_objects_write_files(po, argv[0], write_rev, &names, &err))
 			die_error(&err);
-		if (write_bitmap) {
-			char *idx = xstrfmt("%s-%s.idx", argv[0], hex);
+		if (write_bitmap && names.nr > 1)
+			warning("disabling bitmap writing, packs are split due to "
+				"--max-pack-size or pack.packSizeLimit");
+		else if (write_bitmap) {
+			char *idx = xstrfmt("%s-%s.idx", argv[0], names.hex[0]);
 			if (bitmap_write_for_pack_file(repo, idx, opts.threads, opts.progress, &err)) {
 				fprintf(stderr, "warning: failed to write bitmap index: %s\n", gp_error_msg(&err));
 				gp_error_clear(&err);
 			}
 			free(idx);
 		}
-		printf("%s\n", hex);
+		for (size_t i = 0; i < names.nr; i++)
+			printf("%s\n", names.hex[i]);
 	}
 	pack_objects_stats(po, &stats);
 	if (!quiet && (progress > 0 || isatty(2)))
@@ -254,6 +283,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			stats.reused_deltas);
 out:
 	pack_objects_free(po);
+	pack_objects_names_release(&names);
 	free(keep.items);
 	return 0;
 }

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 static const char *const repack_usage[] = {
-	"gitpack repack [-a] [-A] [-d] [-f] [-F] [-l] [-q] [-b] [--write-midx] [--geometric=<factor>] [--keep-pack=<pack>] [--pack-kept-objects] [--window=<n>] [--depth=<n>] [--threads=<n>]",
+	"gitpack repack [-a] [-A] [-d] [-f] [-F] [-l] [-q] [-b] [--write-midx] [--geometric=<factor>] [--keep-pack=<pack>] [--pack-kept-objects] [--window=<n>] [--depth=<n>] [--threads=<n>] [--max-pack-size=<n>]",
 	NULL,
 };
 
@@ -49,8 +49,6 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	argc = parse_options(argc, argv, options, repack_usage);
 	if (argc)
 		usage_with_options(repack_usage, options);
-	if (max_pack_size)
-		die("--max-pack-size is not supported yet: gitpack writes one pack");
 	if (geometric && (all || all_loosen))
 		die("options '--geometric' and '-A/-a' cannot be used together");
 	if (write_bitmap < 0)
@@ -79,14 +77,19 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		gp_error_clear(&err);
 	}
 	opts.pack_kept_objects = pack_kept_objects;
+	opts.max_pack_size = max_pack_size_option(repo, max_pack_size);
 	opts.keep_packs = keep.items;
 	opts.nr_keep_packs = keep.nr;
 	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
 
 	if (repack_run(repo, &opts, &result, &err))
 		die_error(&err);
-	if (!quiet && !*result.new_pack && !write_midx)
+	if (result.bitmap_skipped)
+		warning("disabling bitmap writing, packs are split due to "
+			"--max-pack-size or pack.packSizeLimit");
+	if (!quiet && !result.new_packs.nr && !write_midx)
 		printf("Nothing new to pack.\n");
+	repack_result_release(&result);
 	free(keep.items);
 	return 0;
 }

@@ -382,6 +382,52 @@ rp_sized_repo () {
 	git -C "$gp_rsr_dir_" fsck --full --no-progress
 }
 
+# rp_big_repo ALGO DIR: twelve commits, each adding 200 KB of random
+# bytes (f<k>.bin) and changing one line of a 100 KB text of random
+# lines (so its versions are deltas of each other, but do not
+# compress): about 3 MB of packed objects in one pack, for
+# --max-pack-size. DIR.reachable lists the objects the refs reach.
+rp_big_repo () {
+	git init -q -b main --object-format="$1" "$2" &&
+	rp_config "$2" &&
+	perl -e '
+		binmode STDOUT;
+		srand(7);
+		my @lines = map {
+			join("", map { chr(48 + int(rand(75))) } 1..60) . "\n"
+		} 1..1600;
+		for my $k (1..12) {
+			my $bin = join("", map { chr(int(rand(256))) } 1..200000);
+			$lines[$k * 100] = "commit $k\n";
+			my $txt = join("", @lines);
+			print "commit refs/heads/main\n";
+			print "committer C O Mitter <c\@example.com> ", 1700000000 + $k, " +0000\n";
+			print "data ", length("c$k"), "\nc$k\n";
+			print "M 100644 inline f$k.bin\ndata ", length($bin), "\n$bin\n";
+			print "M 100644 inline text.txt\ndata ", length($txt), "\n$txt\n";
+		}
+	' >"$2.stream" &&
+	git -C "$2" -c fastimport.unpackLimit=0 fast-import --quiet <"$2.stream" &&
+	rm -f "$2.stream" &&
+	rp_reachable "$2" >"$2.reachable"
+}
+
+# rp_check_split DIR LIMIT: the packs DIR.new are at least three, none
+# larger than LIMIT bytes, each one git verify-pack accepts alone (so no
+# delta reaches into another pack), and together they hold every object
+# the refs reach.
+rp_check_split () {
+	test_line_count -ge 3 "$1.new" &&
+	while read gp_rcs_pack_
+	do
+		gp_rcs_path_=$PWD/$(midx_pack_dir "$1")/$gp_rcs_pack_ &&
+		test "$(wc -c <"$gp_rcs_path_")" -le "$2" &&
+		git -C "$1" verify-pack "${gp_rcs_path_%.pack}.idx" || return 1
+	done <"$1.new" &&
+	rp_packs_set "$1" "$1.new" >"$1.split-set" &&
+	test_cmp "$1.reachable" "$1.split-set"
+}
+
 for algo in $test_hash_algos
 do
 
@@ -856,6 +902,103 @@ test_expect_success GITPACK_IS_GITPACK "-a -d: the objects of a .promisor pack s
 	test_must_be_empty both
 '
 
+big=big-$algo
+
+test_expect_success "setup: twelve commits of 200 KB random blobs and a 100 KB text, one pack ($algo)" '
+	rp_big_repo $algo $big &&
+	midx_packs $big >packs &&
+	test_line_count = 1 packs &&
+	test "$(wc -c <"$(midx_pack_dir $big)/$(cat packs)")" -gt 3000000 &&
+	rp_check $big
+'
+
+test_expect_success "repack -a -d --max-pack-size=1m: packs of at most 1 MiB holding every reachable object, as git splits ($algo)" '
+	r=split-$algo &&
+	rp_copy $big $r &&
+	rp_repack $r -a -d --max-pack-size=1m &&
+	test_must_be_empty $r.stayed &&
+	rp_check_split $r 1048576 &&
+	rp_copy $big $r.git &&
+	git -C $r.git repack -a -d -q --max-pack-size=1m &&
+	midx_packs $r.git >git-packs &&
+	test $(wc -l <git-packs) = $(wc -l <$r.new)
+'
+
+test_expect_success "pack.packSizeLimit does the same; under 1 MiB: a warning, and 1 MiB, as git ($algo)" '
+	r=limit-$algo &&
+	rp_copy $big $r &&
+	git -C $r config pack.packSizeLimit 1m &&
+	rp_repack $r -a -d &&
+	rp_check_split $r 1048576 &&
+	r=tiny-$algo &&
+	rp_copy $big $r &&
+	rp_repack $r -a -d --max-pack-size=1000 2>err &&
+	grep "minimum pack size limit is 1 MiB" err &&
+	rp_check_split $r 1048576 &&
+	rp_copy $big $r.git &&
+	git -C $r.git repack -a -d -q --max-pack-size=1000 2>err &&
+	grep "minimum pack size limit is 1 MiB" err
+'
+
+test_expect_success "repack -a -d -b split by --max-pack-size: a warning and no bitmap, as git ($algo)" '
+	r=split-b-$algo &&
+	rp_copy $big $r &&
+	rp_repack $r -a -d -b --max-pack-size=1m 2>err &&
+	grep "disabling bitmap writing" err &&
+	rp_check_split $r 1048576 &&
+	test -z "$(rp_bitmaps $r)" &&
+	rp_copy $big $r.git &&
+	git -C $r.git repack -a -d -b -q --max-pack-size=1m 2>err &&
+	grep "disabling bitmap writing" err &&
+	test -z "$(rp_bitmaps $r.git)"
+'
+
+test_expect_success "main job with --max-pack-size=1m: a MIDX of the split packs, and its bitmap ($algo)" '
+	r=split-midx-$algo &&
+	rp_copy $big $r &&
+	rp_repack $r -a -d --write-midx -b --max-pack-size=1m &&
+	rp_check_split $r 1048576 &&
+	rp_check_midx $r $algo &&
+	test -n "$(rp_bitmaps $r)" &&
+	for k in 1 2 3
+	do
+		echo "push $k" >$r/push$k.txt &&
+		git -C $r add push$k.txt &&
+		git -C $r -c user.name=P -c user.email=p@example.com commit -q -m "push $k" || return 1
+	done &&
+	rp_reachable $r >$r.reachable &&
+	rp_repack $r --geometric=2 --write-midx --write-bitmap-index -d --max-pack-size=1m &&
+	test_line_count -ge 1 $r.new &&
+	rp_check_midx $r $algo &&
+	for p in $(midx_packs $r)
+	do
+		test "$(wc -c <"$(midx_pack_dir $r)/$p")" -le 1048576 || return 1
+	done
+'
+
+test_expect_success "pack-objects --max-pack-size=1m: a hash per pack, each pack whole; with --stdout refused ($algo)" '
+	r=po-split-$algo &&
+	rp_copy $big $r &&
+	mkdir $r/out &&
+	git -C $r rev-list --objects --all >list &&
+	gitpack -C $r pack-objects -q --max-pack-size=1m out/pack <list >hashes &&
+	sed "s/.*/pack-&.pack/" hashes >$r.new &&
+	(cd $r/out && ls pack-*.pack) >written &&
+	sort $r.new >expect &&
+	test_cmp expect written &&
+	while read h
+	do
+		test "$(wc -c <$r/out/pack-$h.pack)" -le 1048576 &&
+		git -C $r verify-pack out/pack-$h.idx &&
+		git -C $r show-index <$r/out/pack-$h.idx >>$r.shown || return 1
+	done <hashes &&
+	cut -d" " -f2 $r.shown | sort -u >objects &&
+	test_line_count -ge 3 hashes &&
+	test_cmp $r.reachable objects &&
+	test_must_fail gitpack -C $r pack-objects --stdout --max-pack-size=1m <list >out.pack 2>err &&
+	grep "cannot be used to build a pack for transfer" err
+'
+
 test_expect_success "bad options: exit 129 or an error, and nothing changes ($algo)" '
 	r=opts-$algo &&
 	rp_copy $b $r &&
@@ -870,12 +1013,10 @@ test_expect_success "bad options: exit 129 or an error, and nothing changes ($al
 '
 
 # (git ignores arguments that are not options)
-test_expect_success GITPACK_IS_GITPACK "refused: --max-pack-size, --geometric=1, an argument; nothing changes ($algo)" '
+test_expect_success GITPACK_IS_GITPACK "refused: --geometric=1, an argument; nothing changes ($algo)" '
 	r=opts-$algo &&
 	rp_state $r >expect &&
 	test_expect_code 129 gitpack -C $r repack -a -d extra 2>err &&
-	test_must_fail gitpack -C $r repack -a -d --max-pack-size=1m 2>err &&
-	grep "max-pack-size" err &&
 	test_must_fail gitpack -C $r repack --geometric=1 -d 2>err &&
 	grep "geometric" err &&
 	rp_state $r >actual &&
