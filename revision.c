@@ -186,6 +186,54 @@ static struct node *lookup(struct rev_walk *w, const struct object_id *oid)
 	return n;
 }
 
+/*
+ * The walks look up every entry of every tree they read (133 million
+ * lookups for git.git's 837k objects), and nearly every lookup misses
+ * the cache twice: the table slot, then the node (to compare the
+ * name). One after the other, each lookup would wait for its misses;
+ * so a cursor runs ahead of the tree iterator, prefetching the slot of
+ * the entry PREFETCH_AHEAD entries on and the node of the one half as
+ * far, whose slot has arrived by then. Only a hint: a malformed tree
+ * is left to tree_iter_next() to report.
+ */
+#define PREFETCH_AHEAD 16
+#define PREFETCH_RING (PREFETCH_AHEAD / 2)
+
+struct prefetch {
+	const unsigned char *p, *end;
+	size_t slots[PREFETCH_RING];   /* of the entries half way ahead */
+	unsigned step;
+};
+
+static void prefetch_step(const struct rev_walk *w, struct prefetch *pf)
+{
+	size_t *ring = &pf->slots[pf->step++ % PREFETCH_RING];
+	const unsigned char *nul = pf->p < pf->end
+		? memchr(pf->p, '\0', (size_t)(pf->end - pf->p)) : NULL;
+	if (*ring != SIZE_MAX && w->table[*ring].node)
+		__builtin_prefetch(w->table[*ring].node);
+	if (!nul || (size_t)(pf->end - nul) <= w->rawsz) {
+		pf->p = pf->end;
+		*ring = SIZE_MAX;
+		return;
+	}
+	*ring = slot_of(w, get_be64(nul + 1));
+	__builtin_prefetch(&w->table[*ring]);
+	pf->p = nul + 1 + w->rawsz;
+}
+
+static void prefetch_start(const struct rev_walk *w, struct prefetch *pf,
+			   const unsigned char *buf, size_t size)
+{
+	pf->p = buf;
+	pf->end = buf + size;
+	pf->step = 0;
+	for (unsigned i = 0; i < PREFETCH_RING; i++)
+		pf->slots[i] = SIZE_MAX;
+	for (unsigned i = 0; i < PREFETCH_AHEAD; i++)
+		prefetch_step(w, pf);
+}
+
 /* ---- the commit queue: a binary heap, newest first ----------------------- */
 
 static bool heap_before(const struct queued *a, const struct queued *b)
@@ -434,6 +482,7 @@ static int mark_tree_uninteresting(struct rev_walk *w, struct node *tree,
 	size_t size;
 	struct tree_iter it;
 	struct tree_entry e;
+	struct prefetch pf;
 	int ret;
 	if (tree->flags & N_UNINTERESTING)
 		return 0;
@@ -441,11 +490,13 @@ static int mark_tree_uninteresting(struct rev_walk *w, struct node *tree,
 	ret = read_typed(w, tree, OBJ_TREE, &data, &size, err);
 	if (ret)
 		return ret;
+	prefetch_start(w, &pf, data, size);
 	tree_iter_init(&it, data, size, w->algo);
 	while ((ret = tree_iter_next(&it, &e, err)) > 0) {
 		enum object_type type = tree_mode_type(e.mode);
 		struct node *child;
 		ret = 0;
+		prefetch_step(w, &pf);
 		if (type == OBJ_COMMIT)
 			continue;
 		child = lookup(w, &e.oid);
@@ -479,6 +530,7 @@ static int show_tree(struct rev_walk *w, struct node *tree, rev_show_fn *show,
 	size_t size, base = w->path.len;
 	struct tree_iter it;
 	struct tree_entry e;
+	struct prefetch pf;
 	int ret;
 	if (tree->flags & (N_SEEN | N_UNINTERESTING))
 		return 0;
@@ -489,11 +541,13 @@ static int show_tree(struct rev_walk *w, struct node *tree, rev_show_fn *show,
 	ret = read_typed(w, tree, OBJ_TREE, &buf, &size, err);
 	if (ret)
 		return ret;
+	prefetch_start(w, &pf, buf, size);
 	tree_iter_init(&it, buf, size, w->algo);
 	while ((ret = tree_iter_next(&it, &e, err)) > 0) {
 		enum object_type type = tree_mode_type(e.mode);
 		struct node *child;
 		ret = 0;
+		prefetch_step(w, &pf);
 		if (type == OBJ_COMMIT)
 			continue;
 		child = lookup(w, &e.oid);
