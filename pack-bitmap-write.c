@@ -1355,32 +1355,44 @@ static int set_bit(struct writer *w, struct bitmap *bits, uint32_t bit_pos)
 /*
  * The repository's current bitmap (the MIDX's, or a pack's) already
  * says what its commits reach. When the new order keeps nearly every
- * object where the old one had it, as in the geometric steady state,
- * whose largest pack leads both the old MIDX and the new, a commit
- * with an old bitmap needs no walk: its bits, moved to their new
- * positions, are exactly what it reaches, provided every one of them is
- * still in the new order. Then trees are read only when a walk needs
- * them (below the commits no old bitmap covers), the name hashes come
- * from the old file's cache and from those trees, and selection
- * prefers commits with an old bitmap.
+ * object in long runs that the old order had too, a commit with an old
+ * bitmap needs no walk: its bits, moved to their new positions, are
+ * exactly what it reaches, provided every one of them is still in the
+ * new order. Two orders do that: the geometric steady state, whose
+ * largest pack leads both the old MIDX and the new (runs that did not
+ * move), and an all-into-one pack that repack writes in the old
+ * bitmap's order after the new objects (pack_objects_follow(): runs
+ * moved by the number of new objects). A run is moved a word at a time;
+ * the few bits outside runs one by one. Then trees are read only when a
+ * walk needs them (below the commits no old bitmap covers), the name
+ * hashes come from the old file's cache and from those trees, and
+ * selection prefers commits with an old bitmap.
  *
- * When the orders differ (a new all-into-one pack, say), moving every
- * bit costs more than building afresh from trees read in threads: then
- * the old bitmap is not used.
+ * When the orders differ (a pack written in another order, say),
+ * moving every bit costs more than building afresh from trees read in
+ * threads: then the old bitmap is not used.
  */
+struct reuse_run {
+	uint32_t old_start, new_start, len;
+};
+
 struct reuse {
 	struct bitmap_index *bi;
 	uint32_t *new_of_old;   /* old bit_pos -> new bit_pos; NO_POS when gone */
 	uint32_t nr_old;
-	uint32_t same_prefix;   /* bits [0, same_prefix) are where they were */
+	struct reuse_run *runs; /* by old_start; none shorter than REUSE_MIN_RUN */
+	size_t nr_runs;
+	size_t words;           /* bitmap words the runs' new positions need */
 	struct bitmap scratch;
 	struct resolver lazy;   /* reads trees when a walk needs them */
 	uint32_t nr_reused;     /* bitmaps taken over */
 };
 
-/* Reuse pays when at least this share of the new order did not move. */
+/* Reuse pays when runs hold at least this share of the new order. */
 #define REUSE_MIN_SAME_NUM 3
 #define REUSE_MIN_SAME_DEN 4
+/* Shorter stretches are moved bit by bit. */
+#define REUSE_MIN_RUN 64
 
 static void reuse_free(struct writer *w)
 {
@@ -1389,6 +1401,7 @@ static void reuse_free(struct writer *w)
 		return;
 	bitmap_index_free(ru->bi);
 	free(ru->new_of_old);
+	free(ru->runs);
 	bitmap_release(&ru->scratch);
 	for (size_t i = 0; i < ru->lazy.parsed_alloc; i++)
 		free(ru->lazy.parsed[i].entries);
@@ -1402,6 +1415,30 @@ static void reuse_free(struct writer *w)
 	gp_error_clear(&ru->lazy.err);
 	free(ru);
 	w->reuse = NULL;
+}
+
+/* The stretches of old bits that keep their order in the new one. */
+static uint64_t find_runs(struct reuse *ru)
+{
+	uint64_t covered = 0;
+	size_t alloc = 0;
+	uint32_t bit = 0;
+	while (bit < ru->nr_old) {
+		uint32_t start = bit++;
+		if (ru->new_of_old[start] == NO_POS)
+			continue;
+		while (bit < ru->nr_old && ru->new_of_old[bit] != NO_POS &&
+		       ru->new_of_old[bit] == ru->new_of_old[bit - 1] + 1)
+			bit++;
+		if (bit - start < REUSE_MIN_RUN)
+			continue;
+		ALLOC_GROW(ru->runs, ru->nr_runs + 1, alloc);
+		ru->runs[ru->nr_runs++] = (struct reuse_run){ start, ru->new_of_old[start], bit - start };
+		covered += bit - start;
+		if (((uint64_t)ru->new_of_old[start] + (bit - start) + 63) / 64 > ru->words)
+			ru->words = ((size_t)ru->new_of_old[start] + (bit - start) + 63) / 64;
+	}
+	return covered;
 }
 
 /*
@@ -1430,11 +1467,8 @@ static void reuse_open(struct writer *w)
 		if (!table_find_raw(w, raw, &ru->new_of_old[bit]))
 			ru->new_of_old[bit] = NO_POS;
 	}
-	while (ru->same_prefix < ru->nr_old && ru->new_of_old[ru->same_prefix] == ru->same_prefix)
-		ru->same_prefix++;
 	w->reuse = ru;
-	if ((uint64_t)ru->same_prefix * REUSE_MIN_SAME_DEN <
-	    (uint64_t)w->nr * REUSE_MIN_SAME_NUM) {
+	if (find_runs(ru) * REUSE_MIN_SAME_DEN < (uint64_t)w->nr * REUSE_MIN_SAME_NUM) {
 		reuse_free(w);
 		return;
 	}
@@ -1468,6 +1502,44 @@ static void reuse_mark_commits(struct writer *w)
 }
 
 /*
+ * OR into dst the bits of src in [run->old_start, + len), moved to start
+ * at run->new_start, a word at a time; clear them in src. dst has words
+ * for the whole new stretch.
+ */
+static void move_run(uint64_t *dst, struct bitmap *src, const struct reuse_run *run)
+{
+	uint64_t start = run->old_start, end = start + run->len;
+	uint64_t last_word = (end + 63) / 64;
+	if (last_word > src->word_nr)
+		last_word = src->word_nr;
+	for (uint64_t i = start / 64; i < last_word; i++) {
+		uint64_t mask = ~(uint64_t)0, word;
+		uint64_t dst_bit, dst_word;
+		unsigned off;
+		if (i * 64 < start)
+			mask &= ~(uint64_t)0 << (start - i * 64);
+		if (i * 64 + 64 > end)
+			mask &= ~(uint64_t)0 >> (i * 64 + 64 - end);
+		word = src->words[i] & mask;
+		if (!word)
+			continue;
+		src->words[i] &= ~mask;
+		/*
+		 * The new position of this word's lowest set bit tells where
+		 * the word lands; its bit 0 may lie before new_start (and
+		 * before 0), so count from the lowest bit in the run.
+		 */
+		dst_bit = (uint64_t)run->new_start + (i * 64 + (uint64_t)__builtin_ctzll(word) - start);
+		word >>= __builtin_ctzll(word);
+		dst_word = dst_bit / 64;
+		off = (unsigned)(dst_bit % 64);
+		dst[dst_word] |= word << off;
+		if (off && (word >> (64 - off)))
+			dst[dst_word + 1] |= word >> (64 - off);
+	}
+}
+
+/*
  * OR the old bitmap of entry row, moved to the new positions, into bits.
  * *complete is false when it holds an object the new order lacks: the
  * commit must then be walked (what was ORed is reachable all the same).
@@ -1475,7 +1547,6 @@ static void reuse_mark_commits(struct writer *w)
 static int reuse_or(struct writer *w, struct bitmap *bits, uint32_t row, bool *complete)
 {
 	struct reuse *ru = w->reuse;
-	size_t same_words = ru->same_prefix / 64;
 	const struct ewah *old;
 	uint32_t index_pos;
 	struct gp_error bad = GP_ERROR_INIT;
@@ -1489,20 +1560,18 @@ static int reuse_or(struct writer *w, struct bitmap *bits, uint32_t row, bool *c
 	bitmap_reset(&ru->scratch);
 	if (bitmap_or_ewah(&ru->scratch, old) < 0)
 		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
-	if (same_words > ru->scratch.word_nr)
-		same_words = ru->scratch.word_nr;
 	/*
-	 * The unmoved words are ORed in place: bits must count them first.
-	 * Past its word_nr they would be unseen (bitmap_get, the EWAH made
-	 * of it: a commit whose old bits all lie there got an empty bitmap)
-	 * and, bitmap_reset() clearing only up to word_nr, left behind for
-	 * the next build to pick up.
+	 * bits must count every word the runs write into: past its word_nr
+	 * they would be unseen (bitmap_get, the EWAH made of it: a commit
+	 * whose old bits all lie there got an empty bitmap) and, bitmap_reset()
+	 * clearing only up to word_nr, left behind for the next build.
 	 */
-	if (bitmap_grow(bits, same_words) < 0)
+	if (bitmap_grow(bits, ru->words) < 0)
 		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
-	for (size_t i = 0; i < same_words; i++)
-		bits->words[i] |= ru->scratch.words[i];
-	for (size_t i = same_words; i < ru->scratch.word_nr; i++) {
+	for (size_t i = 0; i < ru->nr_runs; i++)
+		move_run(bits->words, &ru->scratch, &ru->runs[i]);
+	/* What is left lies outside the runs. */
+	for (size_t i = 0; i < ru->scratch.word_nr; i++) {
 		uint64_t word = ru->scratch.words[i];
 		while (word) {
 			uint64_t old_bit = (uint64_t)i * 64 + (uint64_t)__builtin_ctzll(word);
@@ -1928,6 +1997,10 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 	}
 	if (!ret)
 		ret = write_file(&w, stats);
+	/* Says whether the cheap path was taken: t7700 and operators look. */
+	if (!ret && w.reuse && opts->progress)
+		fprintf(stderr, "Bitmaps reused: %" PRIu32 " of %" PRIu32 "\n",
+			w.reuse->nr_reused, (uint32_t)w.nr_selected);
 	if (stats) {
 		stats->nr_commits = (uint32_t)w.nr_commits;
 		stats->nr_selected = (uint32_t)w.nr_selected;

@@ -73,6 +73,7 @@ struct pack_objects {
 	uint32_t *slots;        /* oid hash table of entry numbers */
 	size_t slots_mask;
 	bool prepared;
+	const struct bitmap_order *follow;   /* pack_objects_follow() */
 	struct pack_objects_stats stats;
 };
 
@@ -178,6 +179,11 @@ void pack_objects_add(struct pack_objects *po, const struct object_id *oid,
 		      enum object_type type, const char *name)
 {
 	pack_objects_add_hashed(po, oid, type, name && *name ? bitmap_name_hash(name) : 0);
+}
+
+void pack_objects_follow(struct pack_objects *po, const struct bitmap_order *order)
+{
+	po->follow = order;
 }
 
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid)
@@ -962,6 +968,38 @@ static int write_with_bases(struct writer *w, uint32_t n, uint32_t *stack,
 	return ret;
 }
 
+/* The entries in the order they are written (bases aside). */
+static uint32_t *write_sequence(struct pack_objects *po)
+{
+	uint32_t *seq = xmalloc(sizeof(*seq) * (po->nr ? po->nr : 1));
+	uint32_t *tail, nr_tail = 0, k = 0, nr_old;
+	bool *followed;
+
+	if (!po->follow) {
+		for (uint32_t n = 0; n < po->nr; n++)
+			seq[n] = n;
+		return seq;
+	}
+	tail = xmalloc(sizeof(*tail) * (po->nr ? po->nr : 1));
+	followed = xcalloc(po->nr ? po->nr : 1, sizeof(*followed));
+	nr_old = bitmap_order_nr(po->follow);
+	for (uint32_t bit = 0; bit < nr_old; bit++) {
+		uint32_t n = find_entry_raw(po, bitmap_order_index_oid_raw(
+			po->follow, bitmap_order_bit_to_index(po->follow, bit)));
+		if (n == NO_ENTRY)
+			continue;
+		followed[n] = true;
+		tail[nr_tail++] = n;
+	}
+	for (uint32_t n = 0; n < po->nr; n++)
+		if (!followed[n])
+			seq[k++] = n;
+	memcpy(seq + k, tail, sizeof(*tail) * nr_tail);
+	free(tail);
+	free(followed);
+	return seq;
+}
+
 /*
  * Write every object: to w->f, a stream, or (w->dir set) to files, each
  * pack completed by finish_part().
@@ -970,6 +1008,7 @@ static int write_pack(struct writer *w, struct gp_error *err)
 {
 	struct pack_objects *po = w->po;
 	uint32_t *stack = xmalloc(sizeof(*stack) * (po->nr ? po->nr : 1));
+	uint32_t *seq = write_sequence(po);
 	int ret = 0;
 
 	memset(&po->stats, 0, sizeof(po->stats));
@@ -984,8 +1023,9 @@ static int write_pack(struct writer *w, struct gp_error *err)
 		hashfile_write_be32(w->f, 2);
 		hashfile_write_be32(w->f, po->nr);
 	}
-	for (uint32_t n = 0; n < po->nr && !ret; n++)
-		ret = write_with_bases(w, n, stack, err);
+	for (uint32_t k = 0; k < po->nr && !ret; k++)
+		ret = write_with_bases(w, seq[k], stack, err);
+	free(seq);
 	if (!ret && w->dir)
 		ret = finish_part(w, err);
 	progress_stop(&w->progress);

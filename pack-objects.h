@@ -18,8 +18,9 @@
  *     reuse_object is on, else deflated at the chosen level.
  *
  * Write order: the order objects were added (callers add them in
- * recency order, as rev-list lists them), except that a delta's base
- * is always written before it, with its delta family close behind.
+ * recency order, as rev-list lists them; see pack_objects_follow() for
+ * the exception), except that a delta's base is always written before
+ * it.
  *
  * Files: the pack is streamed to a file descriptor, or written as
  * <base>-<hash>.pack with its .idx and .rev, each atomic and durable,
@@ -81,6 +82,17 @@ void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oi
 			     enum object_type type, uint32_t name_hash);
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid);
 uint32_t pack_objects_nr(const struct pack_objects *po);
+
+struct bitmap_order;
+/*
+ * Write the objects that order (the repository's current bitmap order,
+ * pack-bitmap.h) lists after the others, in its order; the others keep
+ * theirs. For an all-into-one pack with a bitmap: its bitmap can then
+ * take the old one's bits over in long runs instead of reading every
+ * tree again (pack-bitmap-write.c), and the old order was recency
+ * order already. order must stay valid until the pack is written.
+ */
+void pack_objects_follow(struct pack_objects *po, const struct bitmap_order *order);
 
 /*
  * Which objects the enumerations below leave out, as git pack-objects'

@@ -8,6 +8,7 @@
 #include "loose.h"
 #include "midx-write.h"
 #include "odb.h"
+#include "pack-bitmap.h"
 #include "pack-bitmap-write.h"
 #include "pack-objects.h"
 #include "packfile.h"
@@ -396,8 +397,21 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		goto out;
 
 	if (pack_objects_nr(r.po)) {
+		struct bitmap_index *old_bitmap = NULL;
+		struct gp_error ignored = GP_ERROR_INIT;
+		/*
+		 * An all-into-one pack with a bitmap follows the current
+		 * bitmap's order, so that its bitmap can be built from it
+		 * (pack-objects.h); without one, or with a damaged one,
+		 * the walk's order stands.
+		 */
+		if (opts->all && opts->write_bitmap &&
+		    !bitmap_index_open(&old_bitmap, r.odb, &ignored))
+			pack_objects_follow(r.po, bitmap_index_order(old_bitmap));
+		gp_error_clear(&ignored);
 		base = xstrfmt("%s/pack", r.pack_dir);
 		ret = pack_objects_write_files(r.po, base, true, written, err);
+		bitmap_index_free(old_bitmap);
 		if (ret)
 			goto out;
 		/* The rest of the job needs only the new packs' indexes: give the memory back. */
