@@ -842,15 +842,15 @@ static int encode_entry(struct writer *w, struct po_entry *e, struct gp_error *e
 static int start_part(struct writer *w, struct gp_error *err)
 {
 	struct pack_objects *po = w->po;
+	unsigned char head[PACK_HEADER_SIZE];
 	int ret = hashfile_create(&w->f, w->tmp_name, po->algo, err);
 	if (ret)
 		return ret;
 	w->part_start = w->nr_written;
 	/* Right unless the pack is cut; finish_part() corrects it then. */
 	w->part_header_nr = po->nr - w->nr_written;
-	hashfile_write_be32(w->f, PACK_SIGNATURE);
-	hashfile_write_be32(w->f, 2);
-	hashfile_write_be32(w->f, w->part_header_nr);
+	pack_encode_header(head, w->part_header_nr);
+	hashfile_write(w->f, head, sizeof(head));
 	return 0;
 }
 
@@ -868,10 +868,8 @@ static int finish_part(struct writer *w, struct gp_error *err)
 
 	w->f = NULL;
 	if (nr != w->part_header_nr) {
-		unsigned char head[12];
-		put_be32(head, PACK_SIGNATURE);
-		put_be32(head + 4, 2);
-		put_be32(head + 8, nr);
+		unsigned char head[PACK_HEADER_SIZE];
+		pack_encode_header(head, nr);
 		ret = hashfile_rewrite_head(f, head, sizeof(head), err);
 		if (ret) {
 			hashfile_abort(f);
@@ -1019,9 +1017,9 @@ static int write_pack(struct writer *w, struct gp_error *err)
 	if (w->dir) {
 		ret = start_part(w, err);
 	} else {
-		hashfile_write_be32(w->f, PACK_SIGNATURE);
-		hashfile_write_be32(w->f, 2);
-		hashfile_write_be32(w->f, po->nr);
+		unsigned char head[PACK_HEADER_SIZE];
+		pack_encode_header(head, po->nr);
+		hashfile_write(w->f, head, sizeof(head));
 	}
 	for (uint32_t k = 0; k < po->nr && !ret; k++)
 		ret = write_with_bases(w, seq[k], stack, err);

@@ -163,6 +163,13 @@ static bool copy_map_get(const struct copy_map *m, const struct packed_git *pack
 	return false;
 }
 
+void pack_encode_header(unsigned char *out, uint32_t nr)
+{
+	put_be32(out, PACK_SIGNATURE);
+	put_be32(out + 4, 2);
+	put_be32(out + 8, nr);
+}
+
 size_t pack_encode_entry_header(unsigned char *out, enum object_type type, uint64_t size)
 {
 	size_t n = 0;
@@ -265,6 +272,7 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 	uint32_t *crcs = xmalloc(sizeof(uint32_t) * ((size_t)nr + 1));
 	struct hashfile *f = NULL;
 	struct strbuf tmp = STRBUF_INIT;
+	unsigned char pack_head[PACK_HEADER_SIZE];
 	size_t slots = 16;
 	int ret = 0;
 
@@ -298,9 +306,8 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 		if (ret)
 			goto out;
 	}
-	hashfile_write_be32(f, PACK_SIGNATURE);
-	hashfile_write_be32(f, 2);
-	hashfile_write_be32(f, nr);
+	pack_encode_header(pack_head, nr);
+	hashfile_write(f, pack_head, sizeof(pack_head));
 
 	for (uint32_t n = 0; n < nr; n++) {
 		struct packed_git *p = entries[n].pack;

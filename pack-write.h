@@ -87,6 +87,10 @@ int pack_write_finish(struct hashfile *f, const char *dir, const char *prefix,
 		      const uint32_t *crcs, uint32_t nr, bool write_rev,
 		      char *hex_out, struct gp_error *err);
 
+/* The pack header (signature, version 2, nr objects): PACK_HEADER_SIZE bytes. */
+#define PACK_HEADER_SIZE 12
+void pack_encode_header(unsigned char *out, uint32_t nr);
+
 /* The type-and-size header of a pack entry; returns its length (<= 16). */
 size_t pack_encode_entry_header(unsigned char *out, enum object_type type, uint64_t size);
 /* An OFS_DELTA's distance to its base, as gitformat-pack encodes it (<= 16). */

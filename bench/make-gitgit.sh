@@ -43,6 +43,7 @@
 set -eo pipefail
 
 die() { echo "make-gitgit: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib-cache.sh"
 usage() { echo "usage: bench/make-gitgit.sh [--clone-refs] [SOURCE [DIR]]" >&2; exit 2; }
 
 clone_refs=
@@ -86,28 +87,7 @@ refs_digest=$(git -C "$src" for-each-ref --format='%(objectname) %(refname)' "${
 	git hash-object --stdin)
 key="make-gitgit v1 source=$src_gitdir packs=$(cd "$src_packs" && ls pack-*.pack | tr '\n' ' ')refs=$mode refs-digest=$refs_digest"
 
-if [ -e "$dir" ]; then
-	if [ -f "$dir/gp-bench-repo" ]; then
-		if [ "$(cat "$dir/gp-bench-repo")" = "$key" ]; then
-			echo "make-gitgit: $dir is up to date" >&2
-			exit 0
-		fi
-		echo "make-gitgit: $dir was built from something else; rebuilding" >&2
-		rm -rf "$dir"
-	elif [ -d "$dir" ] && [ -z "$(ls -A "$dir")" ]; then
-		rmdir "$dir"
-	else
-		die "$dir exists and is not a make-gitgit.sh repository; not touching it"
-	fi
-fi
-
-mkdir -p "$(dirname "$dir")"
-tmp=$dir.tmp.$$
-rm -rf "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+cache_open make-gitgit "$dir" gp-bench-repo "$key"
 g() { git -C "$tmp" "$@"; }
 
 echo "make-gitgit: building $dir from $src ($mode refs)" >&2
@@ -203,14 +183,7 @@ g cat-file --batch-all-objects --batch-check='%(objecttype)' |
 	sort | uniq -c | awk '{ printf "%s %s\n", $2, $1 }' >"$tmp/gp-bench-stats"
 g count-objects -v >>"$tmp/gp-bench-stats"
 echo "refs: $(g for-each-ref | wc -l)" >>"$tmp/gp-bench-stats"
-echo "$key" >"$tmp/gp-bench-repo"
-
-if ! mv -T "$tmp" "$dir" 2>/dev/null; then
-	[ "$(cat "$dir/gp-bench-repo" 2>/dev/null)" = "$key" ] || die "cannot rename $tmp to $dir"
-	echo "make-gitgit: $dir appeared meanwhile; keeping it" >&2
-	exit 0
-fi
-trap - EXIT
+cache_install make-gitgit "$dir" gp-bench-repo "$key"
 
 awk -v d="$dir" -v t="$(elapsed "$t0")" '
 	/^(commit|tree|blob|tag) / { n[$1] = $2; total += $2 }

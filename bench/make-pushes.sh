@@ -54,6 +54,7 @@
 set -eo pipefail
 
 die() { echo "make-pushes: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib-cache.sh"
 usage() { echo "usage: bench/make-pushes.sh [--pushes N] [--extra M] [--step S] SRC DIR" >&2; exit 2; }
 
 pushes=40
@@ -112,29 +113,8 @@ refs_digest=$(git -C "$src" for-each-ref --format='%(objectname) %(refname)' | g
 version=2
 key="make-pushes v$version src=$src_gitdir branch=$branch tip=$tip refs=$refs_digest pushes=$pushes extra=$extra step=$step format=$format $(git --version)"
 
-if [ -e "$dir" ]; then
-	if [ -f "$dir/gp-bench-scenario" ]; then
-		if [ "$(cat "$dir/gp-bench-scenario")" = "$key" ]; then
-			echo "make-pushes: $dir is up to date" >&2
-			exit 0
-		fi
-		echo "make-pushes: $dir was built with other parameters (or SRC changed); rebuilding" >&2
-		rm -rf "$dir"
-	elif [ -d "$dir" ] && [ -z "$(ls -A "$dir")" ]; then
-		rmdir "$dir"
-	else
-		die "$dir exists and is not a make-pushes.sh scenario; not touching it"
-	fi
-fi
-
-mkdir -p "$(dirname "$dir")"
-tmp=$dir.tmp.$$
-rm -rf "$tmp"
-trap 'rm -rf "$tmp"' EXIT
+cache_open make-pushes "$dir" gp-bench-scenario "$key"
 mkdir "$tmp"
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 echo "make-pushes: building $dir from $src_gitdir: $branch~$((total * step)) then $pushes pushes + $extra incoming of $step first-parent commits each" >&2
 t0=$(now)
@@ -264,14 +244,7 @@ fi
 	done
 } >"$tmp/gp-bench-stats"
 rm -f "$tmp/pushed" "$tmp/outside" "$tmp/refnames" "$tmp/refcommits" "$tmp/refplan"
-echo "$key" >"$tmp/gp-bench-scenario"
-
-if ! mv -T "$tmp" "$dir" 2>/dev/null; then
-	[ "$(cat "$dir/gp-bench-scenario" 2>/dev/null)" = "$key" ] || die "cannot rename $tmp to $dir"
-	echo "make-pushes: $dir appeared meanwhile; keeping it" >&2
-	exit 0
-fi
-trap - EXIT
+cache_install make-pushes "$dir" gp-bench-scenario "$key"
 
 awk -v d="$dir" -v t="$(elapsed "$t0")" '
 	$1 == "pack" { if (n++ == 0) base = $3; else { pushed += $3; if (min == "" || $3 < min) min = $3; if ($3 > max) max = $3 } bytes += $4 }

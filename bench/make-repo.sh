@@ -27,6 +27,7 @@
 set -eo pipefail
 
 die() { echo "make-repo: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib-cache.sh"
 usage() { echo "usage: bench/make-repo.sh [--packs N] [--seed S] SIZE DIR [sha1|sha256]" >&2; exit 2; }
 
 packs=1
@@ -64,28 +65,7 @@ read -r _ commits _ files _ branches _ seed _ version < <("$gen" --size "$size" 
 	die "unknown size '$size'"
 key="gen-repo v$version size=$size commits=$commits files=$files branches=$branches seed=$seed format=$format packs=$packs"
 
-if [ -e "$dir" ]; then
-	if [ -f "$dir/gp-bench-repo" ]; then
-		if [ "$(cat "$dir/gp-bench-repo")" = "$key" ]; then
-			echo "make-repo: $dir is up to date ($key)" >&2
-			exit 0
-		fi
-		echo "make-repo: $dir was built with other parameters; rebuilding" >&2
-		rm -rf "$dir"
-	elif [ -d "$dir" ] && [ -z "$(ls -A "$dir")" ]; then
-		rmdir "$dir"
-	else
-		die "$dir exists and is not a make-repo.sh repository; not touching it"
-	fi
-fi
-
-mkdir -p "$(dirname "$dir")"
-tmp=$dir.tmp.$$
-rm -rf "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+cache_open make-repo "$dir" gp-bench-repo "$key"
 
 # The identity of config and environment must not leak into the repository.
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
@@ -138,15 +118,7 @@ fi
 git -C "$tmp" cat-file --batch-all-objects --batch-check='%(objecttype)' |
 	sort | uniq -c | awk '{ printf "%s %s\n", $2, $1 }' >"$tmp/gp-bench-stats"
 git -C "$tmp" count-objects -v >>"$tmp/gp-bench-stats"
-echo "$key" >"$tmp/gp-bench-repo"
-
-if ! mv -T "$tmp" "$dir" 2>/dev/null; then
-	# Someone else finished the same repository first.
-	[ "$(cat "$dir/gp-bench-repo" 2>/dev/null)" = "$key" ] || die "cannot rename $tmp to $dir"
-	echo "make-repo: $dir appeared meanwhile; keeping it" >&2
-	exit 0
-fi
-trap - EXIT
+cache_install make-repo "$dir" gp-bench-repo "$key"
 
 awk -v d="$dir" -v t="$(elapsed "$t0")" '
 	/^(commit|tree|blob|tag) / { n[$1] = $2; total += $2 }

@@ -592,35 +592,37 @@ cr_writer_stop () {
 	fi
 }
 
-# cr_writer_wait LOG N: wait (at most 60 s) until the writer has done N
-# cycles.
-cr_writer_wait () {
-	gp_cww_tries_=0
-	while test "$(cat "$1.count")" -lt "$2"
+# cr_wait_for WHAT COMMAND...: run COMMAND every 0.1 s until it
+# succeeds; after 60 s, say that WHAT did not happen and fail.
+cr_wait_for () {
+	gp_cwf_what_=$1 &&
+	shift &&
+	gp_cwf_tries_=0 &&
+	until "$@"
 	do
-		gp_cww_tries_=$((gp_cww_tries_ + 1))
-		if test $gp_cww_tries_ -gt 600
+		gp_cwf_tries_=$((gp_cwf_tries_ + 1))
+		if test $gp_cwf_tries_ -gt 600
 		then
-			echo "the writer did not get to cycle $2"
+			echo "waited 60 s: $gp_cwf_what_"
 			return 1
 		fi
 		sleep 0.1
 	done
 }
 
-# cr_wait_file FILE: wait (at most 60 s) until FILE is not empty.
+# cr_writer_at LOG N: the writer has done N cycles.
+cr_writer_at () {
+	test "$(cat "$1.count")" -ge "$2"
+}
+
+# cr_writer_wait LOG N: wait until the writer has done N cycles.
+cr_writer_wait () {
+	cr_wait_for "the writer to get to cycle $2" cr_writer_at "$1" "$2"
+}
+
+# cr_wait_file FILE: wait until FILE is not empty.
 cr_wait_file () {
-	gp_cwf_tries_=0
-	while ! test -s "$1"
-	do
-		gp_cwf_tries_=$((gp_cwf_tries_ + 1))
-		if test $gp_cwf_tries_ -gt 600
-		then
-			echo "$1 stays empty"
-			return 1
-		fi
-		sleep 0.1
-	done
+	cr_wait_for "$1 to be written" test -s "$1"
 }
 
 # cr_long_readers LIVE LIST LOG NAME: start "git cat-file --batch" and
