@@ -35,7 +35,7 @@ struct chunk_table {
 	const unsigned char *base; /* start of the file */
 };
 
-#define CHUNK_TABLE_INIT { NULL, 0, NULL }
+#define CHUNK_TABLE_INIT { .entries = NULL }
 
 /*
  * Parse nr_chunks table entries at map + toc_ofs; chunks must end by
@@ -63,7 +63,7 @@ struct chunk_writer {
 	struct chunk_writer_entry *items;
 	size_t nr, alloc;
 };
-#define CHUNK_WRITER_INIT { NULL, 0, 0 }
+#define CHUNK_WRITER_INIT { .items = NULL }
 
 void chunk_writer_add(struct chunk_writer *w, uint32_t id, uint64_t size,
 		      chunk_write_fn *write);

@@ -40,7 +40,7 @@ struct commit_info {
 	uint64_t date;
 };
 
-#define COMMIT_INFO_INIT { { { 0 }, 0 }, NULL, 0, 0, 0 }
+#define COMMIT_INFO_INIT { .parents = NULL }
 
 /*
  * Parse the content buf[0..len) of a commit (without the object header)

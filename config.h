@@ -50,7 +50,7 @@ struct config_set {
 	size_t nr, alloc;
 };
 
-#define CONFIG_SET_INIT { NULL, 0, 0 }
+#define CONFIG_SET_INIT { .items = NULL }
 
 void config_set_init(struct config_set *cs);
 void config_set_release(struct config_set *cs);

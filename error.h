@@ -31,7 +31,7 @@ struct gp_error {
 	int src_line;
 };
 
-#define GP_ERROR_INIT { 0, NULL, NULL, 0 }
+#define GP_ERROR_INIT { .code = 0 }
 
 /* Record code and message (replacing any earlier one); returns code. */
 GP_PRINTF(3, 4) int gp_error_set(struct gp_error *err, int code, const char *fmt, ...);

@@ -53,7 +53,7 @@ struct midx_write_opts {
 	bool progress;
 };
 
-#define MIDX_WRITE_OPTS_INIT { 0 }
+#define MIDX_WRITE_OPTS_INIT { .preferred_pack = NULL }
 
 struct hashfile;
 

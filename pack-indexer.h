@@ -34,7 +34,7 @@ struct pack_indexer_opts {
 	size_t base_budget;   /* bytes of delta bases per thread; 0 = default */
 };
 
-#define PACK_INDEXER_OPTS_INIT { GP_HASH_SHA1, 0, false, false, 0 }
+#define PACK_INDEXER_OPTS_INIT { .algo = GP_HASH_SHA1 }
 
 /* The result, in pack order (pack_pos = order of entries in the pack). */
 struct indexed_pack {

@@ -54,7 +54,10 @@ struct pack_objects_opts {
 	uint64_t max_pack_size;
 };
 
-#define PACK_OBJECTS_OPTS_INIT { 10, 50, -1, 0, false, true, true, false, 0 }
+#define PACK_OBJECTS_OPTS_INIT { \
+	.window = 10, .depth = 50, .compression = -1, \
+	.reuse_delta = true, .reuse_object = true, \
+}
 /* Git's floor for --max-pack-size (smaller values are raised to it). */
 #define PACK_OBJECTS_MIN_PACK_SIZE ((uint64_t)1 << 20)
 

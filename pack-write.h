@@ -33,7 +33,7 @@ struct pack_idx_opts {
 	uint64_t off32_limit;
 };
 
-#define PACK_IDX_OPTS_INIT { 2, 0x7fffffff }
+#define PACK_IDX_OPTS_INIT { .version = 2, .off32_limit = 0x7fffffff }
 
 /*
  * Write the .idx to path atomically (hashfile.h), or into mem when mem

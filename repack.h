@@ -55,7 +55,10 @@ struct repack_opts {
 	bool progress;
 };
 
-#define REPACK_OPTS_INIT { false, false, false, false, false, false, 0, true, true, -1, 10, 50, 0, 0, NULL, 0, false }
+#define REPACK_OPTS_INIT { \
+	.reuse_delta = true, .reuse_object = true, .pack_kept_objects = -1, \
+	.window = 10, .depth = 50, \
+}
 
 struct repack_result {
 	struct pack_objects_names new_packs; /* the packs written (several with max_pack_size) */

@@ -4,8 +4,9 @@
 #
 #   bench/make-gitgit.sh [--clone-refs] [SOURCE [DIR]]
 #
-# SOURCE (default: $GP_GITGIT_SOURCE, else /work/.mirror/git+git/repo) is
-# a bare repository of git.git; it is only read. DIR defaults to
+# SOURCE (default: $GP_GITGIT_SOURCE; one of the two is required) is a
+# bare repository of git.git, such as a mirror of github.com/git/git;
+# it is only read. DIR defaults to
 # bench/work/gitgit (bench/work/gitgit-clone with --clone-refs).
 #
 # The mirror this was written for is a partial copy: one pack marked
@@ -59,7 +60,11 @@ done
 [ $# -le 2 ] || usage
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-src=${1:-${GP_GITGIT_SOURCE:-/work/.mirror/git+git/repo}}
+src=${1:-${GP_GITGIT_SOURCE:-}}
+if [ -z "$src" ]; then
+	echo "make-gitgit.sh: name a bare copy of git.git (SOURCE or GP_GITGIT_SOURCE)" >&2
+	exit 2
+fi
 if [ -n "$clone_refs" ]; then
 	dir=${2:-$top/bench/work/gitgit-clone}
 	mode=clone

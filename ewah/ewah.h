@@ -80,7 +80,7 @@ struct bitmap {
 	size_t word_alloc; /* words allocated */
 };
 
-#define BITMAP_INIT { NULL, 0, 0 }
+#define BITMAP_INIT { .words = NULL }
 
 void bitmap_init(struct bitmap *b);
 /* Free the words; b is then empty (as after bitmap_init()). */
@@ -204,7 +204,7 @@ struct ewah {
 	bool borrowed;      /* buf belongs to someone else (read-only) */
 };
 
-#define EWAH_INIT { NULL, 0, 0, 0, 0, 0, false }
+#define EWAH_INIT { .buf = NULL }
 
 void ewah_init(struct ewah *e);
 /* Free what e owns (nothing when borrowed); e is then empty. */
