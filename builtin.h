@@ -54,4 +54,13 @@ GP_PRINTF(1, 2) void warning(const char *fmt, ...);
  */
 uint64_t max_pack_size_option(struct repository *repo, unsigned long given);
 
+/*
+ * verify-pack -v's report of a pack indexed with keep_stats: one line
+ * per object, then the histogram of delta chain lengths; index-pack
+ * --verify-stat prints the same.
+ */
+struct indexed_pack;
+void verify_pack_print_objects(const struct indexed_pack *ip);
+void verify_pack_print_histogram(const struct indexed_pack *ip);
+
 #endif

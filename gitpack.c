@@ -110,10 +110,236 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: gitpack [-C <path>] [--git-dir=<path>] [--version] <command> [<args>]\n\n");
+	fprintf(out, "usage: gitpack [-v | --version] [-h | --help] [-C <path>] [-c <name>=<value>]\n"
+		"               [--exec-path[=<path>]] [--git-dir=<path>] [--work-tree=<path>]\n"
+		"               [--namespace=<name>] [--bare] [--no-replace-objects]\n"
+		"               [--config-env=<name>=<envvar>] <command> [<args>]\n\n");
 	fprintf(out, "Commands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "   %-16s %s\n", commands[i].name, commands[i].summary);
+}
+
+/*
+ * Git hands "-c" settings to the commands it runs through
+ * GIT_CONFIG_PARAMETERS, each item shell-quoted as 'key'='value' (or
+ * 'key' alone for a bare boolean). Doing the same here means that config
+ * reading (config.h) has one source for command-line settings, and that
+ * any child process sees them too.
+ */
+static void sq_append(struct strbuf *sb, const char *s, size_t len)
+{
+	strbuf_addch(sb, '\'');
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\'' || s[i] == '!') {
+			strbuf_addstr(sb, "'\\");
+			strbuf_addch(sb, s[i]);
+			strbuf_addch(sb, '\'');
+		} else {
+			strbuf_addch(sb, s[i]);
+		}
+	}
+	strbuf_addch(sb, '\'');
+}
+
+static void push_config_parameter(const char *key, size_t key_len, const char *value)
+{
+	const char *old = getenv("GIT_CONFIG_PARAMETERS");
+	struct strbuf sb = STRBUF_INIT;
+	if (old && *old) {
+		strbuf_addstr(&sb, old);
+		strbuf_addch(&sb, ' ');
+	}
+	sq_append(&sb, key, key_len);
+	if (value) {
+		strbuf_addch(&sb, '=');
+		sq_append(&sb, value, strlen(value));
+	}
+	setenv("GIT_CONFIG_PARAMETERS", sb.buf, 1);
+	strbuf_release(&sb);
+}
+
+static void config_option(const char *spec)
+{
+	const char *eq = strchr(spec, '=');
+	if (!*spec || eq == spec)
+		die("bogus config parameter: %s", spec);
+	push_config_parameter(spec, eq ? (size_t)(eq - spec) : strlen(spec), eq ? eq + 1 : NULL);
+}
+
+/* --config-env=<name>=<envvar>: the value comes from the environment. */
+static void config_env_option(const char *spec)
+{
+	const char *eq = strrchr(spec, '=');
+	const char *value;
+	if (!eq)
+		die("invalid config format: %s", spec);
+	if (eq == spec)
+		die("missing config key %s", spec);
+	if (!eq[1])
+		die("missing environment variable name for configuration '%.*s'",
+		    (int)(eq - spec), spec);
+	value = getenv(eq + 1);
+	if (!value)
+		die("missing environment variable '%s' for configuration '%.*s'",
+		    eq + 1, (int)(eq - spec), spec);
+	push_config_parameter(spec, (size_t)(eq - spec), value);
+}
+
+/* The directory gitpack's helper programs would live in: its own. */
+static char *exec_path(void)
+{
+	const char *env = getenv("GIT_EXEC_PATH");
+	char buf[4096];
+	ssize_t len;
+	char *slash;
+	if (env && *env)
+		return xstrdup(env);
+	len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return xstrdup(".");
+	buf[len] = '\0';
+	slash = strrchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	return xstrdup(buf);
+}
+
+/*
+ * Options that take a value as "--opt=<v>" or "--opt <v>": returns the
+ * value and advances *argv past a separate one, or NULL when arg is not
+ * this option.
+ */
+static const char *option_value(const char ***argv, int *argc, const char *name)
+{
+	const char *arg = (*argv)[0], *val;
+	if (skip_prefix(arg, name, &val)) {
+		if (*val == '=')
+			return val + 1;
+		if (*val)
+			return NULL;
+		if (*argc < 2)
+			die("no directory given for '%s' option", name);
+		(*argv)++, (*argc)--;
+		return (*argv)[0];
+	}
+	return NULL;
+}
+
+/*
+ * Git's global options (git(1) OPTIONS), as git applies them: most are
+ * passed on through the environment, so that the library and any child
+ * process see them. Returns -1 to go on with the command, or an exit code.
+ */
+static int handle_global_options(int *argc_p, const char ***argv_p, char **shallow_file)
+{
+	int argc = *argc_p;
+	const char **argv = *argv_p;
+	int ret = -1;
+
+	while (argc > 0 && argv[0][0] == '-') {
+		const char *arg = argv[0], *val;
+		if (!strcmp(arg, "-C")) {
+			if (argc < 2)
+				die("no directory given for '-C' option");
+			if (*argv[1] && chdir(argv[1]) < 0)
+				die("cannot change to '%s': %s", argv[1], strerror(errno));
+			argv++, argc--;
+		} else if (!strcmp(arg, "-c")) {
+			if (argc < 2)
+				die("-c expects a configuration string");
+			config_option(argv[1]);
+			argv++, argc--;
+		} else if (skip_prefix(arg, "--config-env=", &val)) {
+			config_env_option(val);
+		} else if (!strcmp(arg, "--config-env")) {
+			if (argc < 2)
+				die("no config key given for --config-env");
+			config_env_option(argv[1]);
+			argv++, argc--;
+		} else if ((val = option_value(&argv, &argc, "--git-dir"))) {
+			setenv("GIT_DIR", val, 1);
+		} else if ((val = option_value(&argv, &argc, "--work-tree"))) {
+			setenv("GIT_WORK_TREE", val, 1);
+		} else if ((val = option_value(&argv, &argc, "--namespace"))) {
+			setenv("GIT_NAMESPACE", val, 1);
+		} else if (!strcmp(arg, "--shallow-file")) {
+			if (argc < 2)
+				die("no file given for '--shallow-file' option");
+			free(*shallow_file);
+			*shallow_file = xstrdup(argv[1]);
+			argv++, argc--;
+		} else if (skip_prefix(arg, "--shallow-file=", &val)) {
+			free(*shallow_file);
+			*shallow_file = xstrdup(val);
+		} else if (!strcmp(arg, "--bare")) {
+			char *cwd = getcwd(NULL, 0);
+			if (!cwd)
+				die("unable to get current working directory: %s", strerror(errno));
+			setenv("GIT_DIR", cwd, 0);
+			free(cwd);
+		} else if (!strcmp(arg, "--exec-path")) {
+			char *path = exec_path();
+			printf("%s\n", path);
+			free(path);
+			ret = 0;
+			break;
+		} else if (skip_prefix(arg, "--exec-path=", &val)) {
+			setenv("GIT_EXEC_PATH", val, 1);
+		} else if (!strcmp(arg, "--html-path") || !strcmp(arg, "--man-path") ||
+			   !strcmp(arg, "--info-path")) {
+			/* gitpack installs no documentation tree of its own. */
+			char *path = exec_path();
+			printf("%s\n", path);
+			free(path);
+			ret = 0;
+			break;
+		} else if (!strcmp(arg, "--no-replace-objects")) {
+			setenv("GIT_NO_REPLACE_OBJECTS", "1", 1);
+		} else if (!strcmp(arg, "--no-lazy-fetch")) {
+			setenv("GIT_NO_LAZY_FETCH", "1", 1);
+		} else if (!strcmp(arg, "--no-optional-locks")) {
+			setenv("GIT_OPTIONAL_LOCKS", "0", 1);
+		} else if (!strcmp(arg, "--no-advice")) {
+			setenv("GIT_ADVICE", "0", 1);
+		} else if (!strcmp(arg, "--literal-pathspecs")) {
+			setenv("GIT_LITERAL_PATHSPECS", "1", 1);
+		} else if (!strcmp(arg, "--no-literal-pathspecs")) {
+			setenv("GIT_LITERAL_PATHSPECS", "0", 1);
+		} else if (!strcmp(arg, "--glob-pathspecs")) {
+			setenv("GIT_GLOB_PATHSPECS", "1", 1);
+		} else if (!strcmp(arg, "--noglob-pathspecs")) {
+			setenv("GIT_NOGLOB_PATHSPECS", "1", 1);
+		} else if (!strcmp(arg, "--icase-pathspecs")) {
+			setenv("GIT_ICASE_PATHSPECS", "1", 1);
+		} else if ((val = option_value(&argv, &argc, "--attr-source"))) {
+			setenv("GIT_ATTR_SOURCE", val, 1);
+		} else if (!strcmp(arg, "-p") || !strcmp(arg, "--paginate") ||
+			   !strcmp(arg, "-P") || !strcmp(arg, "--no-pager")) {
+			/* Nothing gitpack prints is paged. */
+		} else if (skip_prefix(arg, "--list-cmds=", &val)) {
+			for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+				printf("%s\n", commands[i].name);
+			ret = 0;
+			break;
+		} else if (!strcmp(arg, "-v") || !strcmp(arg, "--version")) {
+			printf("gitpack version %s\n", GITPACK_VERSION);
+			ret = 0;
+			break;
+		} else if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			usage(stdout);
+			ret = 0;
+			break;
+		} else {
+			fprintf(stderr, "unknown option: %s\n", arg);
+			usage(stderr);
+			ret = 129;
+			break;
+		}
+		argv++, argc--;
+	}
+	*argc_p = argc;
+	*argv_p = argv;
+	return ret;
 }
 
 int main(int argc, const char **argv)
@@ -121,51 +347,30 @@ int main(int argc, const char **argv)
 	struct repository *repo = NULL;
 	struct gp_error err = GP_ERROR_INIT;
 	const struct cmd_entry *cmd = NULL;
+	char *shallow_file = NULL;
 	int ret;
 
 	argv++, argc--;
-	while (argc > 0 && argv[0][0] == '-') {
-		const char *arg = argv[0], *val;
-		if (!strcmp(arg, "-C")) {
-			if (argc < 2)
-				die("no directory given for -C");
-			if (*argv[1] && chdir(argv[1]) < 0)
-				die("cannot change to '%s': %s", argv[1], strerror(errno));
-			argv++, argc--;
-		} else if (skip_prefix(arg, "--git-dir=", &val)) {
-			setenv("GIT_DIR", val, 1);
-		} else if (!strcmp(arg, "--git-dir")) {
-			if (argc < 2)
-				die("no directory given for --git-dir");
-			setenv("GIT_DIR", argv[1], 1);
-			argv++, argc--;
-		} else if (!strcmp(arg, "--version")) {
-			printf("gitpack version %s\n", GITPACK_VERSION);
-			return 0;
-		} else if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-			usage(stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "unknown option: %s\n", arg);
-			usage(stderr);
-			return 129;
-		}
-		argv++, argc--;
-	}
+	ret = handle_global_options(&argc, &argv, &shallow_file);
+	if (ret >= 0)
+		goto out;
 	if (!argc) {
 		usage(stderr);
-		return 1;
+		ret = 1;
+		goto out;
 	}
 	if (!strcmp(argv[0], "version")) {
 		printf("gitpack version %s\n", GITPACK_VERSION);
-		return 0;
+		ret = 0;
+		goto out;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[0], commands[i].name))
 			cmd = &commands[i];
 	if (!cmd) {
 		fprintf(stderr, "gitpack: '%s' is not a gitpack command. See 'gitpack --help'.\n", argv[0]);
-		return 1;
+		ret = 1;
+		goto out;
 	}
 
 	/* "-h" must work anywhere, even outside a repository. */
@@ -179,10 +384,16 @@ int main(int argc, const char **argv)
 			die_error(&err);
 		}
 	}
+	if (repo && shallow_file) {
+		repo->shallow_file = shallow_file;
+		shallow_file = NULL;
+	}
 	ret = cmd->fn(argc, argv, repo);
 	repo_free(repo);
 	gp_error_clear(&err);
 	if (fflush(stdout) || ferror(stdout))
 		die("write failure on standard output: %s", strerror(errno));
+out:
+	free(shallow_file);
 	return ret;
 }

@@ -301,6 +301,16 @@ int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *er
 	return 0;
 }
 
+int odb_add_alternate(struct odb *odb, const char *objdir, struct gp_error *err)
+{
+	char *real = realpath(objdir, NULL);
+	if (!real)
+		return gp_error_errno(err, "alternate object directory '%s'", objdir);
+	add_dir(odb, real, false, 1);
+	free(real);
+	return 0;
+}
+
 void odb_free(struct odb *odb)
 {
 	if (!odb)

@@ -30,6 +30,12 @@ struct odb;
 /* Errors: GP_EIO when objdir cannot be read. */
 int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *err);
 void odb_free(struct odb *odb);
+/*
+ * Add an alternate object directory (and the alternates it names), as
+ * GIT_ALTERNATE_OBJECT_DIRECTORIES does. Errors: GP_EIO when it cannot
+ * be resolved.
+ */
+int odb_add_alternate(struct odb *odb, const char *objdir, struct gp_error *err);
 
 enum object_source {
 	OBJECT_LOOSE = 1,

@@ -53,6 +53,7 @@ struct indexer {
 	uint32_t nr_resolved;        /* atomic */
 	int failed;                  /* atomic: stop all threads */
 	pthread_mutex_t err_lock;
+	pthread_mutex_t cb_lock;     /* serialises opts->each_object */
 	struct gp_error *err;
 	struct progress *progress;
 };
@@ -65,6 +66,19 @@ static void record_error(struct indexer *ix, struct gp_error *local)
 		__atomic_store_n(&ix->failed, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&ix->err_lock);
+}
+
+static int report_object(struct indexer *ix, const struct object_id *oid,
+			 enum object_type type, const unsigned char *data,
+			 size_t size, struct gp_error *err)
+{
+	int ret;
+	if (!ix->opts->each_object)
+		return 0;
+	pthread_mutex_lock(&ix->cb_lock);
+	ret = ix->opts->each_object(ix->opts->cb_data, oid, type, data, size, err);
+	pthread_mutex_unlock(&ix->cb_lock);
+	return ret;
 }
 
 /* ---- pass 0: the pack checksum, in its own thread ---------------------- */
@@ -141,7 +155,8 @@ static int scan_entries(struct indexer *ix, struct gp_error *err)
 	size_t scratch_alloc = 0, dropped_to = 0;
 	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
 	size_t ofs = PACK_HEADER_SIZE;
-	struct progress *progress = progress_start("Indexing objects", ip->nr, ix->opts->progress);
+	const char *title = ix->opts->progress_title ? ix->opts->progress_title : "Indexing objects";
+	struct progress *progress = progress_start(title, ip->nr, ix->opts->progress && *title);
 	int ret = 0;
 
 	for (uint32_t pack_pos = 0; pack_pos < ip->nr; pack_pos++) {
@@ -210,6 +225,9 @@ static int scan_entries(struct indexer *ix, struct gp_error *err)
 			memcpy(ip->oids + (size_t)pack_pos * ix->rawsz, oid.hash, ix->rawsz);
 			ip->real_types[pack_pos] = (uint8_t)hdr.type;
 			ix->resolved[pack_pos] = 1;
+			ret = report_object(ix, &oid, hdr.type, scratch, (size_t)hdr.size, err);
+			if (ret)
+				goto out;
 		}
 		ofs += hdr.hdr_len + consumed;
 		if (ofs - dropped_to >= DROP_PAGES_EVERY) {
@@ -471,6 +489,11 @@ static int resolve_tree(struct worker *w, uint32_t root)
 		hash_object(ix->opts->algo, (enum object_type)real_type, data, size, &oid);
 		memcpy(ip->oids + (size_t)child * ix->rawsz, oid.hash, ix->rawsz);
 		ip->real_types[child] = real_type;
+		ret = report_object(ix, &oid, (enum object_type)real_type, data, size, &w->err);
+		if (ret) {
+			free(data);
+			break;
+		}
 		if (ip->depths) {
 			ip->depths[child] = top->depth + 1;
 			ip->bases[child] = top->pos;
@@ -538,24 +561,12 @@ static void build_child_lists(struct indexer *ix)
 		ix->ref_sorted = pack_sort_by_name(ix->ref_base_oids, ix->nr_ref, ix->opts->algo);
 }
 
-static int resolve_deltas(struct indexer *ix, struct gp_error *err)
+/* Resolve the delta trees of the whole objects from ix->next_root on. */
+static void run_workers(struct indexer *ix, int nr_threads)
 {
-	int nr_threads = ix->opts->threads;
-	struct worker *workers;
-	pthread_t *tids;
-	int ret = 0;
+	struct worker *workers = xcalloc((size_t)nr_threads, sizeof(*workers));
+	pthread_t *tids = xcalloc((size_t)nr_threads, sizeof(*tids));
 
-	if (nr_threads <= 0)
-		nr_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (nr_threads <= 0)
-		nr_threads = 1;
-	if ((uint32_t)nr_threads > ix->ip->nr_deltas + 1)
-		nr_threads = (int)ix->ip->nr_deltas + 1;
-	build_child_lists(ix);
-	ix->progress = progress_start("Resolving deltas", ix->ip->nr_deltas,
-				      ix->opts->progress && ix->ip->nr_deltas);
-	workers = xcalloc((size_t)nr_threads, sizeof(*workers));
-	tids = xcalloc((size_t)nr_threads, sizeof(*tids));
 	for (int t = 0; t < nr_threads; t++) {
 		workers[t].ix = ix;
 		workers[t].inf = inflater_new();
@@ -577,11 +588,196 @@ static int resolve_deltas(struct indexer *ix, struct gp_error *err)
 	}
 	free(workers);
 	free(tids);
+}
+
+/* ---- fixing a thin pack -------------------------------------------------- */
+
+/* Make room for k more entries in every per-entry array. */
+static void grow_entries(struct indexer *ix, uint32_t k)
+{
+	struct indexed_pack *ip = ix->ip;
+	size_t nr = (size_t)ip->nr + k;
+	uint32_t total = ix->ofs_child_start[ip->nr];
+
+	ip->offsets = xrealloc(ip->offsets, sizeof(uint64_t) * (nr + 1));
+	ip->crcs = xrealloc(ip->crcs, sizeof(uint32_t) * (nr + 1));
+	ip->oids = xrealloc(ip->oids, (nr + 1) * ix->rawsz);
+	ip->types = xrealloc(ip->types, nr + 1);
+	ip->real_types = xrealloc(ip->real_types, nr + 1);
+	ix->resolved = xrealloc(ix->resolved, nr + 1);
+	ix->base_pos = xrealloc(ix->base_pos, sizeof(uint32_t) * (nr + 1));
+	ix->ofs_child_start = xrealloc(ix->ofs_child_start, sizeof(uint32_t) * (nr + 1));
+	for (size_t pos = ip->nr; pos <= nr; pos++)
+		ix->ofs_child_start[pos] = total;
+	if (ip->sizes) {
+		ip->sizes = xrealloc(ip->sizes, sizeof(uint64_t) * (nr + 1));
+		ip->depths = xrealloc(ip->depths, sizeof(uint32_t) * (nr + 1));
+		ip->bases = xrealloc(ip->bases, sizeof(uint32_t) * (nr + 1));
+	}
+}
+
+/*
+ * Append, stored whole, each base that unresolved REF_DELTAs name and
+ * that read_base finds, in the order of their names. Returns the number
+ * appended in *nr_out; ix->data_end moves past them (the old trailer is
+ * overwritten).
+ */
+static int append_bases(struct indexer *ix, int wfd, uint32_t *nr_out, struct gp_error *err)
+{
+	struct indexed_pack *ip = ix->ip;
+	const unsigned char *prev = NULL;
+	struct strbuf z = STRBUF_INIT;
+	uint32_t nr_appended = 0;
+	int ret = 0;
+
+	for (uint32_t r = 0; r < ix->nr_ref; r++) {
+		uint32_t idx = ix->ref_sorted[r];
+		const unsigned char *raw = ix->ref_base_oids + (size_t)idx * ix->rawsz;
+		struct object_id oid;
+		enum object_type type;
+		unsigned char *data = NULL, head[16];
+		size_t size, head_len;
+		uint32_t pos;
+
+		if (ix->resolved[ix->ref_child[idx]] || (prev && !memcmp(prev, raw, ix->rawsz)))
+			continue;
+		prev = raw;
+		oid_from_raw(&oid, raw, ix->opts->algo);
+		ret = ix->opts->read_base(ix->opts->cb_data, &oid, &type, &data, &size, err);
+		if (ret == GP_ENOTFOUND) {
+			gp_error_clear(err);
+			ret = 0;
+			continue;
+		}
+		if (ret)
+			break;
+		if (ip->nr == UINT32_MAX) {
+			free(data);
+			ret = CORRUPT(err, "%s: too many objects", ix->name);
+			break;
+		}
+		head_len = pack_encode_entry_header(head, type, size);
+		strbuf_reset(&z);
+		deflate_to_strbuf(data, size, ix->opts->compression, &z);
+		free(data);
+		if (pwrite_in_full(wfd, head, head_len, (off_t)ix->data_end) != (ssize_t)head_len ||
+		    pwrite_in_full(wfd, z.buf, z.len, (off_t)(ix->data_end + head_len)) != (ssize_t)z.len) {
+			ret = gp_error_errno(err, "%s: cannot append a base object", ix->name);
+			break;
+		}
+		grow_entries(ix, 1);
+		pos = ip->nr++;
+		ip->offsets[pos] = ix->data_end;
+		ip->crcs[pos] = gp_crc32(gp_crc32(0, head, head_len), z.buf, z.len);
+		memcpy(ip->oids + (size_t)pos * ix->rawsz, raw, ix->rawsz);
+		ip->types[pos] = ip->real_types[pos] = (uint8_t)type;
+		ix->resolved[pos] = 1;
+		ix->base_pos[pos] = NO_BASE;
+		if (ip->sizes) {
+			ip->sizes[pos] = size;
+			ip->depths[pos] = 0;
+			ip->bases[pos] = NO_BASE;
+		}
+		ix->data_end += head_len + z.len;
+		ip->offsets[ip->nr] = ix->data_end;
+		nr_appended++;
+	}
+	strbuf_release(&z);
+	*nr_out = nr_appended;
+	return ret;
+}
+
+/* New object count in the header, new checksum after the data: git's fixup. */
+static int rewrite_head_and_trailer(struct indexer *ix, int wfd, struct gp_error *err)
+{
+	unsigned char count[4], *buf = xmalloc((size_t)1 << 20);
+	struct gp_hash_ctx ctx;
+	uint64_t done = 0;
+	int ret = 0;
+
+	put_be32(count, ix->ip->nr);
+	if (pwrite_in_full(wfd, count, 4, 8) != 4) {
+		ret = gp_error_errno(err, "%s: cannot rewrite the pack header", ix->name);
+		goto out;
+	}
+	hash_init(&ctx, ix->opts->algo);
+	while (done < ix->data_end) {
+		size_t want = (size_t)MIN((uint64_t)1 << 20, ix->data_end - done);
+		if (pread_in_full(wfd, buf, want, (off_t)done) != (ssize_t)want) {
+			ret = gp_error_errno(err, "%s: cannot read back the pack", ix->name);
+			goto out;
+		}
+		hash_update(&ctx, buf, want);
+		done += want;
+	}
+	hash_final(&ctx, ix->ip->pack_hash);
+	if (pwrite_in_full(wfd, ix->ip->pack_hash, ix->rawsz, (off_t)ix->data_end) != (ssize_t)ix->rawsz ||
+	    ftruncate(wfd, (off_t)(ix->data_end + ix->rawsz)) < 0 || fsync(wfd) < 0)
+		ret = gp_error_errno(err, "%s: cannot write the pack checksum", ix->name);
+out:
+	free(buf);
+	return ret;
+}
+
+static int fix_thin(struct indexer *ix, const char *pack_path, int nr_threads,
+		    struct gp_error *err)
+{
+	uint32_t old_nr = ix->ip->nr, nr_appended = 0;
+	int wfd = open(pack_path, O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (wfd < 0)
+		return gp_error_errno(err, "cannot open '%s' for writing", pack_path);
+	ret = append_bases(ix, wfd, &nr_appended, err);
+	if (ret || !nr_appended)
+		goto out;
+	ix->ip->nr_appended = nr_appended;
+	ix->next_root = old_nr;
+	run_workers(ix, nr_threads);
+	if (ix->failed) {
+		ret = ix->err->code;
+		goto out;
+	}
+	ret = rewrite_head_and_trailer(ix, wfd, err);
+out:
+	close(wfd);
+	return ret;
+}
+
+static int resolve_deltas(struct indexer *ix, const char *pack_path, struct gp_error *err)
+{
+	int nr_threads = ix->opts->threads;
+	int ret = 0;
+
+	if (nr_threads <= 0)
+		nr_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (nr_threads <= 0)
+		nr_threads = 1;
+	if ((uint32_t)nr_threads > ix->ip->nr_deltas + 1)
+		nr_threads = (int)ix->ip->nr_deltas + 1;
+	build_child_lists(ix);
+	ix->progress = progress_start("Resolving deltas", ix->ip->nr_deltas,
+				      ix->opts->progress && ix->ip->nr_deltas);
+	run_workers(ix, nr_threads);
 	if (ix->failed) {
 		progress_stop(&ix->progress);
 		return ix->err->code;
 	}
-	progress_stop(&ix->progress);
+	if (ix->nr_resolved != ix->ip->nr_deltas && ix->opts->read_base) {
+		ret = fix_thin(ix, pack_path, nr_threads, err);
+		if (ret) {
+			progress_stop(&ix->progress);
+			return ret;
+		}
+	}
+	if (ix->ip->nr_appended) {
+		char msg[64];
+		snprintf(msg, sizeof(msg), ", completed with %" PRIu32 " local object%s.\n",
+			 ix->ip->nr_appended, ix->ip->nr_appended == 1 ? "" : "s");
+		progress_stop_msg(&ix->progress, msg);
+	} else {
+		progress_stop(&ix->progress);
+	}
 	if (ix->nr_resolved != ix->ip->nr_deltas) {
 		uint32_t missing = ix->ip->nr_deltas - ix->nr_resolved;
 		ret = gp_error_set(err, GP_ENOTFOUND, "%s: pack has %" PRIu32 " unresolved delta%s",
@@ -633,6 +829,7 @@ int pack_index(const char *pack_path, const struct pack_indexer_opts *opts,
 	ix.rawsz = gp_hash_algos[opts->algo].rawsz;
 	ix.err = err;
 	pthread_mutex_init(&ix.err_lock, NULL);
+	pthread_mutex_init(&ix.cb_lock, NULL);
 	ip->algo = opts->algo;
 
 	ix.fd = open(pack_path, O_RDONLY | O_CLOEXEC);
@@ -716,10 +913,10 @@ int pack_index(const char *pack_path, const struct pack_indexer_opts *opts,
 	}
 	memcpy(ip->pack_hash, job.hash, ix.rawsz);
 
-	ret = resolve_deltas(&ix, err);
+	ret = resolve_deltas(&ix, pack_path, err);
 	if (ret)
 		goto out;
-	ip->by_name = pack_sort_by_name(ip->oids, nr, opts->algo);
+	ip->by_name = pack_sort_by_name(ip->oids, ip->nr, opts->algo);
 out:
 	if (checksum_started)
 		pthread_join(checksum_tid, NULL);
@@ -735,6 +932,7 @@ out:
 	free(ix.ofs_children);
 	free(ix.ofs_child_start);
 	pthread_mutex_destroy(&ix.err_lock);
+	pthread_mutex_destroy(&ix.cb_lock);
 	if (ret) {
 		indexed_pack_free(ip);
 		return ret;
@@ -769,5 +967,183 @@ int indexed_pack_write_rev(const struct indexed_pack *ip, const char *path,
 		pack_order[ip->by_name[idx_pos]] = idx_pos;
 	ret = revindex_write(path, ip->algo, pack_order, ip->nr, ip->pack_hash, err);
 	free(pack_order);
+	return ret;
+}
+
+/* ---- reading a pack from a stream ---------------------------------------- */
+
+/*
+ * The input is read into buf; buf[0..flushed) was already copied to
+ * out_fd, buf[flushed..pos) is consumed and waits to be copied,
+ * buf[pos..len) is read but not yet consumed.
+ */
+struct spool {
+	int in_fd, out_fd;
+	const struct pack_spool_opts *opts;
+	unsigned char *buf;
+	size_t flushed, pos, len;
+	uint64_t consumed;      /* pack bytes consumed, the given header included */
+	bool eof;
+	struct progress *progress;
+};
+
+static int spool_flush(struct spool *sp, struct gp_error *err)
+{
+	if (sp->pos > sp->flushed &&
+	    write_in_full(sp->out_fd, sp->buf + sp->flushed, sp->pos - sp->flushed) < 0)
+		return gp_error_errno(err, "cannot write the received pack");
+	sp->flushed = sp->pos;
+	return 0;
+}
+
+/* Have at least want unconsumed bytes buffered, unless the input ends first. */
+static int spool_fill(struct spool *sp, size_t want, struct gp_error *err)
+{
+	int ret;
+	if (sp->len - sp->pos >= want || sp->eof)
+		return 0;
+	ret = spool_flush(sp, err);
+	if (ret)
+		return ret;
+	memmove(sp->buf, sp->buf + sp->pos, sp->len - sp->pos);
+	sp->len -= sp->pos;
+	sp->pos = sp->flushed = 0;
+	while (sp->len < want) {
+		ssize_t n = read(sp->in_fd, sp->buf + sp->len, PACK_SPOOL_BUFSZ - sp->len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return gp_error_errno(err, "read error on input");
+		if (!n) {
+			sp->eof = true;
+			break;
+		}
+		sp->len += (size_t)n;
+	}
+	return 0;
+}
+
+static int spool_consume(struct spool *sp, size_t n, struct gp_error *err)
+{
+	sp->pos += n;
+	sp->consumed += n;
+	if (sp->opts->max_size && sp->consumed > sp->opts->max_size)
+		return gp_error_set(err, GP_EINVAL, "pack exceeds maximum allowed size (%" PRIu64
+				    " bytes)", sp->opts->max_size);
+	return 0;
+}
+
+static int early_eof(struct gp_error *err)
+{
+	return gp_error_set(err, GP_ECORRUPT, "early EOF");
+}
+
+int pack_spool(int in_fd, int out_fd, const struct pack_spool_opts *opts,
+	       unsigned char **rest, size_t *rest_len, uint64_t *pack_len,
+	       struct gp_error *err)
+{
+	struct spool sp = { .in_fd = in_fd, .out_fd = out_fd, .opts = opts };
+	struct inflate_skip *skip = inflate_skip_new();
+	size_t rawsz = gp_hash_algos[opts->algo].rawsz;
+	uint32_t nr;
+	int ret;
+
+	*rest = NULL;
+	*rest_len = 0;
+	sp.buf = xmalloc(PACK_SPOOL_BUFSZ);
+	if (opts->header) {
+		memcpy(sp.buf, opts->header, PACK_HEADER_SIZE);
+		sp.len = PACK_HEADER_SIZE;
+	}
+	ret = spool_fill(&sp, PACK_HEADER_SIZE, err);
+	if (ret)
+		goto out;
+	if (sp.len - sp.pos < PACK_HEADER_SIZE) {
+		ret = early_eof(err);
+		goto out;
+	}
+	if (get_be32(sp.buf) != PACK_SIGNATURE) {
+		ret = CORRUPT(err, "pack signature mismatch");
+		goto out;
+	}
+	if (get_be32(sp.buf + 4) != 2 && get_be32(sp.buf + 4) != 3) {
+		ret = CORRUPT(err, "pack version %" PRIu32 " unsupported", get_be32(sp.buf + 4));
+		goto out;
+	}
+	nr = get_be32(sp.buf + 8);
+	ret = spool_consume(&sp, PACK_HEADER_SIZE, err);
+	if (ret)
+		goto out;
+	if (opts->progress_title)
+		sp.progress = progress_start(opts->progress_title, nr, true);
+	for (uint32_t n = 0; n < nr; n++) {
+		struct pack_entry_header hdr;
+		uint64_t ofs = sp.consumed;
+
+		/* The longest header: a 10-byte size and a base name. */
+		ret = spool_fill(&sp, 16 + GP_MAX_RAWSZ, err);
+		if (ret)
+			goto out;
+		if (sp.pos == sp.len) {
+			ret = early_eof(err);
+			goto out;
+		}
+		ret = pack_parse_entry_header(sp.buf + sp.pos, sp.len - sp.pos, ofs, opts->algo,
+					      &hdr, err);
+		if (ret) {
+			if (sp.eof)
+				gp_error_set(err, GP_ECORRUPT, "early EOF");
+			goto out;
+		}
+		ret = spool_consume(&sp, hdr.hdr_len, err);
+		if (!ret)
+			ret = inflate_skip_reset(skip, hdr.size, err);
+		if (ret)
+			goto out;
+		for (;;) {
+			size_t used;
+			int done;
+			ret = spool_fill(&sp, 1, err);
+			if (ret)
+				goto out;
+			if (sp.pos == sp.len) {
+				ret = early_eof(err);
+				goto out;
+			}
+			done = inflate_skip_feed(skip, sp.buf + sp.pos, sp.len - sp.pos, &used, err);
+			if (done < 0) {
+				ret = gp_error_prefix(err, "at offset %" PRIu64, ofs);
+				goto out;
+			}
+			ret = spool_consume(&sp, used, err);
+			if (ret)
+				goto out;
+			if (done)
+				break;
+		}
+		progress_update(sp.progress, (uint64_t)n + 1);
+	}
+	ret = spool_fill(&sp, rawsz, err);
+	if (ret)
+		goto out;
+	if (sp.len - sp.pos < rawsz) {
+		ret = early_eof(err);
+		goto out;
+	}
+	ret = spool_consume(&sp, rawsz, err);
+	if (!ret)
+		ret = spool_flush(&sp, err);
+	if (ret)
+		goto out;
+	*pack_len = sp.consumed;
+	if (sp.len > sp.pos) {
+		*rest_len = sp.len - sp.pos;
+		*rest = xmalloc(*rest_len);
+		memcpy(*rest, sp.buf + sp.pos, *rest_len);
+	}
+out:
+	progress_stop(&sp.progress);
+	inflate_skip_free(skip);
+	free(sp.buf);
 	return ret;
 }

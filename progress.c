@@ -78,10 +78,15 @@ void progress_add(struct progress *p, uint64_t delta)
 
 void progress_stop(struct progress **pp)
 {
+	progress_stop_msg(pp, ", done.\n");
+}
+
+void progress_stop_msg(struct progress **pp, const char *msg)
+{
 	struct progress *p = *pp;
 	if (!p)
 		return;
-	display(p, __atomic_load_n(&p->done, __ATOMIC_RELAXED), ", done.\n");
+	display(p, __atomic_load_n(&p->done, __ATOMIC_RELAXED), msg);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 	*pp = NULL;

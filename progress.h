@@ -20,5 +20,7 @@ void progress_update(struct progress *p, uint64_t done);
 void progress_add(struct progress *p, uint64_t delta);
 /* Print the final line and free. Accepts NULL. */
 void progress_stop(struct progress **p);
+/* The same, ending the line with msg instead of ", done.\n". */
+void progress_stop_msg(struct progress **p, const char *msg);
 
 #endif

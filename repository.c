@@ -663,15 +663,69 @@ out:
 	return ret;
 }
 
+/*
+ * GIT_ALTERNATE_OBJECT_DIRECTORIES: paths separated by ':'; one that
+ * starts with '"' is a C-quoted string, as git writes a path holding
+ * a colon. A directory that does not exist is skipped, as git skips it.
+ */
+static void add_env_alternates(struct odb *odb, const char *env)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct gp_error err = GP_ERROR_INIT;
+	const char *p = env;
+
+	while (*p) {
+		strbuf_reset(&path);
+		if (*p == '"') {
+			p++;
+			while (*p && *p != '"') {
+				if (*p == '\\' && p[1]) {
+					p++;
+					switch (*p) {
+					case 'n': strbuf_addch(&path, '\n'); break;
+					case 't': strbuf_addch(&path, '\t'); break;
+					default: strbuf_addch(&path, *p); break;
+					}
+					p++;
+				} else {
+					strbuf_addch(&path, *p++);
+				}
+			}
+			if (*p == '"')
+				p++;
+			while (*p && *p != ':')
+				p++;
+		} else {
+			while (*p && *p != ':')
+				strbuf_addch(&path, *p++);
+		}
+		if (*p == ':')
+			p++;
+		if (path.len && odb_add_alternate(odb, path.buf, &err))
+			gp_error_clear(&err);
+	}
+	strbuf_release(&path);
+}
+
 int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err)
 {
 	if (!repo->odb) {
+		const char *env = getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES");
 		int ret = odb_open(&repo->odb, repo->objdir, repo->hash_algo, err);
 		if (ret)
 			return ret;
+		if (env && *env)
+			add_env_alternates(repo->odb, env);
 	}
 	*out = repo->odb;
 	return 0;
+}
+
+char *repo_shallow_path(const struct repository *repo)
+{
+	if (repo->shallow_file)
+		return *repo->shallow_file ? xstrdup(repo->shallow_file) : NULL;
+	return repo_git_path(repo, "shallow");
 }
 
 void repo_free(struct repository *repo)
@@ -685,6 +739,7 @@ void repo_free(struct repository *repo)
 	free(repo->commondir);
 	free(repo->objdir);
 	free(repo->worktree);
+	free(repo->shallow_file);
 	free(repo);
 }
 

@@ -53,6 +53,11 @@ struct repository {
 	 */
 	char *commondir;
 	struct ref_store *refs; /* refs.h's cache (packed-refs); lazily made */
+	/*
+	 * The file listing the shallow commits (technical/shallow): NULL
+	 * for <gitdir>/shallow, "" for none. Git's --shallow-file sets it.
+	 */
+	char *shallow_file;
 };
 
 /*
@@ -76,12 +81,20 @@ int repo_discover(struct repository **out, const char *start_dir,
  */
 int repo_open_gitdir(struct repository **out, const char *gitdir,
 		     struct gp_error *err);
+/*
+ * The path of the shallow file (repo->shallow_file, else
+ * <gitdir>/shallow), or NULL when there is none to read. Caller frees.
+ */
+char *repo_shallow_path(const struct repository *repo);
+
 /* Accepts NULL. Closes the object database and the ref cache too. */
 void repo_free(struct repository *repo);
 
 /*
  * The repository's object database (odb.h), opened on first use and
- * freed by repo_free(). Errors as odb_open().
+ * freed by repo_free(), with the alternates GIT_ALTERNATE_OBJECT_DIRECTORIES
+ * names (colon-separated; double-quoted entries as git quotes them)
+ * after those of objects/info/alternates. Errors as odb_open().
  */
 int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err);
 

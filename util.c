@@ -134,6 +134,26 @@ ssize_t pread_in_full(int fd, void *buf, size_t count, off_t offset)
 	return total;
 }
 
+ssize_t pwrite_in_full(int fd, const void *buf, size_t count, off_t offset)
+{
+	const char *p = buf;
+	size_t total = 0;
+	while (total < count) {
+		ssize_t n = pwrite(fd, p + total, count - total, offset + total);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if (!n) {
+			errno = ENOSPC;
+			return -1;
+		}
+		total += n;
+	}
+	return total;
+}
+
 bool starts_with(const char *s, const char *prefix)
 {
 	return !strncmp(s, prefix, strlen(prefix));

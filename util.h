@@ -136,6 +136,7 @@ static inline void put_be64(void *p, uint64_t v)
 ssize_t read_in_full(int fd, void *buf, size_t count);
 ssize_t write_in_full(int fd, const void *buf, size_t count);
 ssize_t pread_in_full(int fd, void *buf, size_t count, off_t offset);
+ssize_t pwrite_in_full(int fd, const void *buf, size_t count, off_t offset);
 
 bool starts_with(const char *s, const char *prefix);
 bool skip_prefix(const char *s, const char *prefix, const char **rest);

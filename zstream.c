@@ -238,3 +238,84 @@ int inflate_prefix(const void *in, size_t in_len, void *out, size_t out_len,
 	inflateEnd(&z);
 	return ret;
 }
+
+struct inflate_skip {
+	z_stream z;
+	bool ready;
+	uint64_t expected, produced;
+	unsigned char sink[16384];
+};
+
+struct inflate_skip *inflate_skip_new(void)
+{
+	return xcalloc(1, sizeof(struct inflate_skip));
+}
+
+void inflate_skip_free(struct inflate_skip *s)
+{
+	if (!s)
+		return;
+	if (s->ready)
+		inflateEnd(&s->z);
+	free(s);
+}
+
+int inflate_skip_reset(struct inflate_skip *s, uint64_t expected_size, struct gp_error *err)
+{
+	if (!s->ready) {
+		memset(&s->z, 0, sizeof(s->z));
+		if (inflateInit(&s->z) != Z_OK)
+			return gp_error_set(err, GP_ENOMEM, "zlib: inflateInit failed");
+		s->ready = true;
+	} else if (inflateReset(&s->z) != Z_OK) {
+		return gp_error_set(err, GP_ENOMEM, "zlib: inflateReset failed");
+	}
+	s->expected = expected_size;
+	s->produced = 0;
+	return 0;
+}
+
+int inflate_skip_feed(struct inflate_skip *s, const void *in, size_t len,
+		      size_t *used, struct gp_error *err)
+{
+	z_stream *z = &s->z;
+	size_t in_done = 0;
+	int status = Z_OK;
+
+	for (;;) {
+		size_t in_chunk = MIN(len - in_done, (size_t)UINT_MAX);
+		size_t out_chunk;
+		z->next_in = (unsigned char *)in + in_done;
+		z->avail_in = (uInt)in_chunk;
+		z->next_out = s->sink;
+		z->avail_out = sizeof(s->sink);
+		status = inflate(z, Z_NO_FLUSH);
+		in_done += in_chunk - z->avail_in;
+		out_chunk = sizeof(s->sink) - z->avail_out;
+		s->produced += out_chunk;
+		if (s->produced > s->expected) {
+			*used = in_done;
+			return gp_error_set(err, GP_ECORRUPT, "object inflates to more than %" PRIu64
+					    " bytes", s->expected);
+		}
+		if (status == Z_STREAM_END)
+			break;
+		if (status != Z_OK && status != Z_BUF_ERROR) {
+			*used = in_done;
+			return gp_error_set(err, GP_ECORRUPT, "zlib stream is corrupt (%s)",
+					    z->msg ? z->msg : "bad data");
+		}
+		/* Out of input with the output buffer not full: wait for more. */
+		if (in_done == len && z->avail_out)
+			break;
+		if (status == Z_BUF_ERROR && !out_chunk && in_done == len)
+			break;
+	}
+	*used = in_done;
+	if (status != Z_STREAM_END)
+		return 0;
+	if (s->produced != s->expected)
+		return gp_error_set(err, GP_ECORRUPT, "inflated to %" PRIu64 " bytes, expected %" PRIu64,
+				    s->produced, s->expected);
+	return 1;
+}

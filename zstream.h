@@ -45,6 +45,25 @@ int inflate_exact(struct inflater *inf, const void *in, size_t in_len,
 int inflate_to_strbuf(const void *in, size_t in_len, struct strbuf *out,
 		      size_t max_out, size_t *consumed, struct gp_error *err);
 
+/*
+ * Follow a zlib stream fed in pieces without keeping its output, to
+ * find where it ends (a pack read from a pipe): the output is counted
+ * and must come to exactly expected_size bytes. Not thread-safe.
+ */
+struct inflate_skip;
+struct inflate_skip *inflate_skip_new(void);
+void inflate_skip_free(struct inflate_skip *s);
+/* Start a new stream. */
+int inflate_skip_reset(struct inflate_skip *s, uint64_t expected_size, struct gp_error *err);
+/*
+ * Feed in[0..len); *used is how much of it the stream took. Returns 1
+ * when the stream ended (exactly at in + *used), 0 when it wants more
+ * input, or GP_ECORRUPT (corrupt, or more or less output than
+ * expected_size).
+ */
+int inflate_skip_feed(struct inflate_skip *s, const void *in, size_t len,
+		      size_t *used, struct gp_error *err);
+
 /* Compress in[0..len) as one zlib stream at level (-1 default). */
 void deflate_to_strbuf(const void *in, size_t len, int level,
 		       struct strbuf *out);

@@ -1,90 +1,305 @@
 /*
- * builtin/index-pack.c: gitpack index-pack, git's options and output.
+ * builtin/index-pack.c: gitpack index-pack, with git's options and
+ * output, including the ones fetch-pack and receive-pack use on a pack
+ * they receive: --stdin (the pack is read from a pipe, up to its
+ * trailer), --pack_header, --fix-thin, --keep, --promisor, --strict,
+ * --check-self-contained-and-connected, --max-input-size and
+ * --report-end-of-input.
  */
 #include "../builtin.h"
+#include "../commit.h"
 #include "../config.h"
 #include "../error.h"
 #include "../hashfile.h"
 #include "../object.h"
+#include "../odb.h"
+#include "../oidset.h"
 #include "../pack-indexer.h"
-#include "../parse-options.h"
+#include "../packfile.h"
 #include "../repository.h"
+#include "../shallow.h"
 #include "../strbuf.h"
+#include "../tree.h"
 #include <fcntl.h>
 #include <sys/stat.h>
 
-static const char *const index_pack_usage[] = {
-	"gitpack index-pack [-v] [-o <index-file>] [--[no-]rev-index] [--keep | --keep=<msg>]\n"
-	"                   [--threads=<n>] [--object-format=<hash>] [--index-version=<v>[,<offset>]]\n"
-	"                   [--verify] (<pack-file> | --stdin [<pack-file>])",
-	NULL,
+static const char index_pack_usage[] =
+	"gitpack index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] [--[no-]rev-index]"
+	" [--verify] [--strict[=<msg-id>=<severity>...]] [--fsck-objects[=<msg-id>=<severity>...]]"
+	" (<pack-file> | --stdin [--fix-thin] [<pack-file>])";
+
+static GP_NORETURN void usage_exit(void)
+{
+	fprintf(stderr, "usage: %s\n", index_pack_usage);
+	exit(129);
+}
+
+struct index_pack_args {
+	const char *pack_name, *index_name, *keep_msg, *promisor_msg, *progress_title;
+	const char *object_format;
+	bool from_stdin, fix_thin, verify, stat, stat_only, strict, fsck_objects;
+	bool check_self_contained, report_eoi;
+	int verbose, rev_index, threads;
+	unsigned char pack_header[PACK_HEADER_SIZE];
+	bool have_pack_header;
+	uint64_t max_input_size;
+	struct pack_idx_opts idx;
 };
 
-static int parse_index_version(const struct option *opt, const char *arg, int unset)
+static void parse_index_version(const char *arg, struct pack_idx_opts *idx)
 {
-	struct pack_idx_opts *idx = opt->value;
 	char *end;
-	unsigned long v;
-	if (unset || !arg)
-		return error("--index-version needs a value");
-	v = strtoul(arg, &end, 10);
+	unsigned long v = strtoul(arg, &end, 10);
 	if (end == arg || (v != 1 && v != 2))
-		return error("bad index version '%s'", arg);
+		die("bad %s", arg);
 	idx->version = (uint32_t)v;
 	if (*end == ',') {
 		const char *limit = end + 1;
 		unsigned long long lim = strtoull(limit, &end, 0);
 		if (end == limit || *end || lim > 0x7fffffff)
-			return error("bad index version offset '%s'", limit);
+			die("bad %s", arg);
 		idx->off32_limit = lim;
 	} else if (*end) {
-		return error("bad index version '%s'", arg);
+		die("bad %s", arg);
 	}
-	return 0;
 }
 
-/* Copy standard input into a new temporary pack in dir. */
-static char *spool_stdin(const char *dir, struct gp_error *err)
+/* --pack_header=<version>,<count>: the caller read the header already. */
+static void parse_pack_header(const char *arg, struct index_pack_args *a)
 {
-	char *tmp = xstrfmt("%s/tmp_pack_XXXXXX", dir);
-	char *buf = xmalloc(1 << 20);
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		gp_error_errno(err, "unable to create '%s'", tmp);
-		goto fail;
-	}
-	fchmod(fd, 0444);
-	for (;;) {
-		ssize_t n = read(0, buf, 1 << 20);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0) {
-			gp_error_errno(err, "read error on input");
-			goto fail_unlink;
-		}
-		if (!n)
-			break;
-		if (write_in_full(fd, buf, (size_t)n) < 0) {
-			gp_error_errno(err, "unable to write '%s'", tmp);
-			goto fail_unlink;
-		}
-	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
-		gp_error_errno(err, "unable to write '%s'", tmp);
-		goto fail_unlink;
-	}
-	free(buf);
-	return tmp;
-fail_unlink:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-fail:
-	free(buf);
-	free(tmp);
-	return NULL;
+	char *end;
+	unsigned long version = strtoul(arg, &end, 10), count;
+	if (end == arg || *end != ',')
+		die("bad --pack_header: %s", arg);
+	arg = end + 1;
+	errno = 0;
+	count = strtoul(arg, &end, 10);
+	if (end == arg || *end || errno || count > UINT32_MAX)
+		die("bad --pack_header: %s", arg);
+	put_be32(a->pack_header, PACK_SIGNATURE);
+	put_be32(a->pack_header + 4, (uint32_t)version);
+	put_be32(a->pack_header + 8, (uint32_t)count);
+	a->have_pack_header = true;
 }
+
+/*
+ * git index-pack parses its arguments by hand: options and the pack
+ * name may come in any order, and anything unknown is a usage error.
+ */
+static void parse_args(int argc, const char **argv, struct index_pack_args *a)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val;
+		if (*arg != '-') {
+			if (a->pack_name)
+				usage_exit();
+			a->pack_name = arg;
+		} else if (!strcmp(arg, "--stdin")) {
+			a->from_stdin = true;
+		} else if (!strcmp(arg, "--fix-thin")) {
+			a->fix_thin = true;
+		} else if (!strcmp(arg, "--strict")) {
+			a->strict = true;
+		} else if (skip_prefix(arg, "--strict=", &val)) {
+			a->strict = true;
+		} else if (!strcmp(arg, "--fsck-objects") || skip_prefix(arg, "--fsck-objects=", &val)) {
+			a->fsck_objects = true;
+		} else if (!strcmp(arg, "--check-self-contained-and-connected")) {
+			a->strict = true;
+			a->check_self_contained = true;
+		} else if (!strcmp(arg, "--verify")) {
+			a->verify = true;
+		} else if (!strcmp(arg, "--verify-stat")) {
+			a->verify = a->stat = true;
+		} else if (!strcmp(arg, "--verify-stat-only")) {
+			a->verify = a->stat = a->stat_only = true;
+		} else if (!strcmp(arg, "--keep")) {
+			a->keep_msg = "";
+		} else if (skip_prefix(arg, "--keep=", &val)) {
+			a->keep_msg = val;
+		} else if (!strcmp(arg, "--promisor")) {
+			a->promisor_msg = "";
+		} else if (skip_prefix(arg, "--promisor=", &val)) {
+			a->promisor_msg = val;
+		} else if (skip_prefix(arg, "--threads=", &val)) {
+			char *end;
+			long n = strtol(val, &end, 10);
+			if (end == val || *end || n < 0)
+				die("invalid number of threads specified (%s)", val);
+			a->threads = (int)MIN(n, (long)INT_MAX);
+		} else if (skip_prefix(arg, "--pack_header=", &val)) {
+			parse_pack_header(val, a);
+		} else if (!strcmp(arg, "-v")) {
+			a->verbose = 1;
+		} else if (!strcmp(arg, "--progress-title")) {
+			if (++i >= argc)
+				usage_exit();
+			a->progress_title = argv[i];
+		} else if (!strcmp(arg, "--show-resolving-progress")) {
+			/* git shows it whenever -v is given; nothing to change */
+		} else if (!strcmp(arg, "--report-end-of-input")) {
+			a->report_eoi = true;
+		} else if (!strcmp(arg, "-o")) {
+			if (a->index_name || ++i >= argc)
+				usage_exit();
+			a->index_name = argv[i];
+		} else if (skip_prefix(arg, "--index-version=", &val)) {
+			parse_index_version(val, &a->idx);
+		} else if (skip_prefix(arg, "--max-input-size=", &val)) {
+			char *end;
+			errno = 0;
+			a->max_input_size = strtoull(val, &end, 10);
+			if (end == val || *end || errno)
+				die("bad --max-input-size: %s", val);
+		} else if (skip_prefix(arg, "--object-format=", &val)) {
+			a->object_format = val;
+		} else if (!strcmp(arg, "--rev-index")) {
+			a->rev_index = 1;
+		} else if (!strcmp(arg, "--no-rev-index")) {
+			a->rev_index = 0;
+		} else if (!strcmp(arg, "-h")) {
+			usage_exit();
+		} else {
+			usage_exit();
+		}
+	}
+}
+
+/* ---- what the indexer reports, object by object ---------------------- */
+
+struct check_state {
+	struct odb *odb;        /* NULL outside a repository */
+	int algo;
+	bool collision_check;   /* compare with copies the repository has */
+	bool want_links;        /* remember what each object points at */
+	struct oidset links;
+	struct oidset shallow;  /* commits whose parents need not be present */
+};
+
+static int check_collision(struct check_state *st, const struct object_id *oid,
+			   enum object_type type, const unsigned char *data,
+			   size_t size, struct gp_error *err)
+{
+	enum object_type have_type;
+	unsigned char *have = NULL;
+	size_t have_size;
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret;
+
+	if (!odb_has_object(st->odb, oid))
+		return 0;
+	ret = odb_read_object(st->odb, oid, &have_type, &have, &have_size, err);
+	if (ret == GP_ENOTFOUND) {
+		gp_error_clear(err);
+		return 0;
+	}
+	if (ret)
+		return gp_error_prefix(err, "cannot read existing object %s", oid_to_hex_r(hex, oid));
+	if (have_type != type || have_size != size || memcmp(have, data, size))
+		ret = gp_error_set(err, GP_ECORRUPT, "SHA1 COLLISION FOUND WITH %s !",
+				   oid_to_hex_r(hex, oid));
+	free(have);
+	return ret;
+}
+
+static int record_links(struct check_state *st, const struct object_id *oid,
+			enum object_type type, const unsigned char *data,
+			size_t size, struct gp_error *err)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret = 0;
+
+	if (type == OBJ_COMMIT) {
+		struct commit_info ci = COMMIT_INFO_INIT;
+		ret = commit_parse(data, size, st->algo, &ci, err);
+		if (ret)
+			goto bad;
+		oidset_insert(&st->links, &ci.tree);
+		if (!oidset_contains(&st->shallow, oid))
+			for (size_t i = 0; i < ci.nr_parents; i++)
+				oidset_insert(&st->links, &ci.parents[i]);
+		commit_info_release(&ci);
+	} else if (type == OBJ_TREE) {
+		struct tree_iter it;
+		struct tree_entry e;
+		tree_iter_init(&it, data, size, st->algo);
+		while ((ret = tree_iter_next(&it, &e, err)) > 0)
+			if ((e.mode & TREE_MODE_TYPE_MASK) != TREE_MODE_GITLINK)
+				oidset_insert(&st->links, &e.oid);
+		if (ret < 0)
+			goto bad;
+		ret = 0;
+	} else if (type == OBJ_TAG) {
+		struct tag_info ti;
+		ret = tag_parse(data, size, st->algo, &ti, err);
+		if (ret)
+			goto bad;
+		oidset_insert(&st->links, &ti.object);
+	}
+	return 0;
+bad:
+	return gp_error_prefix(err, "object %s", oid_to_hex_r(hex, oid));
+}
+
+static int each_object(void *cb_data, const struct object_id *oid, enum object_type type,
+		       const unsigned char *data, size_t size, struct gp_error *err)
+{
+	struct check_state *st = cb_data;
+	int ret = 0;
+	if (st->collision_check)
+		ret = check_collision(st, oid, type, data, size, err);
+	if (!ret && st->want_links)
+		ret = record_links(st, oid, type, data, size, err);
+	return ret;
+}
+
+static int read_base(void *cb_data, const struct object_id *oid, enum object_type *type,
+		     unsigned char **data, size_t *size, struct gp_error *err)
+{
+	struct check_state *st = cb_data;
+	if (!st->odb)
+		return gp_error_set(err, GP_ENOTFOUND, "no repository");
+	return odb_read_object(st->odb, oid, type, data, size, err);
+}
+
+static bool pack_has(const struct indexed_pack *ip, const struct object_id *oid)
+{
+	size_t rawsz = gp_hash_algos[ip->algo].rawsz;
+	uint32_t lo = 0, hi = ip->nr;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int cmp = memcmp(ip->oids + (size_t)ip->by_name[mid] * rawsz, oid->hash, rawsz);
+		if (!cmp)
+			return true;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * Every object the pack's objects point at must be in the pack or in
+ * the repository. Returns whether all of them are in the pack.
+ */
+static bool check_connected(struct check_state *st, const struct indexed_pack *ip)
+{
+	const struct object_id *oid;
+	size_t pos = 0;
+	bool self_contained = true;
+	while ((oid = oidset_next(&st->links, &pos))) {
+		char hex[GP_MAX_HEXSZ + 1];
+		if (pack_has(ip, oid))
+			continue;
+		self_contained = false;
+		if (!st->odb || !odb_has_object(st->odb, oid))
+			die("did not receive expected object %s", oid_to_hex_r(hex, oid));
+	}
+	return self_contained;
+}
+
+/* ---- files ------------------------------------------------------------- */
 
 static char *replace_ext(const char *path, const char *old_ext, const char *new_ext)
 {
@@ -94,23 +309,27 @@ static char *replace_ext(const char *path, const char *old_ext, const char *new_
 	return xstrfmt("%.*s%s", (int)(len - strlen(old_ext)), path, new_ext);
 }
 
-static int write_keep_file(const char *path, const char *msg, struct gp_error *err)
+/*
+ * Create path holding msg and a newline (nothing for an empty msg).
+ * Returns 1 when it was created, 0 when it existed already.
+ */
+static int write_marker_file(const char *path, const char *msg, const char *what,
+			     struct gp_error *err)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST)
 			return 0;
-		return gp_error_errno(err, "cannot write keep file '%s'", path);
+		return gp_error_errno(err, "cannot write %s file '%s'", what, path);
 	}
-	if (msg && *msg) {
-		if (write_in_full(fd, msg, strlen(msg)) < 0 || write_in_full(fd, "\n", 1) < 0) {
-			close(fd);
-			return gp_error_errno(err, "cannot write keep file '%s'", path);
-		}
+	if (msg && *msg &&
+	    (write_in_full(fd, msg, strlen(msg)) < 0 || write_in_full(fd, "\n", 1) < 0)) {
+		close(fd);
+		return gp_error_errno(err, "cannot write %s file '%s'", what, path);
 	}
 	if (fsync(fd) < 0 || close(fd) < 0)
-		return gp_error_errno(err, "cannot close keep file '%s'", path);
-	return 0;
+		return gp_error_errno(err, "cannot close %s file '%s'", what, path);
+	return 1;
 }
 
 /* Compare a freshly computed file image with the one on disk. */
@@ -126,102 +345,166 @@ static int verify_against(const char *path, const struct strbuf *want, struct gp
 	return ret;
 }
 
+static int verify_rev(const struct indexed_pack *ip, const char *rev_path, struct gp_error *err)
+{
+	char *tmp = xstrfmt("%s.verify-XXXXXX", rev_path);
+	struct strbuf want = STRBUF_INIT;
+	int fd = mkstemp(tmp), ret;
+	if (fd < 0) {
+		ret = gp_error_errno(err, "unable to create '%s'", tmp);
+		free(tmp);
+		return ret;
+	}
+	close(fd);
+	unlink(tmp);
+	ret = indexed_pack_write_rev(ip, tmp, err);
+	if (!ret && strbuf_read_file(&want, tmp, 0) < 0)
+		ret = gp_error_errno(err, "cannot read '%s'", tmp);
+	unlink(tmp);
+	if (!ret)
+		ret = verify_against(rev_path, &want, err);
+	strbuf_release(&want);
+	free(tmp);
+	return ret;
+}
+
+/* Read the pack from standard input into a new temporary file in dir. */
+static char *receive_pack_file(const struct index_pack_args *a, int algo, const char *dir,
+			       struct strbuf *rest)
+{
+	struct pack_spool_opts sopts = {
+		.algo = algo,
+		.header = a->have_pack_header ? a->pack_header : NULL,
+		.max_size = a->max_input_size,
+		.progress_title = a->verbose ? (a->progress_title ? a->progress_title
+						: "Receiving objects") : NULL,
+	};
+	struct gp_error err = GP_ERROR_INIT;
+	char *tmp = xstrfmt("%s/tmp_pack_XXXXXX", dir);
+	unsigned char *extra = NULL;
+	size_t extra_len = 0;
+	uint64_t pack_len;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+
+	if (fd < 0)
+		die("unable to create temporary file '%s': %s", tmp, strerror(errno));
+	fchmod(fd, 0444);
+	if (pack_spool(0, fd, &sopts, &extra, &extra_len, &pack_len, &err) ||
+	    (fsync(fd) < 0 && gp_error_errno(&err, "unable to write '%s'", tmp))) {
+		close(fd);
+		unlink(tmp);
+		die_error(&err);
+	}
+	if (close(fd) < 0) {
+		unlink(tmp);
+		die("unable to write '%s': %s", tmp, strerror(errno));
+	}
+	strbuf_add(rest, extra, extra_len);
+	free(extra);
+	return tmp;
+}
+
+static void print_verify_stats(const struct indexed_pack *ip, bool stat_only)
+{
+	if (!stat_only)
+		verify_pack_print_objects(ip);
+	verify_pack_print_histogram(ip);
+}
+
 int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 {
+	struct index_pack_args a = { .rev_index = -1, .threads = -1, .idx = PACK_IDX_OPTS_INIT };
 	struct pack_indexer_opts opts = PACK_INDEXER_OPTS_INIT;
-	struct pack_idx_opts idx_opts = PACK_IDX_OPTS_INIT;
+	struct check_state st = { .links = OIDSET_INIT, .shallow = OIDSET_INIT };
 	struct gp_error err = GP_ERROR_INIT;
 	struct indexed_pack *ip = NULL;
-	const char *index_name = NULL, *object_format = NULL, *keep_msg = NULL;
-	int from_stdin = 0, verify = 0, verbose = 0, progress = -1, rev_index = -1, threads = -1;
-	int keep = 0, fix_thin = 0, strict = 0;
+	struct strbuf rest = STRBUF_INIT;
 	char *pack_path = NULL, *idx_path = NULL, *rev_path = NULL, *tmp_pack = NULL;
 	char hex[GP_MAX_HEXSZ + 1];
-	int ret = 0;
+	bool keep_created = false, self_contained = true;
+	int ret = 0, n;
 	bool v;
-	struct option options[] = {
-		OPT_STRING('o', NULL, &index_name, "index-file", "write the pack index to <index-file>"),
-		OPT_BOOL(0, "rev-index", &rev_index, "write a reverse index (.rev) beside the index"),
-		OPT_BOOL(0, "stdin", &from_stdin, "read the pack from standard input"),
-		OPT_BOOL(0, "verify", &verify, "check the existing index against the pack"),
-		OPT_COUNTUP('v', NULL, &verbose, "show progress"),
-		OPT_BOOL(0, "progress", &progress, "show progress (default: when stderr is a terminal)"),
-		OPT_INTEGER(0, "threads", &threads, "threads for delta resolution (0: one per CPU)"),
-		OPT_STRING(0, "object-format", &object_format, "hash", "the object format of the pack (sha1, sha256)"),
-		OPT_CALLBACK(0, "index-version", &idx_opts, "version[,offset]",
-			     "index version to write, and the largest 32-bit offset", parse_index_version),
-		OPT_STRING(0, "keep", &keep_msg, "msg", "write a .keep file (with --stdin)"),
-		OPT_BOOL(0, "fix-thin", &fix_thin, "(not supported: thin packs are refused)"),
-		OPT_BOOL(0, "strict", &strict, "(accepted for compatibility)"),
-		OPT_END(),
-	};
 
-	/* git accepts a bare --keep; parse-options wants a value, so map it. */
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--keep")) {
-			argv[i] = "--keep=";
-		}
-	idx_opts.version = 0; /* unset: pack.indexVersion, then 2 */
-	argc = parse_options(argc, argv, options, index_pack_usage);
-	keep = keep_msg != NULL;
-
-	opts.algo = repo ? repo->hash_algo : GP_HASH_SHA1;
-	if (object_format) {
-		opts.algo = hash_algo_by_name(object_format);
-		if (!opts.algo)
-			die("unknown hash algorithm '%s'", object_format);
-	}
-	if (repo) {
-		int n;
-		if (rev_index < 0 && !config_get_bool(&repo->config, "pack.writereverseindex", &v, &err))
-			rev_index = v;
-		if (threads < 0 && !config_get_int(&repo->config, "pack.threads", &n, &err))
-			threads = n;
-		if (!idx_opts.version && !config_get_int(&repo->config, "pack.indexversion", &n, &err))
-			idx_opts.version = (uint32_t)n;
-		gp_error_clear(&err);
-	}
-	if (rev_index < 0)
-		rev_index = 1;
-	if (!idx_opts.version)
-		idx_opts.version = 2;
-	opts.threads = threads < 0 ? 0 : threads;
-	if (progress < 0)
-		progress = verbose > 0 || isatty(2);
-	opts.progress = progress;
-	if (fix_thin)
-		die("--fix-thin is not supported: gitpack refuses thin packs");
-
-	if (argc > 1 || (!from_stdin && argc != 1))
-		usage_with_options(index_pack_usage, options);
-	if (keep && !from_stdin)
-		die("--keep only makes sense with --stdin");
-	if (from_stdin && verify)
+	a.idx.version = 0; /* unset: pack.indexVersion, then 2 */
+	parse_args(argc, argv, &a);
+	if (!a.pack_name && !a.from_stdin)
+		usage_exit();
+	if (a.fix_thin && !a.from_stdin)
+		die("the option '--fix-thin' requires '--stdin'");
+	if (a.from_stdin && !repo)
+		die("--stdin requires a git repository");
+	if (a.from_stdin && a.object_format)
+		die("options '--object-format' and '--stdin' cannot be used together");
+	if (a.verify && !a.pack_name)
+		die("--verify with no packfile name given");
+	if (a.promisor_msg && a.pack_name)
+		die("--promisor cannot be used with a pack name");
+	if (a.from_stdin && a.verify)
 		die("--verify with --stdin does not make sense");
 
-	if (from_stdin) {
+	opts.algo = repo ? repo->hash_algo : GP_HASH_SHA1;
+	if (a.object_format) {
+		opts.algo = hash_algo_by_name(a.object_format);
+		if (!opts.algo)
+			die("unknown hash algorithm '%s'", a.object_format);
+	}
+	if (repo) {
+		if (a.rev_index < 0 && !config_get_bool(&repo->config, "pack.writereverseindex", &v, &err))
+			a.rev_index = v;
+		if (a.threads < 0 && !config_get_int(&repo->config, "pack.threads", &n, &err))
+			a.threads = n;
+		if (!a.idx.version && !config_get_int(&repo->config, "pack.indexversion", &n, &err))
+			a.idx.version = (uint32_t)n;
+		if (!config_get_int(&repo->config, "pack.compression", &n, &err) ||
+		    !config_get_int(&repo->config, "core.compression", &n, &err))
+			opts.compression = n;
+		gp_error_clear(&err);
+	}
+	if (a.rev_index < 0)
+		a.rev_index = 1;
+	if (!a.idx.version)
+		a.idx.version = 2;
+	opts.threads = a.threads < 0 ? 0 : a.threads;
+	opts.progress = a.verbose;
+	opts.keep_stats = a.stat;
+
+	st.algo = opts.algo;
+	if (repo && repo_odb(repo, &st.odb, &err))
+		die_error(&err);
+	st.collision_check = a.from_stdin && st.odb;
+	st.want_links = a.strict;
+	if (st.want_links && repo && shallow_read(repo, &st.shallow, &err))
+		die_error(&err);
+	opts.each_object = each_object;
+	opts.cb_data = &st;
+	if (a.fix_thin)
+		opts.read_base = read_base;
+
+	if (a.from_stdin) {
 		char *dir;
-		if (argc == 1) {
-			dir = xstrdup(argv[0]);
-			char *slash = strrchr(dir, '/');
-			if (slash)
-				*slash = '\0';
-			else
-				strcpy(dir, ".");
+		if (a.pack_name) {
+			const char *slash = strrchr(a.pack_name, '/');
+			dir = slash ? xstrndup(a.pack_name, slash - a.pack_name) : xstrdup(".");
 		} else {
-			if (!repo)
-				die("--stdin requires a git repository");
 			dir = repo_obj_path(repo, "pack");
 		}
-		tmp_pack = spool_stdin(dir, &err);
+		tmp_pack = receive_pack_file(&a, opts.algo, dir, &rest);
 		free(dir);
-		if (!tmp_pack)
-			die_error(&err);
+		/* receive-pack may now send keepalives: the input is all read */
+		if (a.report_eoi)
+			write_in_full(2, "", 1);
 		pack_path = xstrdup(tmp_pack);
+		opts.progress_title = "";
 	} else {
-		pack_path = xstrdup(argv[0]);
-		if (!index_name && !ends_with(pack_path, ".pack"))
+		struct stat sb;
+		pack_path = xstrdup(a.pack_name);
+		if (!a.index_name && !ends_with(pack_path, ".pack"))
 			die("packfile name '%s' does not end with '.pack'", pack_path);
+		if (stat(pack_path, &sb) < 0)
+			die("could not open '%s' for reading: %s", pack_path, strerror(errno));
+		if (a.max_input_size && (uint64_t)sb.st_size > a.max_input_size)
+			die("pack exceeds maximum allowed size (%" PRIu64 " bytes)", a.max_input_size);
+		opts.progress_title = a.progress_title;
 	}
 
 	ret = pack_index(pack_path, &opts, &ip, &err);
@@ -230,23 +513,41 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 			unlink(tmp_pack);
 		die_error(&err);
 	}
+	if (st.want_links) {
+		self_contained = check_connected(&st, ip);
+		if (!self_contained && !a.check_self_contained)
+			self_contained = true;
+	}
 	hash_to_hex_r(hex, ip->pack_hash, gp_hash_algos[opts.algo].rawsz);
 
-	if (from_stdin) {
-		char *final_pack, *keep_path;
-		if (argc == 1) {
-			final_pack = xstrdup(argv[0]);
+	if (a.from_stdin) {
+		char *final_pack, *keep_path, *promisor_path;
+		if (a.pack_name) {
+			final_pack = xstrdup(a.pack_name);
 		} else {
 			char *rel = xstrfmt("pack/pack-%s.pack", hex);
 			final_pack = repo_obj_path(repo, rel);
 			free(rel);
 		}
-		idx_path = index_name ? xstrdup(index_name) : replace_ext(final_pack, ".pack", ".idx");
+		idx_path = a.index_name ? xstrdup(a.index_name) : replace_ext(final_pack, ".pack", ".idx");
 		if (!idx_path)
 			die("packfile name '%s' does not end with '.pack'", final_pack);
+		/* .keep and .promisor first: a repack must not take the pack away. */
 		keep_path = replace_ext(final_pack, ".pack", ".keep");
-		if (keep && keep_path && write_keep_file(keep_path, keep_msg, &err))
+		if (a.keep_msg && keep_path) {
+			ret = write_marker_file(keep_path, a.keep_msg, "keep", &err);
+			if (ret < 0)
+				goto fail_tmp;
+			keep_created = ret > 0;
+		}
+		free(keep_path);
+		promisor_path = replace_ext(final_pack, ".pack", ".promisor");
+		if (a.promisor_msg && promisor_path &&
+		    write_marker_file(promisor_path, a.promisor_msg, "promisor", &err) < 0) {
+			free(promisor_path);
 			goto fail_tmp;
+		}
+		free(promisor_path);
 		/* The pack first, the .rev next, the .idx last: readers look for the .idx. */
 		if (!access(final_pack, F_OK)) {
 			unlink(tmp_pack);
@@ -254,48 +555,62 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 			gp_error_errno(&err, "unable to rename '%s' to '%s'", tmp_pack, final_pack);
 			goto fail_tmp;
 		}
-		free(keep_path);
 		free(pack_path);
 		pack_path = final_pack;
 		FREE_AND_NULL(tmp_pack);
 	} else {
-		idx_path = index_name ? xstrdup(index_name) : replace_ext(pack_path, ".pack", ".idx");
+		idx_path = a.index_name ? xstrdup(a.index_name) : replace_ext(pack_path, ".pack", ".idx");
+		if (a.keep_msg) {
+			char *keep_path = replace_ext(pack_path, ".pack", ".keep");
+			if (keep_path && write_marker_file(keep_path, a.keep_msg, "keep", &err) < 0)
+				die_error(&err);
+			free(keep_path);
+		}
 	}
 	rev_path = ends_with(idx_path, ".idx") ? replace_ext(idx_path, ".idx", ".rev")
 					       : xstrfmt("%s.rev", idx_path);
 
-	if (verify) {
+	if (a.verify) {
 		struct strbuf want = STRBUF_INIT;
-		ret = indexed_pack_write_idx(ip, NULL, &want, &idx_opts, &err);
+		ret = indexed_pack_write_idx(ip, NULL, &want, &a.idx, &err);
 		if (!ret)
 			ret = verify_against(idx_path, &want, &err);
+		if (!ret && a.rev_index && !access(rev_path, F_OK))
+			ret = verify_rev(ip, rev_path, &err);
 		strbuf_release(&want);
 		if (ret)
 			die_error(&err);
+		if (a.stat)
+			print_verify_stats(ip, a.stat_only);
 	} else {
-		if (rev_index && indexed_pack_write_rev(ip, rev_path, &err))
+		if (a.rev_index && indexed_pack_write_rev(ip, rev_path, &err))
 			die_error(&err);
-		if (indexed_pack_write_idx(ip, idx_path, NULL, &idx_opts, &err)) {
-			if (rev_index)
+		if (indexed_pack_write_idx(ip, idx_path, NULL, &a.idx, &err)) {
+			if (a.rev_index)
 				unlink(rev_path);
 			die_error(&err);
 		}
 	}
 
-	if (from_stdin)
-		printf("%s\t%s\n", keep ? "keep" : "pack", hex);
-	else if (!verify)
+	if (a.from_stdin) {
+		printf("%s\t%s\n", keep_created ? "keep" : "pack", hex);
+		fwrite(rest.buf, 1, rest.len, stdout);
+	} else if (!a.verify) {
 		printf("%s\n", hex);
+	}
 	goto out;
 fail_tmp:
 	unlink(tmp_pack);
 	die_error(&err);
 out:
 	indexed_pack_free(ip);
+	oidset_release(&st.links);
+	oidset_release(&st.shallow);
+	strbuf_release(&rest);
 	free(pack_path);
 	free(idx_path);
 	free(rev_path);
 	free(tmp_pack);
 	gp_error_clear(&err);
-	return 0;
+	return self_contained ? 0 : 1;
 }

@@ -51,7 +51,7 @@ out:
 	return ret;
 }
 
-static void print_objects(const struct indexed_pack *ip)
+void verify_pack_print_objects(const struct indexed_pack *ip)
 {
 	size_t rawsz = gp_hash_algos[ip->algo].rawsz;
 	for (uint32_t pack_pos = 0; pack_pos < ip->nr; pack_pos++) {
@@ -70,7 +70,7 @@ static void print_objects(const struct indexed_pack *ip)
 	}
 }
 
-static void print_histogram(const struct indexed_pack *ip)
+void verify_pack_print_histogram(const struct indexed_pack *ip)
 {
 	uint32_t max_depth = 0;
 	uint64_t *counts;
@@ -114,9 +114,9 @@ static int verify_one(const char *arg, int algo, int verbose, int stat_only,
 		error("%s", gp_error_msg(&err));
 	} else {
 		if (verbose && !stat_only)
-			print_objects(ip);
+			verify_pack_print_objects(ip);
 		if (verbose || stat_only)
-			print_histogram(ip);
+			verify_pack_print_histogram(ip);
 	}
 	if (!stat_only || ret)
 		if (verbose || ret)
