@@ -9,6 +9,7 @@
  *   write    bases before their deltas, copying what is reused.
  */
 #include "pack-objects.h"
+#include "commit.h"
 #include "delta.h"
 #include "error.h"
 #include "hash.h"
@@ -21,6 +22,7 @@
 #include "progress.h"
 #include "revision.h"
 #include "strbuf.h"
+#include "tree.h"
 #include "zstream.h"
 #include <pthread.h>
 #include <unistd.h>
@@ -61,6 +63,11 @@ struct po_entry {
 	uint32_t crc;
 	uint32_t part;         /* which pack of a cut output it went into */
 	bool written;
+	/*
+	 * A thin pack's preferred base: an object the receiver has, which
+	 * the delta search may use as a base but which is not written.
+	 */
+	bool external;
 };
 
 struct pack_objects {
@@ -72,6 +79,7 @@ struct pack_objects {
 	uint32_t nr, alloc;
 	uint32_t *slots;        /* oid hash table of entry numbers */
 	size_t slots_mask;
+	uint32_t nr_external;   /* entries that are preferred bases only */
 	bool prepared;
 	const struct bitmap_order *follow;   /* pack_objects_follow() */
 	struct pack_objects_stats stats;
@@ -188,12 +196,23 @@ void pack_objects_follow(struct pack_objects *po, const struct bitmap_order *ord
 
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid)
 {
-	return find_entry(po, oid) != NO_ENTRY;
+	uint32_t n = find_entry(po, oid);
+	return n != NO_ENTRY && !po->entries[n].external;
 }
 
 uint32_t pack_objects_nr(const struct pack_objects *po)
 {
-	return po->nr;
+	return po->nr - po->nr_external;
+}
+
+void pack_objects_add_base(struct pack_objects *po, const struct object_id *oid,
+			   enum object_type type, uint32_t name_hash)
+{
+	if (find_entry(po, oid) != NO_ENTRY)
+		return;
+	pack_objects_add_hashed(po, oid, type, name_hash);
+	po->entries[po->nr - 1].external = true;
+	po->nr_external++;
 }
 
 void pack_objects_stats(const struct pack_objects *po, struct pack_objects_stats *out)
@@ -253,12 +272,15 @@ bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_fi
 struct walk_add {
 	struct pack_objects *po;
 	const struct pack_objects_filter *filter;
+	struct progress *progress;
+	uint64_t seen;
 };
 
 static int add_walked(const struct object_id *oid, enum object_type type,
 		      const char *path, void *data)
 {
 	struct walk_add *wa = data;
+	progress_update(wa->progress, ++wa->seen);
 	if (pack_objects_filtered(wa->po, wa->filter, oid))
 		return 0;
 	/* A tag's path is its own name, which says nothing of its content. */
@@ -269,8 +291,12 @@ static int add_walked(const struct object_id *oid, enum object_type type,
 int pack_objects_add_walk(struct pack_objects *po, struct rev_walk *walk,
 			  const struct pack_objects_filter *f, struct gp_error *err)
 {
-	struct walk_add wa = { po, f };
-	return rev_walk_run(walk, REV_OBJECTS, add_walked, &wa, err);
+	struct walk_add wa = { po, f, NULL, 0 };
+	int ret;
+	wa.progress = progress_start("Enumerating objects", 0, po->opts.progress);
+	ret = rev_walk_run(walk, REV_OBJECTS, add_walked, &wa, err);
+	progress_stop(&wa.progress);
+	return ret;
 }
 
 static struct packed_git *pack_named(struct pack_objects *po, const char *name)
@@ -533,6 +559,7 @@ static void *search_worker(void *arg)
 	for (uint32_t k = 0; k < job->nr && !job->ret; k++) {
 		struct po_entry *t = &po->entries[job->list[k]];
 		struct window_slot *slot = &ring[next];
+		bool base_only = t->external;
 		unsigned char *best = NULL;
 		size_t best_len = 0;
 		uint32_t best_base = NO_ENTRY;
@@ -545,7 +572,7 @@ static void *search_worker(void *arg)
 		if (job->ret)
 			break;
 		slot->entry = job->list[k];
-		limit = (int64_t)(slot->size / 2) - (int64_t)po->rawsz;
+		limit = base_only ? 0 : (int64_t)(slot->size / 2) - (int64_t)po->rawsz;
 		for (int back = 1; back <= window && limit > 0; back++) {
 			size_t at = (next + (size_t)window + 1 - (size_t)back) % ((size_t)window + 1);
 			struct window_slot *s = &ring[at];
@@ -644,6 +671,9 @@ static int cmp_search(const void *va, const void *vb, void *vpo)
 		return a->type > b->type ? -1 : 1;
 	if (a->name_hash != b->name_hash)
 		return a->name_hash > b->name_hash ? -1 : 1;
+	/* A preferred base goes before the objects that may use it. */
+	if (a->external != b->external)
+		return a->external ? -1 : 1;
 	if (a->size != b->size)
 		return a->size > b->size ? -1 : 1;
 	return *(const uint32_t *)va < *(const uint32_t *)vb ? -1 : 1;
@@ -664,7 +694,7 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 	}
 	for (uint32_t n = 0; n < po->nr; n++) {
 		struct po_entry *e = &po->entries[n];
-		if (e->how == WRITE_REUSE_DELTA || e->size < MIN_DELTA_SIZE ||
+		if ((e->how == WRITE_REUSE_DELTA && !e->external) || e->size < MIN_DELTA_SIZE ||
 		    e->size > BIG_FILE_THRESHOLD)
 			continue;
 		list[nr++] = n;
@@ -725,7 +755,22 @@ static int prepare(struct pack_objects *po, struct gp_error *err)
 	drop_source_pages(po);
 	progress = progress_start("Counting objects", po->nr, po->opts.progress);
 	for (uint32_t n = 0; n < po->nr && !ret; n++) {
-		ret = locate_one(po, &po->entries[n], err);
+		struct po_entry *e = &po->entries[n];
+		ret = locate_one(po, e, err);
+		if (!ret && e->external && e->how == WRITE_REUSE_DELTA) {
+			/* Only its content matters: it is never written. */
+			e->how = WRITE_WHOLE;
+			e->base = NO_ENTRY;
+			ret = resolve_type(e, err);
+		}
+		if (ret && e->external) {
+			/* A base we cannot read is just not a candidate. */
+			gp_error_clear(err);
+			ret = 0;
+			e->size = 0;
+			e->how = WRITE_WHOLE;
+			e->base = NO_ENTRY;
+		}
 		progress_update(progress, n + 1);
 	}
 	progress_stop(&progress);
@@ -762,7 +807,7 @@ static size_t delta_entry_header(const struct pack_objects *po, const struct po_
 {
 	const struct po_entry *base = &po->entries[e->base];
 	size_t len;
-	if (po->opts.delta_base_offset) {
+	if (po->opts.delta_base_offset && !base->external) {
 		len = pack_encode_entry_header(head, OBJ_OFS_DELTA, size);
 		return len + pack_encode_ofs_distance(head + len, e->out_ofs - base->out_ofs);
 	}
@@ -848,7 +893,7 @@ static int start_part(struct writer *w, struct gp_error *err)
 		return ret;
 	w->part_start = w->nr_written;
 	/* Right unless the pack is cut; finish_part() corrects it then. */
-	w->part_header_nr = po->nr - w->nr_written;
+	w->part_header_nr = po->nr - po->nr_external - w->nr_written;
 	pack_encode_header(head, w->part_header_nr);
 	hashfile_write(w->f, head, sizeof(head));
 	return 0;
@@ -910,7 +955,7 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 	struct po_entry *e = &po->entries[n];
 	int ret;
 
-	if (is_delta(e) && po->entries[e->base].part != w->part)
+	if (is_delta(e) && !po->entries[e->base].external && po->entries[e->base].part != w->part)
 		store_whole(e);
 	e->out_ofs = hashfile_total(w->f);
 	ret = encode_entry(w, e, err);
@@ -957,7 +1002,7 @@ static int write_with_bases(struct writer *w, uint32_t n, uint32_t *stack,
 	struct pack_objects *po = w->po;
 	uint32_t nr_stack = 0;
 	int ret = 0;
-	while (n != NO_ENTRY && !po->entries[n].written) {
+	while (n != NO_ENTRY && !po->entries[n].written && !po->entries[n].external) {
 		stack[nr_stack++] = n;
 		n = po->entries[n].base;
 	}
@@ -975,7 +1020,8 @@ static uint32_t *write_sequence(struct pack_objects *po)
 
 	if (!po->follow) {
 		for (uint32_t n = 0; n < po->nr; n++)
-			seq[n] = n;
+			if (!po->entries[n].external)
+				seq[k++] = n;
 		return seq;
 	}
 	tail = xmalloc(sizeof(*tail) * (po->nr ? po->nr : 1));
@@ -984,13 +1030,13 @@ static uint32_t *write_sequence(struct pack_objects *po)
 	for (uint32_t bit = 0; bit < nr_old; bit++) {
 		uint32_t n = find_entry_raw(po, bitmap_order_index_oid_raw(
 			po->follow, bitmap_order_bit_to_index(po->follow, bit)));
-		if (n == NO_ENTRY)
+		if (n == NO_ENTRY || po->entries[n].external)
 			continue;
 		followed[n] = true;
 		tail[nr_tail++] = n;
 	}
 	for (uint32_t n = 0; n < po->nr; n++)
-		if (!followed[n])
+		if (!followed[n] && !po->entries[n].external)
 			seq[k++] = n;
 	memcpy(seq + k, tail, sizeof(*tail) * nr_tail);
 	free(tail);
@@ -1013,15 +1059,16 @@ static int write_pack(struct writer *w, struct gp_error *err)
 	w->reader = pack_reader_new(0);
 	strbuf_init(&w->buf, 0);
 	w->order = xmalloc(sizeof(*w->order) * (po->nr ? po->nr : 1));
-	w->progress = progress_start("Writing objects", po->nr, po->opts.progress);
+	w->progress = progress_start("Writing objects", po->nr - po->nr_external,
+				     po->opts.progress && !po->opts.no_write_progress);
 	if (w->dir) {
 		ret = start_part(w, err);
 	} else {
 		unsigned char head[PACK_HEADER_SIZE];
-		pack_encode_header(head, po->nr);
+		pack_encode_header(head, po->nr - po->nr_external);
 		hashfile_write(w->f, head, sizeof(head));
 	}
-	for (uint32_t k = 0; k < po->nr && !ret; k++)
+	for (uint32_t k = 0; k < po->nr - po->nr_external && !ret; k++)
 		ret = write_with_bases(w, seq[k], stack, err);
 	free(seq);
 	if (!ret && w->dir)
@@ -1077,4 +1124,154 @@ int pack_objects_write_files(struct pack_objects *po, const char *base, bool wri
 	free(dir);
 	free(w.tmp_name);
 	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Thin packs and tags                                                 */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct thin_ctx {
+	struct pack_objects *po;
+	uint32_t *hashes;       /* name hashes of the trees and blobs packed, sorted */
+	size_t nr_hashes;
+	struct gp_error *err;
+};
+
+static bool hash_packed(const struct thin_ctx *tc, uint32_t name_hash)
+{
+	return bsearch(&name_hash, tc->hashes, tc->nr_hashes, sizeof(uint32_t), cmp_u32) != NULL;
+}
+
+/*
+ * Add what the edge tree holds at the paths of objects being packed
+ * (by name hash: a collision only costs a look at one more path). A
+ * subtree is entered only when a tree at its path is packed, since an
+ * unchanged subtree holds nothing new.
+ */
+static int add_edge_bases(const struct object_id *root, void *data)
+{
+	struct thin_ctx *tc = data;
+	struct pack_objects *po = tc->po;
+	struct edge_item { struct object_id oid; char *path; } *stack = NULL;
+	size_t nr = 0, alloc = 0;
+	int ret = 0;
+
+	pack_objects_add_base(po, root, OBJ_TREE, 0);
+	ALLOC_GROW(stack, nr + 1, alloc);
+	stack[nr].oid = *root;
+	stack[nr++].path = xstrdup("");
+	while (nr) {
+		struct edge_item item = stack[--nr];
+		enum object_type type;
+		unsigned char *buf;
+		size_t size;
+		struct tree_iter it;
+		struct tree_entry e;
+
+		/* The receiver has these; one we cannot read is just no base. */
+		if (odb_read_object(po->odb, &item.oid, &type, &buf, &size, tc->err)) {
+			gp_error_clear(tc->err);
+			free(item.path);
+			continue;
+		}
+		if (type != OBJ_TREE) {
+			free(buf);
+			free(item.path);
+			continue;
+		}
+		tree_iter_init(&it, buf, size, po->algo);
+		while (tree_iter_next(&it, &e, tc->err) > 0) {
+			enum object_type etype = tree_mode_type(e.mode);
+			char *path;
+			uint32_t h;
+			if (etype != OBJ_TREE && etype != OBJ_BLOB)
+				continue;
+			path = *item.path ? xstrfmt("%s/%s", item.path, e.name) : xstrdup(e.name);
+			h = bitmap_name_hash(path);
+			if (!hash_packed(tc, h)) {
+				free(path);
+				continue;
+			}
+			pack_objects_add_base(po, &e.oid, etype, h);
+			if (etype == OBJ_TREE) {
+				ALLOC_GROW(stack, nr + 1, alloc);
+				stack[nr].oid = e.oid;
+				stack[nr++].path = path;
+			} else {
+				free(path);
+			}
+		}
+		gp_error_clear(tc->err);
+		free(buf);
+		free(item.path);
+	}
+	while (nr)
+		free(stack[--nr].path);
+	free(stack);
+	return ret;
+}
+
+int pack_objects_add_thin_bases(struct pack_objects *po, struct rev_walk *walk,
+				struct gp_error *err)
+{
+	struct thin_ctx tc = { .po = po, .err = err };
+	int ret;
+
+	tc.hashes = xmalloc(sizeof(uint32_t) * (po->nr ? po->nr : 1));
+	for (uint32_t n = 0; n < po->nr; n++) {
+		const struct po_entry *e = &po->entries[n];
+		if (!e->external && (e->type == OBJ_TREE || e->type == OBJ_BLOB))
+			tc.hashes[tc.nr_hashes++] = e->name_hash;
+	}
+	qsort(tc.hashes, tc.nr_hashes, sizeof(uint32_t), cmp_u32);
+	/* git takes as many edges as the window holds objects. */
+	ret = rev_walk_for_each_edge(walk, (size_t)(po->opts.window > 0 ? po->opts.window : 1),
+				     add_edge_bases, &tc);
+	free(tc.hashes);
+	return ret;
+}
+
+int pack_objects_include_tag(struct pack_objects *po, const struct object_id *oid,
+			     struct gp_error *err)
+{
+	struct object_id chain[16], cur = *oid;
+	size_t nr = 0;
+	int ret = 0;
+
+	if (pack_objects_has(po, oid))
+		return 0;
+	for (;;) {
+		enum object_type type;
+		unsigned char *buf;
+		size_t size;
+		struct tag_info tag;
+		struct object_info info;
+
+		ret = odb_read_object_info(po->odb, &cur, &info, 0, err);
+		if (ret)
+			return ret == GP_ENOTFOUND ? (gp_error_clear(err), 0) : ret;
+		if (info.type != OBJ_TAG)
+			break;
+		if (nr == ARRAY_SIZE(chain))
+			return 0;   /* absurdly long chains are not followed */
+		chain[nr++] = cur;
+		ret = odb_read_object(po->odb, &cur, &type, &buf, &size, err);
+		if (ret)
+			return ret;
+		ret = tag_parse(buf, size, po->algo, &tag, err);
+		free(buf);
+		if (ret)
+			return ret;
+		cur = tag.object;
+	}
+	if (!nr || !pack_objects_has(po, &cur))
+		return 0;
+	for (size_t i = 0; i < nr; i++)
+		pack_objects_add(po, &chain[i], OBJ_TAG, NULL);
+	return 0;
 }

@@ -45,6 +45,7 @@ struct pack_objects_opts {
 	bool reuse_delta;        /* off: --no-reuse-delta (-f) */
 	bool reuse_object;       /* off: --no-reuse-object (-F) */
 	bool progress;           /* meters on stderr */
+	bool no_write_progress;  /* but not "Writing objects" (git's --stdout) */
 	/*
 	 * --max-pack-size: pack_objects_write_files() cuts the output into
 	 * packs of at most this many bytes (one object larger than that
@@ -83,7 +84,16 @@ void pack_objects_add(struct pack_objects *po, const struct object_id *oid,
 /* The same, with a name hash computed earlier (bitmap_name_hash()). */
 void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oid,
 			     enum object_type type, uint32_t name_hash);
+/*
+ * A thin pack's preferred base (git's --thin): an object the receiver
+ * has, which new and reused deltas may use as their base (then always
+ * stored as REF_DELTA) but which is not itself written. Ignored when
+ * oid was added already.
+ */
+void pack_objects_add_base(struct pack_objects *po, const struct object_id *oid,
+			   enum object_type type, uint32_t name_hash);
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid);
+/* The number of objects to write (preferred bases aside). */
 uint32_t pack_objects_nr(const struct pack_objects *po);
 
 struct bitmap_order;
@@ -120,6 +130,23 @@ struct rev_walk;
  */
 int pack_objects_add_walk(struct pack_objects *po, struct rev_walk *walk,
 			  const struct pack_objects_filter *f, struct gp_error *err);
+
+/*
+ * --thin: after pack_objects_add_walk(), add as preferred bases the
+ * objects that the walk's edges (the receiver's commits next to the
+ * ones sent; at most window of them) hold at the paths of the trees and
+ * blobs being packed. Errors: GP_ECORRUPT.
+ */
+int pack_objects_add_thin_bases(struct pack_objects *po, struct rev_walk *walk,
+				struct gp_error *err);
+
+/*
+ * --include-tag: add the annotated tag oid (and the tags it points at on
+ * the way) when what it finally points at is packed. Nothing happens
+ * for a ref that is no annotated tag. Errors: GP_ECORRUPT.
+ */
+int pack_objects_include_tag(struct pack_objects *po, const struct object_id *oid,
+			     struct gp_error *err);
 
 /*
  * git's --stdin-packs: every object of the packs named in include that
@@ -163,6 +190,8 @@ int pack_objects_write_files(struct pack_objects *po, const char *base, bool wri
 /* What the last write did, for "Total N (delta D), reused R (delta RD)". */
 struct pack_objects_stats {
 	uint32_t total, deltas, reused, reused_deltas;
+	uint32_t pack_reused;        /* sent verbatim from stored packs */
+	uint32_t pack_reused_packs;  /* from how many packs */
 };
 void pack_objects_stats(const struct pack_objects *po, struct pack_objects_stats *out);
 

@@ -10,6 +10,7 @@
 #include "commit.h"
 #include "error.h"
 #include "odb.h"
+#include "oidset.h"
 #include "strbuf.h"
 #include "tree.h"
 
@@ -27,6 +28,11 @@ struct node {
 	struct object_id oid;
 	uint8_t type;
 	uint8_t flags;
+	/*
+	 * With a tree:<depth> filter: 1 + the least depth below a root tree
+	 * a tree was entered or a blob shown at (0: never).
+	 */
+	uint16_t depth1;
 	struct commit_data *commit; /* commits, once parsed */
 };
 
@@ -92,6 +98,13 @@ struct rev_walk {
 	struct node **list; /* commits to show, in order */
 	size_t list_nr, list_alloc;
 	struct strbuf path;
+	const struct oidset *shallow;
+	struct rev_filter filter;
+	enum rev_missing missing;
+	rev_missing_fn *missing_fn;
+	void *missing_data;
+	struct node **edges;  /* uninteresting parents of shown commits */
+	size_t nr_edges, alloc_edges;
 };
 
 int rev_walk_new(struct rev_walk **out, struct odb *odb, int algo)
@@ -130,8 +143,27 @@ void rev_walk_free(struct rev_walk *w)
 	free(w->table);
 	free(w->heap);
 	free(w->list);
+	free(w->edges);
 	strbuf_release(&w->path);
 	free(w);
+}
+
+void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow)
+{
+	w->shallow = shallow;
+}
+
+void rev_walk_set_filter(struct rev_walk *w, const struct rev_filter *filter)
+{
+	w->filter = *filter;
+}
+
+void rev_walk_set_missing(struct rev_walk *w, enum rev_missing how,
+			  rev_missing_fn *fn, void *data)
+{
+	w->missing = how;
+	w->missing_fn = fn;
+	w->missing_data = data;
 }
 
 static size_t slot_of(const struct rev_walk *w, uint64_t key)
@@ -317,6 +349,9 @@ static int parse_commit(struct rev_walk *w, struct node *n, struct gp_error *err
 	free(data);
 	if (ret)
 		return gp_error_prefix(err, "commit %s", oid_to_hex_r(hex, &n->oid));
+	/* A shallow commit's parents are not there to walk: a graft of none. */
+	if (w->shallow && oidset_contains(w->shallow, &n->oid))
+		ci.nr_parents = 0;
 	n->commit = xcalloc(1, sizeof(*n->commit));
 	n->commit->tree = ci.tree;
 	n->commit->date = ci.date;
@@ -475,99 +510,271 @@ static int walk_commits(struct rev_walk *w, struct gp_error *err)
 
 /* ---- objects ------------------------------------------------------------- */
 
-static int mark_tree_uninteresting(struct rev_walk *w, struct node *tree,
+/*
+ * Trees are walked with an explicit stack, never by recursion: a tree
+ * nested 100,000 deep (a few MB of objects anyone can push) must not
+ * overflow the C stack of a server.
+ */
+struct tree_frame {
+	struct node *tree;
+	unsigned char *buf;
+	struct tree_iter it;
+	struct prefetch pf;
+	size_t path_len;      /* w->path's length for this tree's entries */
+	uint32_t depth;       /* of the tree itself; its entries are one deeper */
+};
+
+struct tree_stack {
+	struct tree_frame *frames;
+	size_t nr, alloc;
+};
+
+static void tree_stack_pop(struct tree_stack *st)
+{
+	free(st->frames[--st->nr].buf);
+}
+
+static void tree_stack_clear(struct tree_stack *st)
+{
+	while (st->nr)
+		tree_stack_pop(st);
+	free(st->frames);
+}
+
+/* A missing object under a permissive --missing: true when it is skipped. */
+static bool skip_missing(struct rev_walk *w, const struct object_id *oid, int ret,
+			 struct gp_error *err)
+{
+	if (ret != GP_ENOTFOUND || w->missing == REV_MISSING_ERROR)
+		return false;
+	gp_error_clear(err);
+	if (w->missing == REV_MISSING_PRINT && w->missing_fn)
+		w->missing_fn(oid, w->missing_data);
+	return true;
+}
+
+/* Read tree's content and push it; 1 when it is missing and skipped. */
+static int tree_stack_push(struct rev_walk *w, struct tree_stack *st, struct node *tree,
+			   uint32_t depth, struct gp_error *err)
+{
+	struct tree_frame *f;
+	unsigned char *buf;
+	size_t size;
+	int ret = read_typed(w, tree, OBJ_TREE, &buf, &size, err);
+	if (ret)
+		return skip_missing(w, &tree->oid, ret, err) ? 1 : ret;
+	ALLOC_GROW(st->frames, st->nr + 1, st->alloc);
+	f = &st->frames[st->nr++];
+	f->tree = tree;
+	f->buf = buf;
+	f->path_len = w->path.len;
+	f->depth = depth;
+	prefetch_start(w, &f->pf, buf, size);
+	tree_iter_init(&f->it, buf, size, w->algo);
+	return 0;
+}
+
+static int mark_tree_uninteresting(struct rev_walk *w, struct node *root,
 				   struct gp_error *err)
 {
-	unsigned char *data;
-	size_t size;
-	struct tree_iter it;
-	struct tree_entry e;
-	struct prefetch pf;
-	int ret;
-	if (tree->flags & N_UNINTERESTING)
+	struct tree_stack st = { NULL, 0, 0 };
+	int ret = 0;
+
+	if (root->flags & N_UNINTERESTING)
 		return 0;
-	tree->flags |= N_UNINTERESTING | N_SEEN;
-	ret = read_typed(w, tree, OBJ_TREE, &data, &size, err);
-	if (ret)
-		return ret;
-	prefetch_start(w, &pf, data, size);
-	tree_iter_init(&it, data, size, w->algo);
-	while ((ret = tree_iter_next(&it, &e, err)) > 0) {
-		enum object_type type = tree_mode_type(e.mode);
-		struct node *child;
+	root->flags |= N_UNINTERESTING | N_SEEN;
+	ret = tree_stack_push(w, &st, root, 0, err);
+	if (ret > 0)
 		ret = 0;
-		prefetch_step(w, &pf);
+	while (!ret && st.nr) {
+		struct tree_frame *f = &st.frames[st.nr - 1];
+		struct tree_entry e;
+		enum object_type type;
+		struct node *child;
+
+		ret = tree_iter_next(&f->it, &e, err);
+		if (ret <= 0) {
+			tree_stack_pop(&st);
+			continue;
+		}
+		ret = 0;
+		prefetch_step(w, &f->pf);
+		type = tree_mode_type(e.mode);
 		if (type == OBJ_COMMIT)
 			continue;
 		child = lookup(w, &e.oid);
 		child->type = (uint8_t)type;
-		if (type == OBJ_TREE)
-			ret = mark_tree_uninteresting(w, child, err);
-		else
+		if (type != OBJ_TREE) {
 			child->flags |= N_UNINTERESTING | N_SEEN;
-		if (ret)
-			break;
+		} else if (!(child->flags & N_UNINTERESTING)) {
+			child->flags |= N_UNINTERESTING | N_SEEN;
+			ret = tree_stack_push(w, &st, child, 0, err);
+			if (ret > 0)
+				ret = 0;
+		}
 	}
-	free(data);
+	tree_stack_clear(&st);
 	return ret < 0 ? ret : 0;
 }
 
-/* git lists only blobs it has: a missing one stops the walk. */
-static int show_blob(struct rev_walk *w, struct node *blob, const char *path,
-		     rev_show_fn *show, void *data, struct gp_error *err)
+static bool type_kept(const struct rev_walk *w, enum object_type type)
 {
-	char hex[GP_MAX_HEXSZ + 1];
-	if (!odb_has_object(w->odb, &blob->oid))
-		return gp_error_set(err, GP_ENOTFOUND, "missing blob object '%s'",
-				    oid_to_hex_r(hex, &blob->oid));
-	return show(&blob->oid, OBJ_BLOB, path, data);
+	return !w->filter.type_mask || (w->filter.type_mask & (1u << type));
 }
 
-static int show_tree(struct rev_walk *w, struct node *tree, rev_show_fn *show,
-		     void *data, struct gp_error *err)
+static uint16_t depth_mark(uint32_t depth)
 {
-	unsigned char *buf;
-	size_t size, base = w->path.len;
-	struct tree_iter it;
-	struct tree_entry e;
-	struct prefetch pf;
-	int ret;
-	if (tree->flags & (N_SEEN | N_UNINTERESTING))
+	return depth >= UINT16_MAX - 1 ? UINT16_MAX : (uint16_t)(depth + 1);
+}
+
+/*
+ * Show blob (reached at depth) unless the filter leaves it out. git
+ * lists only blobs it has: a missing one stops the walk, unless
+ * --missing says otherwise.
+ */
+static int visit_blob(struct rev_walk *w, struct node *blob, uint32_t depth,
+		      rev_show_fn *show, void *data, struct gp_error *err)
+{
+	const struct rev_filter *f = &w->filter;
+	char hex[GP_MAX_HEXSZ + 1];
+
+	if (blob->flags & N_UNINTERESTING)
 		return 0;
-	tree->flags |= N_SEEN;
-	ret = show(&tree->oid, OBJ_TREE, w->path.buf, data);
-	if (ret)
-		return ret;
-	ret = read_typed(w, tree, OBJ_TREE, &buf, &size, err);
-	if (ret)
-		return ret;
-	prefetch_start(w, &pf, buf, size);
-	tree_iter_init(&it, buf, size, w->algo);
-	while ((ret = tree_iter_next(&it, &e, err)) > 0) {
-		enum object_type type = tree_mode_type(e.mode);
-		struct node *child;
+	if (f->has_tree_depth) {
+		if (depth >= f->tree_depth)
+			return 0;     /* it may turn up higher up later */
+		if (blob->depth1 && blob->depth1 <= depth_mark(depth))
+			return 0;
+		blob->depth1 = depth_mark(depth);
+	}
+	if (blob->flags & N_SEEN)
+		return 0;
+	blob->flags |= N_SEEN;
+	if (!odb_has_object(w->odb, &blob->oid)) {
+		int ret = gp_error_set(err, GP_ENOTFOUND, "missing blob object '%s'",
+				       oid_to_hex_r(hex, &blob->oid));
+		return skip_missing(w, &blob->oid, ret, err) ? 0 : ret;
+	}
+	if (f->omit_blobs || !type_kept(w, OBJ_BLOB))
+		return 0;
+	if (f->has_blob_limit) {
+		struct object_info info;
+		int ret = odb_read_object_info(w->odb, &blob->oid, &info, 0, err);
+		if (ret)
+			return ret;
+		if (info.size >= f->blob_limit)
+			return 0;
+	}
+	return show(&blob->oid, OBJ_BLOB, w->path.buf, data);
+}
+
+/*
+ * Whether tree, reached at depth, is to be entered (and shown, when it
+ * has not been). With a depth filter a tree is entered again when met
+ * higher up than before, to reach what lay too deep the first time.
+ */
+static bool tree_wanted(struct rev_walk *w, struct node *tree, uint32_t depth)
+{
+	const struct rev_filter *f = &w->filter;
+	if (tree->flags & N_UNINTERESTING)
+		return false;
+	if (!f->has_tree_depth)
+		return !(tree->flags & N_SEEN);
+	if (depth >= f->tree_depth)
+		return false;
+	if (tree->depth1 && tree->depth1 <= depth_mark(depth))
+		return false;
+	tree->depth1 = depth_mark(depth);
+	return true;
+}
+
+/* Show root (a commit's tree, or a tree tip: always shown) and what it holds. */
+static int show_tree(struct rev_walk *w, struct node *root, bool explicit,
+		     rev_show_fn *show, void *data, struct gp_error *err)
+{
+	struct tree_stack st = { NULL, 0, 0 };
+	int ret;
+
+	if (!explicit && !tree_wanted(w, root, 0))
+		return 0;
+	if (explicit && (root->flags & (N_SEEN | N_UNINTERESTING)))
+		return 0;
+	if (!(root->flags & N_SEEN)) {
+		root->flags |= N_SEEN;
+		if (explicit || type_kept(w, OBJ_TREE)) {
+			ret = show(&root->oid, OBJ_TREE, w->path.buf, data);
+			if (ret)
+				return ret;
+		}
+	}
+	ret = tree_stack_push(w, &st, root, 0, err);
+	if (ret > 0)
 		ret = 0;
-		prefetch_step(w, &pf);
+	while (!ret && st.nr) {
+		struct tree_frame *f = &st.frames[st.nr - 1];
+		struct tree_entry e;
+		enum object_type type;
+		struct node *child;
+		uint32_t depth = f->depth + 1;
+
+		ret = tree_iter_next(&f->it, &e, err);
+		if (ret <= 0) {
+			strbuf_setlen(&w->path, f->path_len);
+			tree_stack_pop(&st);
+			continue;
+		}
+		ret = 0;
+		prefetch_step(w, &f->pf);
+		type = tree_mode_type(e.mode);
 		if (type == OBJ_COMMIT)
 			continue;
 		child = lookup(w, &e.oid);
 		child->type = (uint8_t)type;
-		strbuf_setlen(&w->path, base);
-		if (base)
+		strbuf_setlen(&w->path, f->path_len);
+		if (f->path_len)
 			strbuf_addch(&w->path, '/');
 		strbuf_add(&w->path, e.name, e.name_len);
-		if (type == OBJ_TREE) {
-			ret = show_tree(w, child, show, data, err);
-		} else if (!(child->flags & (N_SEEN | N_UNINTERESTING))) {
-			child->flags |= N_SEEN;
-			ret = show_blob(w, child, w->path.buf, show, data, err);
+		if (type != OBJ_TREE) {
+			ret = visit_blob(w, child, depth, show, data, err);
+			continue;
 		}
-		if (ret)
-			break;
+		if (!tree_wanted(w, child, depth))
+			continue;
+		if (!(child->flags & N_SEEN)) {
+			child->flags |= N_SEEN;
+			if (type_kept(w, OBJ_TREE))
+				ret = show(&child->oid, OBJ_TREE, w->path.buf, data);
+			if (ret)
+				break;
+		}
+		ret = tree_stack_push(w, &st, child, depth, err);
+		if (ret > 0)
+			ret = 0;
 	}
-	strbuf_setlen(&w->path, base);
-	free(buf);
+	tree_stack_clear(&st);
 	return ret;
+}
+
+static void add_edge(struct rev_walk *w, struct node *parent)
+{
+	for (size_t i = 0; i < w->nr_edges; i++)
+		if (w->edges[i] == parent)
+			return;
+	ALLOC_GROW(w->edges, w->nr_edges + 1, w->alloc_edges);
+	w->edges[w->nr_edges++] = parent;
+}
+
+int rev_walk_for_each_edge(struct rev_walk *w, size_t max, rev_edge_fn *fn, void *data)
+{
+	for (size_t i = 0; i < w->nr_edges && (!max || i < max); i++) {
+		int ret;
+		if (!w->edges[i]->commit)
+			continue;
+		ret = fn(&w->edges[i]->commit->tree, data);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
@@ -581,6 +788,8 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 	for (size_t i = 0; i < w->list_nr; i++) {
 		struct node *c = w->list[i];
 		if (c->flags & N_UNINTERESTING)
+			continue;
+		if (!type_kept(w, OBJ_COMMIT))
 			continue;
 		ret = show(&c->oid, OBJ_COMMIT, NULL, data);
 		if (ret)
@@ -603,6 +812,7 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 				ret = mark_tree_uninteresting(w, lookup(w, &parent->commit->tree), err);
 			if (ret)
 				return ret;
+			add_edge(w, parent);
 		}
 	}
 	for (size_t i = 0; i < w->nr_tips; i++) {
@@ -624,12 +834,19 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 		if (n->type == OBJ_TREE) {
 			strbuf_reset(&w->path);
 			strbuf_addstr(&w->path, pe->name);
-			ret = show_tree(w, n, show, data, err);
+			ret = show_tree(w, n, true, show, data, err);
 			strbuf_reset(&w->path);
 		} else if (!(n->flags & (N_SEEN | N_UNINTERESTING))) {
 			n->flags |= N_SEEN;
-			ret = n->type == OBJ_BLOB ? show_blob(w, n, pe->name, show, data, err)
-						  : show(&n->oid, (enum object_type)n->type, pe->name, data);
+			if (n->type == OBJ_BLOB && !odb_has_object(w->odb, &n->oid)) {
+				char hex[GP_MAX_HEXSZ + 1];
+				ret = gp_error_set(err, GP_ENOTFOUND, "missing blob object '%s'",
+						   oid_to_hex_r(hex, &n->oid));
+				if (skip_missing(w, &n->oid, ret, err))
+					ret = 0;
+			} else {
+				ret = show(&n->oid, (enum object_type)n->type, pe->name, data);
+			}
 		}
 		if (ret)
 			return ret;
@@ -639,7 +856,7 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 		if (c->flags & N_UNINTERESTING)
 			continue;
 		strbuf_reset(&w->path);
-		ret = show_tree(w, lookup(w, &c->commit->tree), show, data, err);
+		ret = show_tree(w, lookup(w, &c->commit->tree), false, show, data, err);
 		if (ret)
 			return ret;
 	}

@@ -32,6 +32,44 @@ enum rev_walk_flags {
 	REV_OBJECTS = 1 << 0, /* trees and blobs too (--objects) */
 };
 
+struct oidset;
+
+/*
+ * Commits in shallow are walked as if they had no parents (a shallow
+ * repository's boundary, and upload-pack's --shallow lines). The set is
+ * borrowed and must outlive the walk. Call before rev_walk_run().
+ */
+void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow);
+
+/*
+ * Which objects the walk leaves out (git's --filter; the combination of
+ * several filters is the one that omits what any of them omits).
+ * Objects named as tips are always shown; what is below them is
+ * filtered. Depth counts from a root tree (depth 0): its entries are at
+ * depth 1.
+ */
+struct rev_filter {
+	bool active;
+	bool omit_blobs;          /* blob:none */
+	bool has_blob_limit;
+	uint64_t blob_limit;      /* blob:limit: blobs of at least this size go */
+	bool has_tree_depth;
+	uint32_t tree_depth;      /* tree:<n>: trees and blobs at depth >= n go */
+	unsigned type_mask;       /* object:type: 1 << type of the types kept; 0: all */
+};
+#define REV_FILTER_INIT { .active = false }
+void rev_walk_set_filter(struct rev_walk *w, const struct rev_filter *filter);
+
+/* What a walk does when an object it reaches is missing (--missing). */
+enum rev_missing {
+	REV_MISSING_ERROR = 0,    /* stop with GP_ENOTFOUND */
+	REV_MISSING_ALLOW,        /* leave it out silently */
+	REV_MISSING_PRINT,        /* leave it out, report it to missing_fn */
+};
+typedef void rev_missing_fn(const struct object_id *oid, void *data);
+void rev_walk_set_missing(struct rev_walk *w, enum rev_missing how,
+			  rev_missing_fn *fn, void *data);
+
 /*
  * show() is called for each object in output order; path is NULL for
  * commits, the tag's own name (its "tag" header) for annotated tags,
@@ -55,5 +93,14 @@ int rev_walk_add_tip(struct rev_walk *w, const struct object_id *oid,
 /* Errors: GP_ENOTFOUND (a missing object), GP_ECORRUPT, or show()'s value. */
 int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 		 void *data, struct gp_error *err);
+
+/*
+ * After rev_walk_run() with REV_OBJECTS: the root trees of the
+ * uninteresting commits that are parents of shown commits (git's
+ * "edges"), which a thin pack may use as delta bases; each once, at most
+ * max of them (0: all), in the order met.
+ */
+typedef int rev_edge_fn(const struct object_id *tree, void *data);
+int rev_walk_for_each_edge(struct rev_walk *w, size_t max, rev_edge_fn *fn, void *data);
 
 #endif

@@ -15,6 +15,8 @@
 #include "../refs.h"
 #include "../repository.h"
 #include "../revision.h"
+#include "../oidset.h"
+#include "../shallow.h"
 #include "../strbuf.h"
 #include <unistd.h>
 
@@ -52,24 +54,34 @@ static void add_all_refs(struct repository *repo, struct rev_walk *walk)
 		die_error(&err);
 }
 
-/* --revs: a revision per line, "^rev" and "--not" as rev-list has them. */
-static void read_revs(struct repository *repo, struct odb *odb, struct rev_walk *walk)
+/*
+ * --revs: a revision per line, "^rev" and "--not" as rev-list has them,
+ * and "--shallow <oid>": a commit of the receiver's shallow boundary,
+ * whose parents the walk does not follow.
+ */
+static void read_revs(struct repository *repo, struct odb *odb, struct rev_walk *walk,
+		      struct oidset *shallow)
 {
 	struct strbuf line = STRBUF_INIT;
 	struct gp_error err = GP_ERROR_INIT;
 	bool negate = false;
+	const char *arg;
 	while (strbuf_getline(&line, stdin)) {
-		const char *arg = line.buf;
 		struct object_id oid;
 		bool uninteresting = negate;
+		arg = line.buf;
 		if (!*arg)
 			continue;
 		if (!strcmp(arg, "--not")) {
 			negate = !negate;
 			continue;
 		}
-		if (starts_with(arg, "--shallow "))
-			die("shallow packs are not supported: '%s'", arg);
+		if (skip_prefix(arg, "--shallow ", &arg)) {
+			if (parse_oid_hex_exact(arg, repo->hash_algo, &oid))
+				die("not an object name '%s'", arg);
+			oidset_insert(shallow, &oid);
+			continue;
+		}
 		if (*arg == '-')
 			die("not a rev '%s'", arg);
 		if (*arg == '^') {
@@ -85,6 +97,20 @@ static void read_revs(struct repository *repo, struct odb *odb, struct rev_walk 
 			die_error(&err);
 	}
 	strbuf_release(&line);
+}
+
+struct tag_add {
+	struct pack_objects *po;
+};
+
+static int include_tag_ref(const char *refname, const struct object_id *oid,
+			   const struct object_id *peeled, unsigned flags, void *data)
+{
+	struct tag_add *ta = data;
+	struct gp_error err = GP_ERROR_INIT;
+	if (pack_objects_include_tag(ta->po, oid, &err))
+		die_error(&err);
+	return 0;
 }
 
 /* Without --revs: "<oid> [<name>]" per line. */
@@ -171,7 +197,9 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	int to_stdout = 0, revs = 0, all = 0, unpacked = 0, incremental = 0, local = 0;
 	int honor_pack_keep = 0, stdin_packs = 0, write_bitmap = 0, quiet = 0;
 	int progress = -1, reuse_delta = 1, reuse_object = 1, delta_base_offset = 0;
-	int non_empty = 0, write_rev = 1, ignored = 0;
+	int non_empty = 0, write_rev = 1, ignored = 0, thin = 0, include_tag = 0;
+	int shallow_opt = 0, use_bitmap_index = -1, all_progress = 0;
+	struct oidset shallow = OIDSET_INIT;
 	const char *ignored_str = NULL;
 	unsigned long max_pack_size = 0;
 	struct pack_objects_names names = { 0 };
@@ -198,6 +226,12 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_BOOL(0, "rev-index", &write_rev, "write a .rev beside the pack (default)"),
 		OPT__QUIET(&quiet, "no progress meters"),
 		OPT_BOOL(0, "progress", &progress, "progress meters on stderr"),
+		OPT_BOOL(0, "all-progress", &all_progress, "show the writing meter with --stdout too"),
+		OPT_BOOL(0, "all-progress-implied", &ignored, "(accepted)"),
+		OPT_BOOL(0, "thin", &thin, "make a thin pack: deltas against objects the receiver has"),
+		OPT_BOOL(0, "include-tag", &include_tag, "include annotated tags of packed objects"),
+		OPT_BOOL(0, "shallow", &shallow_opt, "the receiver is a shallow repository"),
+		OPT_BOOL(0, "use-bitmap-index", &use_bitmap_index, "count objects with bitmaps"),
 		/* Accepted for git's callers; they change nothing here. */
 		OPT_BOOL(0, "keep-true-parents", &ignored, "(accepted; no grafts here)"),
 		OPT_BOOL(0, "reflog", &ignored, "(accepted)"),
@@ -230,6 +264,9 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	opts.reuse_object = reuse_object;
 	opts.delta_base_offset = delta_base_offset;
 	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
+	if (thin && !revs)
+		thin = 0;   /* as git: thin packs come from a walk */
+	opts.no_write_progress = to_stdout && !all_progress;
 	filter.unpacked = unpacked || incremental;
 	filter.local = local;
 	filter.honor_pack_keep = honor_pack_keep;
@@ -242,10 +279,16 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	if (revs) {
 		struct rev_walk *walk;
 		rev_walk_new(&walk, odb, repo->hash_algo);
+		if (shallow_read(repo, &shallow, &err))
+			die_error(&err);
 		if (all)
 			add_all_refs(repo, walk);
-		read_revs(repo, odb, walk);
+		read_revs(repo, odb, walk, &shallow);
+		if (oidset_size(&shallow))
+			rev_walk_set_shallow(walk, &shallow);
 		if (pack_objects_add_walk(po, walk, &filter, &err))
+			die_error(&err);
+		if (thin && pack_objects_add_thin_bases(po, walk, &err))
 			die_error(&err);
 		rev_walk_free(walk);
 	} else if (stdin_packs) {
@@ -254,6 +297,11 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		read_object_list(po, repo->hash_algo, &filter);
 	}
 
+	if (include_tag) {
+		struct tag_add ta = { po };
+		if (refs_for_each(repo, "refs/tags/", include_tag_ref, &ta, &err))
+			die_error(&err);
+	}
 	if (non_empty && !pack_objects_nr(po))
 		goto out;
 	if (to_stdout) {
@@ -279,9 +327,11 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	pack_objects_stats(po, &stats);
 	if (!quiet && (progress > 0 || isatty(2)))
 		fprintf(stderr, "Total %" PRIu32 " (delta %" PRIu32 "), reused %" PRIu32
-			" (delta %" PRIu32 ")\n", stats.total, stats.deltas, stats.reused,
-			stats.reused_deltas);
+			" (delta %" PRIu32 "), pack-reused %" PRIu32 " (from %" PRIu32 ")\n",
+			stats.total, stats.deltas, stats.reused, stats.reused_deltas,
+			stats.pack_reused, stats.pack_reused_packs);
 out:
+	oidset_release(&shallow);
 	pack_objects_free(po);
 	pack_objects_names_release(&names);
 	free(keep.items);
