@@ -8,6 +8,7 @@
 #include "parse-options.h"
 #include "repository.h"
 #include "strbuf.h"
+#include "trace2.h"
 
 #ifndef GITPACK_VERSION
 #define GITPACK_VERSION "0.1"
@@ -51,6 +52,7 @@ void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("fatal: ", fmt, ap);
 	va_end(ap);
+	trace2_exit(128);
 	exit(128);
 }
 
@@ -350,6 +352,7 @@ int main(int argc, const char **argv)
 	char *shallow_file = NULL;
 	int ret;
 
+	trace2_start(argc - 1, argv + 1);
 	argv++, argc--;
 	ret = handle_global_options(&argc, &argv, &shallow_file);
 	if (ret >= 0)
@@ -395,5 +398,6 @@ int main(int argc, const char **argv)
 		die("write failure on standard output: %s", strerror(errno));
 out:
 	free(shallow_file);
+	trace2_exit(ret);
 	return ret;
 }

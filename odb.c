@@ -225,6 +225,11 @@ static bool rescan(struct odb *odb)
 	return midx_reloaded || odb->nr_packs != nr_before;
 }
 
+bool odb_reprepare(struct odb *odb)
+{
+	return rescan(odb);
+}
+
 static bool have_dir(const struct odb *odb, const char *path)
 {
 	for (size_t i = 0; i < odb->nr_dirs; i++)

@@ -95,6 +95,13 @@ int odb_write_object(struct odb *odb, enum object_type type, const void *data,
 typedef int odb_each_fn(const struct object_id *oid, void *data);
 int odb_for_each_object(struct odb *odb, odb_each_fn *fn, void *data);
 
+/*
+ * Look at the pack directories again (new packs, a replaced MIDX), as a
+ * lookup that misses does by itself; for a caller that has just written
+ * packs. True when anything changed. Pack indexes stay valid.
+ */
+bool odb_reprepare(struct odb *odb);
+
 /* The packs, local ones first; index < odb_nr_packs(). */
 size_t odb_nr_packs(const struct odb *odb);
 struct packed_git *odb_pack(const struct odb *odb, size_t index);

@@ -18,6 +18,7 @@
 #include "refs.h"
 #include "repository.h"
 #include "strbuf.h"
+#include "trace2.h"
 #include "tree.h"
 
 #include <pthread.h>
@@ -719,6 +720,7 @@ static void select_commits(struct writer *w)
 	}
 	free(by_date);
 
+	trace2_data_intmax("pack-bitmap-write", "num_selected_commits", (int64_t)w->nr_selected);
 	/* File order: newest first, so neighbours are alike for XOR. */
 	sort_newest_first(w, w->selected, w->nr_selected);
 	for (size_t i = 0; i < w->nr_selected; i++)
@@ -1910,6 +1912,7 @@ static int write_file(struct writer *w, struct bitmap_write_stats *stats)
 		ret = write_ewah(w, f, offsets[i] ? &xored[i] : &w->bitmaps[i]);
 	}
 	if (!ret && w->opts->lookup_table) {
+		trace2_region_enter("pack-bitmap-write", "writing_lookup_table");
 		rows = xmalloc(sizeof(uint32_t) * (w->nr_selected ? w->nr_selected : 1));
 		row_of = xmalloc(sizeof(uint32_t) * (w->nr_selected ? w->nr_selected : 1));
 		struct keyed *keys = xmalloc(sizeof(*keys) * (w->nr_selected ? w->nr_selected : 1));
@@ -1930,6 +1933,7 @@ static int write_file(struct writer *w, struct bitmap_write_stats *stats)
 			hashfile_write_be64(f, entry_ofs[i]);
 			hashfile_write_be32(f, offsets[i] ? row_of[i - offsets[i]] : BITMAP_NO_XOR_ROW);
 		}
+		trace2_region_leave("pack-bitmap-write", "writing_lookup_table");
 	}
 	if (!ret && w->hashes)
 		for (uint32_t index_pos = 0; index_pos < w->nr; index_pos++)

@@ -18,6 +18,7 @@
 #include "odb.h"
 #include "pack-bitmap.h"
 #include "pack-write.h"
+#include "pack-mtimes.h"
 #include "packfile.h"
 #include "progress.h"
 #include "revision.h"
@@ -25,6 +26,7 @@
 #include "tree.h"
 #include "zstream.h"
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define NO_ENTRY UINT32_MAX
@@ -68,6 +70,7 @@ struct po_entry {
 	 * the delta search may use as a base but which is not written.
 	 */
 	bool external;
+	uint32_t mtime;        /* a cruft pack's: the object's last modification */
 };
 
 struct pack_objects {
@@ -80,6 +83,7 @@ struct pack_objects {
 	uint32_t *slots;        /* oid hash table of entry numbers */
 	size_t slots_mask;
 	uint32_t nr_external;   /* entries that are preferred bases only */
+	bool cruft;             /* write a .mtimes with each pack */
 	bool prepared;
 	const struct bitmap_order *follow;   /* pack_objects_follow() */
 	struct pack_objects_stats stats;
@@ -256,6 +260,14 @@ bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_fi
 			}
 		}
 	}
+	if (f->exclude_promisor) {
+		for (size_t i = 0; i < odb_nr_packs(po->odb); i++) {
+			struct packed_git *p = odb_pack(po->odb, i);
+			uint32_t idx_pos;
+			if (p->is_promisor && pack_find_oid(p, oid, &idx_pos))
+				return true;
+		}
+	}
 	if (f->honor_pack_keep || f->nr_keep_packs) {
 		/* As git: only the repository's own packs are kept, not an alternate's. */
 		for (size_t i = 0; i < odb_nr_packs(po->odb); i++) {
@@ -342,6 +354,72 @@ int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
 		}
 	}
 	free(excluded);
+	return ret;
+}
+
+/* A pack whose objects a --keep-unreachable or --unpack-unreachable takes. */
+static bool pack_is_repacked(struct pack_objects *po, const struct pack_objects_filter *f,
+			     size_t index)
+{
+	struct packed_git *p = odb_pack(po->odb, index);
+	return odb_pack_is_local(po->odb, index) && !pack_is_kept(f, p) && !p->is_keep &&
+	       !(f->exclude_promisor && p->is_promisor);
+}
+
+int pack_objects_add_unreachable(struct pack_objects *po, const struct pack_objects_filter *f,
+				 struct gp_error *err)
+{
+	for (size_t i = 0; i < odb_nr_packs(po->odb); i++) {
+		struct packed_git *p = odb_pack(po->odb, i);
+		if (!pack_is_repacked(po, f, i))
+			continue;
+		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++) {
+			struct object_id oid;
+			pack_nth_oid(p, idx_pos, &oid);
+			pack_objects_add_hashed(po, &oid, OBJ_NONE, 0);
+		}
+	}
+	return 0;
+}
+
+int pack_objects_loosen_unreachable(struct pack_objects *po, const struct pack_objects_filter *f,
+				    int64_t since, struct gp_error *err)
+{
+	const char *objdir = odb_objdir(po->odb);
+	int ret = 0;
+	for (size_t i = 0; i < odb_nr_packs(po->odb) && !ret; i++) {
+		struct packed_git *p = odb_pack(po->odb, i);
+		struct stat st;
+		if (!pack_is_repacked(po, f, i))
+			continue;
+		if (since && since != INT64_MAX && !stat(p->pack_path, &st) &&
+		    (int64_t)st.st_mtime < since)
+			continue;   /* expired: let it go with its pack */
+		if (since == INT64_MAX)
+			continue;   /* "now": everything has expired */
+		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects && !ret; idx_pos++) {
+			struct object_id oid, written;
+			enum object_type type;
+			unsigned char *data;
+			size_t size;
+			bool elsewhere = false;
+			pack_nth_oid(p, idx_pos, &oid);
+			if (find_entry(po, &oid) != NO_ENTRY || loose_has(objdir, &oid))
+				continue;
+			for (size_t k = 0; k < odb_nr_packs(po->odb) && !elsewhere; k++) {
+				uint32_t at;
+				elsewhere = !pack_is_repacked(po, f, k) &&
+					    pack_find_oid(odb_pack(po->odb, k), &oid, &at);
+			}
+			if (elsewhere)
+				continue;
+			ret = odb_read_object(po->odb, &oid, &type, &data, &size, err);
+			if (ret)
+				break;
+			ret = odb_write_object(po->odb, type, data, size, &written, err);
+			free(data);
+		}
+	}
 	return ret;
 }
 
@@ -909,6 +987,7 @@ static int finish_part(struct writer *w, struct gp_error *err)
 	uint32_t *crcs = xmalloc(sizeof(*crcs) * ((size_t)nr + 1));
 	struct pack_objects_names *names = w->names;
 	struct hashfile *f = w->f;
+	uint32_t *mtimes = po->cruft ? xmalloc(sizeof(*mtimes) * ((size_t)nr + 1)) : NULL;
 	int ret = 0;
 
 	w->f = NULL;
@@ -926,9 +1005,11 @@ static int finish_part(struct writer *w, struct gp_error *err)
 		memcpy(oids + (size_t)k * po->rawsz, e->oid.hash, po->rawsz);
 		offsets[k] = e->out_ofs;
 		crcs[k] = e->crc;
+		if (mtimes)
+			mtimes[k] = e->mtime;
 	}
 	ALLOC_GROW(names->hex, names->nr + 1, names->alloc);
-	ret = pack_write_finish(f, w->dir, w->prefix, po->algo, oids, offsets, crcs, nr,
+	ret = pack_write_finish(f, w->dir, w->prefix, po->algo, oids, offsets, crcs, mtimes, nr,
 				w->write_rev, names->hex[names->nr], err);
 	if (!ret)
 		names->nr++;
@@ -937,6 +1018,7 @@ out:
 	free(oids);
 	free(offsets);
 	free(crcs);
+	free(mtimes);
 	return ret;
 }
 
@@ -1274,4 +1356,225 @@ int pack_objects_include_tag(struct pack_objects *po, const struct object_id *oi
 	for (size_t i = 0; i < nr; i++)
 		pack_objects_add(po, &chain[i], OBJ_TAG, NULL);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Cruft packs                                                         */
+
+/* An unreachable object that may go into the cruft pack. */
+struct cruft_cand {
+	struct object_id oid;   /* algo 0: a free slot */
+	uint32_t mtime;
+	bool added;
+};
+
+struct cruft_table {
+	struct cruft_cand *slots;
+	size_t mask, nr;
+};
+
+static struct cruft_cand *cruft_find(struct cruft_table *t, const struct object_id *oid,
+				     bool create)
+{
+	size_t at;
+	if (create && (t->nr + 1) * 2 > t->mask + 1) {
+		struct cruft_cand *old = t->slots;
+		size_t old_size = t->mask + 1;
+		t->mask = old_size * 2 - 1;
+		t->slots = xcalloc(t->mask + 1, sizeof(*t->slots));
+		for (size_t i = 0; i < old_size; i++) {
+			if (!old[i].oid.algo)
+				continue;
+			for (at = oid_slot(&old[i].oid, t->mask); t->slots[at].oid.algo;
+			     at = (at + 1) & t->mask)
+				;
+			t->slots[at] = old[i];
+		}
+		free(old);
+	}
+	for (at = oid_slot(oid, t->mask); t->slots[at].oid.algo; at = (at + 1) & t->mask)
+		if (oideq(&t->slots[at].oid, oid))
+			return &t->slots[at];
+	if (!create)
+		return NULL;
+	t->slots[at].oid = *oid;
+	t->nr++;
+	return &t->slots[at];
+}
+
+struct cruft_ctx {
+	struct pack_objects *po;
+	struct packed_git **kept;
+	size_t nr_kept;
+	struct cruft_table cands;
+};
+
+static bool in_kept(const struct cruft_ctx *cc, const struct object_id *oid)
+{
+	for (size_t i = 0; i < cc->nr_kept; i++) {
+		uint32_t idx_pos;
+		if (pack_find_oid(cc->kept[i], oid, &idx_pos))
+			return true;
+	}
+	return false;
+}
+
+static void cruft_candidate(struct cruft_ctx *cc, const struct object_id *oid, uint32_t mtime)
+{
+	struct cruft_cand *c;
+	if (in_kept(cc, oid))
+		return;
+	c = cruft_find(&cc->cands, oid, true);
+	if (mtime > c->mtime)
+		c->mtime = mtime;
+}
+
+static int cruft_loose(const struct object_id *oid, const char *path, void *data)
+{
+	struct stat st;
+	if (!stat(path, &st))
+		cruft_candidate(data, oid, (uint32_t)MIN((uint64_t)st.st_mtime, UINT32_MAX));
+	return 0;
+}
+
+static bool name_listed(const char *name, const char *const *list, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(name, list[i]))
+			return true;
+	return false;
+}
+
+/* The objects of a discarded pack: a cruft pack's own mtimes, else the pack's. */
+static int cruft_pack(struct cruft_ctx *cc, struct packed_git *p, struct gp_error *err)
+{
+	struct pack_objects *po = cc->po;
+	size_t len = strlen(p->pack_path) - strlen(".pack");
+	char *mtimes_path = xstrfmt("%.*s.mtimes", (int)len, p->pack_path);
+	uint32_t *mtimes = NULL, pack_mtime = 0;
+	struct stat st;
+	int ret = mtimes_read(mtimes_path, po->algo, p->nr_objects, p->pack_hash, &mtimes, err);
+
+	free(mtimes_path);
+	if (ret == GP_ENOTFOUND) {
+		gp_error_clear(err);
+		ret = 0;
+	}
+	if (ret)
+		return ret;
+	if (!stat(p->pack_path, &st))
+		pack_mtime = (uint32_t)MIN((uint64_t)st.st_mtime, UINT32_MAX);
+	for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++) {
+		struct object_id oid;
+		pack_nth_oid(p, idx_pos, &oid);
+		cruft_candidate(cc, &oid, mtimes ? mtimes[idx_pos] : pack_mtime);
+	}
+	free(mtimes);
+	return 0;
+}
+
+static void cruft_add(struct cruft_ctx *cc, struct cruft_cand *c)
+{
+	struct pack_objects *po = cc->po;
+	c->added = true;
+	pack_objects_add_hashed(po, &c->oid, OBJ_NONE, 0);
+	po->entries[find_entry(po, &c->oid)].mtime = c->mtime;
+}
+
+/*
+ * Objects that expired but are reachable from one that did not stay
+ * with it: walk from every object added, through candidates only
+ * (objects in kept packs are safe already; missing ones are skipped).
+ */
+static int cruft_rescue(struct cruft_ctx *cc, struct gp_error *err)
+{
+	struct pack_objects *po = cc->po;
+	uint32_t next = 0;
+	int ret = 0;
+
+	while (next < po->nr && !ret) {
+		struct object_id oid = po->entries[next++].oid;
+		enum object_type type;
+		unsigned char *buf;
+		size_t size;
+		struct object_id *links = NULL;
+		size_t nr_links = 0, alloc_links = 0;
+
+		if (odb_read_object(po->odb, &oid, &type, &buf, &size, err)) {
+			gp_error_clear(err);
+			continue;
+		}
+		if (type == OBJ_COMMIT) {
+			struct commit_info ci = COMMIT_INFO_INIT;
+			if (!commit_parse(buf, size, po->algo, &ci, err)) {
+				ALLOC_GROW(links, nr_links + ci.nr_parents + 1, alloc_links);
+				links[nr_links++] = ci.tree;
+				for (size_t i = 0; i < ci.nr_parents; i++)
+					links[nr_links++] = ci.parents[i];
+			}
+			commit_info_release(&ci);
+		} else if (type == OBJ_TREE) {
+			struct tree_iter it;
+			struct tree_entry e;
+			tree_iter_init(&it, buf, size, po->algo);
+			while (tree_iter_next(&it, &e, err) > 0) {
+				if (tree_mode_type(e.mode) == OBJ_COMMIT)
+					continue;
+				ALLOC_GROW(links, nr_links + 1, alloc_links);
+				links[nr_links++] = e.oid;
+			}
+		} else if (type == OBJ_TAG) {
+			struct tag_info tag;
+			if (!tag_parse(buf, size, po->algo, &tag, err)) {
+				ALLOC_GROW(links, nr_links + 1, alloc_links);
+				links[nr_links++] = tag.object;
+			}
+		}
+		gp_error_clear(err);
+		free(buf);
+		for (size_t i = 0; i < nr_links; i++) {
+			struct cruft_cand *c = cruft_find(&cc->cands, &links[i], false);
+			if (c && !c->added)
+				cruft_add(cc, c);
+		}
+		free(links);
+	}
+	return ret;
+}
+
+int pack_objects_add_cruft(struct pack_objects *po, const char *const *discard,
+			   size_t nr_discard, int64_t expiration, struct gp_error *err)
+{
+	struct cruft_ctx cc = { .po = po };
+	int ret = 0;
+
+	po->cruft = true;
+	cc.cands.mask = 1023;
+	cc.cands.slots = xcalloc(cc.cands.mask + 1, sizeof(*cc.cands.slots));
+	cc.kept = xcalloc(odb_nr_packs(po->odb) + 1, sizeof(*cc.kept));
+	/* Every pack that is not being discarded stays, listed or not. */
+	for (size_t i = 0; i < odb_nr_packs(po->odb); i++) {
+		struct packed_git *p = odb_pack(po->odb, i);
+		if (!odb_pack_is_local(po->odb, i) ||
+		    !name_listed(base_name(p->pack_path), discard, nr_discard))
+			cc.kept[cc.nr_kept++] = p;
+	}
+	for (size_t i = 0; i < odb_nr_packs(po->odb) && !ret; i++) {
+		struct packed_git *p = odb_pack(po->odb, i);
+		if (odb_pack_is_local(po->odb, i) &&
+		    name_listed(base_name(p->pack_path), discard, nr_discard))
+			ret = cruft_pack(&cc, p, err);
+	}
+	if (!ret)
+		ret = loose_for_each(odb_objdir(po->odb), po->algo, cruft_loose, &cc);
+	for (size_t at = 0; !ret && at <= cc.cands.mask; at++) {
+		struct cruft_cand *c = &cc.cands.slots[at];
+		if (c->oid.algo && (!expiration || (int64_t)c->mtime >= expiration))
+			cruft_add(&cc, c);
+	}
+	if (!ret && expiration)
+		ret = cruft_rescue(&cc, err);
+	free(cc.cands.slots);
+	free(cc.kept);
+	return ret;
 }

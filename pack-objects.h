@@ -117,6 +117,7 @@ struct pack_objects_filter {
 	bool honor_pack_keep;   /* objects in a pack with a .keep file */
 	const char *const *keep_packs; /* --keep-pack: pack names ("pack-X.pack") */
 	size_t nr_keep_packs;
+	bool exclude_promisor;  /* --exclude-promisor-objects: objects of .promisor packs */
 };
 
 bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_filter *f,
@@ -157,6 +158,39 @@ int pack_objects_include_tag(struct pack_objects *po, const struct object_id *oi
 int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
 			   size_t nr_include, const char *const *exclude,
 			   size_t nr_exclude, struct gp_error *err);
+
+/*
+ * git's --cruft: the unreachable objects, for a cruft pack (with a
+ * .mtimes file, pack-mtimes.h). The caller has put every reachable
+ * object into packs that stay; discard names the packs that will go
+ * ("pack-X.pack"). The candidates are the objects of the discarded
+ * packs and the loose ones that no other pack holds, each with its
+ * mtime (from a cruft pack's .mtimes, else its pack's or loose file's,
+ * the newest when it is in several places). With expiration (seconds
+ * since the epoch; 0: never), candidates older than it are left out
+ * unless a candidate that is kept reaches them. Errors: GP_ECORRUPT,
+ * GP_EIO.
+ */
+int pack_objects_add_cruft(struct pack_objects *po, const char *const *discard,
+			   size_t nr_discard, int64_t expiration, struct gp_error *err);
+
+/*
+ * --keep-unreachable: every object of the repository's own packs that f
+ * does not leave out (kept packs, promisor packs), reachable or not.
+ */
+int pack_objects_add_unreachable(struct pack_objects *po, const struct pack_objects_filter *f,
+				 struct gp_error *err);
+
+/*
+ * --unpack-unreachable: after the pack is written, write loose every
+ * object of the repository's own packs (kept ones aside) that was not
+ * packed and is not loose already, when its pack is not older than
+ * since (0: whatever its age), so that deleting those packs loses
+ * nothing that has not expired. Errors: those of reading and writing
+ * objects.
+ */
+int pack_objects_loosen_unreachable(struct pack_objects *po, const struct pack_objects_filter *f,
+				    int64_t since, struct gp_error *err);
 
 /* Every loose object of the repository's own objects directory. */
 int pack_objects_add_loose(struct pack_objects *po, struct gp_error *err);

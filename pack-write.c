@@ -5,6 +5,7 @@
 #include "error.h"
 #include "hash.h"
 #include "hashfile.h"
+#include "pack-mtimes.h"
 #include "pack-revindex.h"
 #include "packfile.h"
 #include "progress.h"
@@ -220,8 +221,8 @@ static bool bsearch_r_oid(const unsigned char *sorted, uint32_t nr,
 
 int pack_write_finish(struct hashfile *f, const char *dir, const char *prefix,
 		      int algo, const unsigned char *oids, const uint64_t *offsets,
-		      const uint32_t *crcs, uint32_t nr, bool write_rev,
-		      char *hex_out, struct gp_error *err)
+		      const uint32_t *crcs, const uint32_t *mtimes, uint32_t nr,
+		      bool write_rev, char *hex_out, struct gp_error *err)
 {
 	size_t rawsz = gp_hash_algos[algo].rawsz;
 	unsigned char pack_hash[GP_MAX_RAWSZ];
@@ -244,6 +245,15 @@ int pack_write_finish(struct hashfile *f, const char *dir, const char *prefix,
 		free(final);
 		final = xstrfmt("%s/%s-%s.rev", dir, prefix, hex_out);
 		ret = revindex_write(final, algo, pack_order, nr, pack_hash, err);
+	}
+	if (!ret && mtimes) {
+		uint32_t *by_idx = xmalloc(sizeof(uint32_t) * ((size_t)nr + 1));
+		for (uint32_t idx_pos = 0; idx_pos < nr; idx_pos++)
+			by_idx[idx_pos] = mtimes[by_name[idx_pos]];
+		free(final);
+		final = xstrfmt("%s/%s-%s.mtimes", dir, prefix, hex_out);
+		ret = mtimes_write(final, algo, by_idx, nr, pack_hash, err);
+		free(by_idx);
 	}
 	if (!ret) {
 		struct pack_idx_input in = { algo, nr, by_name, oids, offsets, crcs, pack_hash };
@@ -374,7 +384,7 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 		progress_update(progress, n + 1);
 	}
 
-	ret = pack_write_finish(f, pack_dir, "pack", algo, oids, offsets, crcs, nr,
+	ret = pack_write_finish(f, pack_dir, "pack", algo, oids, offsets, crcs, NULL, nr,
 				true, hex_out, err);
 	f = NULL;
 	goto out;

@@ -76,16 +76,17 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 /*
  * Finish a pack written into f (hashfile_create() beside the final
  * name): append its checksum, install <dir>/<prefix>-<hash>.pack, then
- * write the .rev (when write_rev) and the .idx, each atomic and durable,
- * the .idx last since it is what makes the pack visible to readers. The
- * objects are given by entry number (oids, offsets in the pack, CRC-32s
- * of the entries). hex_out receives the hash. Frees f. Errors: GP_EIO.
+ * write the .rev (when write_rev), the .mtimes (when mtimes is not NULL:
+ * a cruft pack) and the .idx, each atomic and durable, the .idx last
+ * since it is what makes the pack visible to readers. The objects are
+ * given by entry number (oids, offsets in the pack, CRC-32s of the
+ * entries, mtimes). hex_out receives the hash. Frees f. Errors: GP_EIO.
  */
 struct hashfile;
 int pack_write_finish(struct hashfile *f, const char *dir, const char *prefix,
 		      int algo, const unsigned char *oids, const uint64_t *offsets,
-		      const uint32_t *crcs, uint32_t nr, bool write_rev,
-		      char *hex_out, struct gp_error *err);
+		      const uint32_t *crcs, const uint32_t *mtimes, uint32_t nr,
+		      bool write_rev, char *hex_out, struct gp_error *err);
 
 /* The pack header (signature, version 2, nr objects): PACK_HEADER_SIZE bytes. */
 #define PACK_HEADER_SIZE 12

@@ -17,11 +17,14 @@
 #include "revision.h"
 #include "strbuf.h"
 #include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct old_pack {
 	struct packed_git *pack;
 	bool kept;      /* .keep, --keep-pack, or .promisor: untouchable */
 	bool replaced;  /* its objects go into the new pack; -d removes it */
+	bool cruft;     /* a cruft pack (it has a .mtimes) */
 };
 
 struct repack {
@@ -53,6 +56,21 @@ static bool named_keep(const struct repack_opts *opts, const struct packed_git *
 	return false;
 }
 
+static bool has_mtimes(const struct packed_git *p)
+{
+	size_t len = strlen(p->pack_path) - strlen(".pack");
+	char *path = xstrfmt("%.*s.mtimes", (int)len, p->pack_path);
+	bool ret = !access(path, F_OK);
+	free(path);
+	return ret;
+}
+
+static uint64_t pack_file_size(const struct packed_git *p)
+{
+	struct stat st;
+	return stat(p->pack_path, &st) ? 0 : (uint64_t)st.st_size;
+}
+
 static void collect_packs(struct repack *r)
 {
 	r->packs = xcalloc(odb_nr_packs(r->odb) + 1, sizeof(*r->packs));
@@ -64,6 +82,11 @@ static void collect_packs(struct repack *r)
 		op = &r->packs[r->nr_packs++];
 		op->pack = p;
 		op->kept = p->is_keep || p->is_promisor || named_keep(r->opts, p);
+		op->cruft = has_mtimes(p);
+		/* --combine-cruft-below-size: big cruft packs stay as they are. */
+		if (op->cruft && r->opts->cruft && r->opts->combine_cruft_below_size &&
+		    pack_file_size(p) >= r->opts->combine_cruft_below_size)
+			op->kept = true;
 	}
 	qsort(r->packs, r->nr_packs, sizeof(*r->packs), cmp_by_count);
 }
@@ -188,6 +211,11 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	if (!ret)
 		ret = pack_objects_add_walk(r->po, rt.walk, &filter, err);
 	rev_walk_free(rt.walk);
+	/* -k: what the walk did not reach stays too, in the new pack. */
+	if (!ret && r->opts->keep_unreachable && !only_loose)
+		ret = pack_objects_add_unreachable(r->po, &filter, err);
+	if (!ret && r->opts->keep_unreachable && !only_loose)
+		ret = pack_objects_add_loose(r->po, err);
 	free(keep);
 	if (!ret && !only_loose)
 		for (size_t i = 0; i < r->nr_packs; i++)
@@ -223,7 +251,13 @@ static int loosen_unreachable(struct repack *r, struct repack_result *result,
 	int ret = 0;
 	for (size_t i = 0; i < r->nr_packs && !ret; i++) {
 		struct packed_git *p = r->packs[i].pack;
+		struct stat st;
 		if (!r->packs[i].replaced)
+			continue;
+		/* --unpack-unreachable=<when>: older packs' leftovers expire. */
+		if (r->opts->unpack_unreachable == INT64_MAX ||
+		    (r->opts->unpack_unreachable && !stat(p->pack_path, &st) &&
+		     (int64_t)st.st_mtime < r->opts->unpack_unreachable))
 			continue;
 		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects && !ret; idx_pos++) {
 			struct object_id oid, written;
@@ -242,6 +276,73 @@ static int loosen_unreachable(struct repack *r, struct repack_result *result,
 			free(data);
 		}
 	}
+	return ret;
+}
+
+/* Open the .idx of a pack just written and count it among the new ones. */
+static int add_new_pack(struct repack *r, const char *base, const char *hex, struct gp_error *err)
+{
+	char *idx = xstrfmt("%s-%s.idx", base, hex);
+	int ret;
+	r->new_packs = xrealloc(r->new_packs, sizeof(*r->new_packs) * (r->nr_new_packs + 1));
+	ret = pack_open_idx(&r->new_packs[r->nr_new_packs], idx, r->repo->hash_algo, err);
+	free(idx);
+	if (ret)
+		return ret;
+	r->nr_new_packs++;
+	/* A new pack may replace itself (the same objects, the same name). */
+	for (size_t i = 0; i < r->nr_packs; i++)
+		if (strstr(r->packs[i].pack->pack_path, hex))
+			r->packs[i].replaced = false;
+	return 0;
+}
+
+/*
+ * --cruft -d: what the replaced packs and the loose objects hold beyond
+ * the new packs goes into a cruft pack, written before anything is
+ * deleted like every other new file.
+ */
+static int write_cruft_pack(struct repack *r, const char *base, struct repack_result *result,
+			    struct gp_error *err)
+{
+	struct pack_objects_opts po_opts = PACK_OBJECTS_OPTS_INIT;
+	struct pack_objects *po;
+	struct pack_objects_names names = { 0 };
+	const char **discard = xcalloc(r->nr_packs + 1, sizeof(*discard));
+	size_t nr_discard = 0;
+	int ret;
+
+	for (size_t i = 0; i < r->nr_packs; i++)
+		if (r->packs[i].replaced)
+			discard[nr_discard++] = base_name(r->packs[i].pack->pack_path);
+	odb_reprepare(r->odb);
+	po_opts.window = r->opts->cruft_window >= 0 ? r->opts->cruft_window : r->opts->window;
+	po_opts.depth = r->opts->cruft_depth >= 0 ? r->opts->cruft_depth : r->opts->depth;
+	po_opts.threads = r->opts->cruft_threads >= 0 ? r->opts->cruft_threads : r->opts->threads;
+	po_opts.delta_base_offset = true;
+	po_opts.reuse_delta = r->opts->reuse_delta && r->opts->reuse_object;
+	po_opts.reuse_object = r->opts->reuse_object;
+	po_opts.progress = r->opts->progress;
+	po_opts.max_pack_size = r->opts->max_cruft_size ? r->opts->max_cruft_size
+							: r->opts->max_pack_size;
+	pack_objects_new(&po, r->odb, &po_opts);
+	ret = pack_objects_add_cruft(po, discard, nr_discard,
+				     r->opts->has_cruft_expiration ? r->opts->cruft_expiration : 0, err);
+	if (!ret && pack_objects_nr(po))
+		ret = pack_objects_write_files(po, base, true, &names, err);
+	pack_objects_free(po);
+	for (size_t k = 0; !ret && k < names.nr; k++) {
+		ret = add_new_pack(r, base, names.hex[k], err);
+		if (!ret) {
+			ALLOC_GROW(result->new_packs.hex, result->new_packs.nr + 1,
+				   result->new_packs.alloc);
+			memcpy(result->new_packs.hex[result->new_packs.nr++], names.hex[k],
+			       sizeof(names.hex[k]));
+			result->wrote_cruft = true;
+		}
+	}
+	pack_objects_names_release(&names);
+	free(discard);
 	return ret;
 }
 
@@ -417,18 +518,10 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		/* The rest of the job needs only the new packs' indexes: give the memory back. */
 		pack_objects_free(r.po);
 		r.po = NULL;
-		r.new_packs = xcalloc(written->nr + 1, sizeof(*r.new_packs));
 		for (size_t k = 0; k < written->nr; k++) {
-			char *idx = xstrfmt("%s-%s.idx", base, written->hex[k]);
-			ret = pack_open_idx(&r.new_packs[k], idx, repo->hash_algo, err);
-			free(idx);
+			ret = add_new_pack(&r, base, written->hex[k], err);
 			if (ret)
 				goto out;
-			r.nr_new_packs++;
-			/* A new pack may replace itself (the same objects, the same name). */
-			for (size_t i = 0; i < r.nr_packs; i++)
-				if (strstr(r.packs[i].pack->pack_path, written->hex[k]))
-					r.packs[i].replaced = false;
 		}
 		if (opts->write_bitmap && !opts->write_midx && opts->all) {
 			/* A pack bitmap must cover everything reachable: one pack. */
@@ -444,6 +537,13 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	for (size_t i = 0; i < r.nr_packs; i++)
 		if (r.packs[i].replaced)
 			result->nr_rolled++;
+	if (opts->cruft && opts->delete_old && !opts->geometric) {
+		if (!base)
+			base = xstrfmt("%s/pack", r.pack_dir);
+		ret = write_cruft_pack(&r, base, result, err);
+		if (ret)
+			goto out;
+	}
 	if (opts->loosen_unreachable && opts->delete_old) {
 		ret = loosen_unreachable(&r, result, err);
 		if (ret)

@@ -53,11 +53,31 @@ struct repack_opts {
 	const char *const *keep_packs;  /* --keep-pack names */
 	size_t nr_keep_packs;
 	bool progress;
+	/*
+	 * --cruft with delete_old: the unreachable objects of the packs
+	 * replaced (and loose ones) go into a cruft pack (pack-mtimes.h)
+	 * instead of being lost; those older than cruft_expiration (when
+	 * set) are left out unless a newer one reaches them. Existing
+	 * cruft packs of at least combine_cruft_below_size bytes (when not
+	 * 0) stay as they are.
+	 */
+	bool cruft;
+	bool has_cruft_expiration;
+	int64_t cruft_expiration;
+	uint64_t combine_cruft_below_size;
+	uint64_t max_cruft_size;        /* --max-cruft-size; 0: max_pack_size */
+	/* -k: unreachable objects of replaced packs, and loose ones, go into the new pack */
+	bool keep_unreachable;
+	/* -A: only objects of packs not older than this are loosened (0: all) */
+	int64_t unpack_unreachable;
+	/* repack.cruftWindow and friends: the cruft pack's delta search */
+	int cruft_window, cruft_depth, cruft_threads;
 };
 
 #define REPACK_OPTS_INIT { \
 	.reuse_delta = true, .reuse_object = true, .pack_kept_objects = -1, \
-	.window = 10, .depth = 50, \
+	.window = 10, .depth = 50, .cruft_window = -1, .cruft_depth = -1, \
+	.cruft_threads = -1, \
 }
 
 struct repack_result {
@@ -67,6 +87,7 @@ struct repack_result {
 	uint32_t nr_deleted;      /* packs deleted */
 	uint32_t nr_loose_pruned; /* loose objects removed */
 	uint32_t nr_loosened;     /* -A: objects written loose */
+	bool wrote_cruft;         /* the last of new_packs is a cruft pack */
 };
 
 /*

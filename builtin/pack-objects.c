@@ -6,6 +6,7 @@
  */
 #include "../builtin.h"
 #include "../config.h"
+#include "../date.h"
 #include "../error.h"
 #include "../object-name.h"
 #include "../odb.h"
@@ -18,6 +19,8 @@
 #include "../oidset.h"
 #include "../shallow.h"
 #include "../strbuf.h"
+#include "../trace2.h"
+#include <time.h>
 #include <unistd.h>
 
 static const char *const pack_objects_usage[] = {
@@ -168,6 +171,73 @@ static void read_packs(struct pack_objects *po, bool with_loose)
 	strbuf_release(&line);
 }
 
+/* --unpacked, and --unpacked=<pack>: objects of that pack count as unpacked. */
+struct unpacked_opt {
+	bool set;
+	struct opt_string_list packs;
+};
+
+static int parse_unpacked(const struct option *opt, const char *arg, int unset)
+{
+	struct unpacked_opt *u = opt->value;
+	u->set = !unset;
+	if (arg) {
+		ALLOC_GROW(u->packs.items, u->packs.nr + 1, u->packs.alloc);
+		u->packs.items[u->packs.nr++] = arg;
+	}
+	return 0;
+}
+
+static int parse_missing(const struct option *opt, const char *arg, int unset)
+{
+	enum rev_missing *how = opt->value;
+	if (unset || !strcmp(arg, "error"))
+		*how = REV_MISSING_ERROR;
+	else if (!strcmp(arg, "allow-any") || !strcmp(arg, "allow-promisor"))
+		*how = REV_MISSING_ALLOW;
+	else
+		return error("invalid value for '--missing'");
+	return 0;
+}
+
+struct expiry_opt {
+	bool set;
+	int64_t when;
+};
+
+static int parse_expiry(const struct option *opt, const char *arg, int unset)
+{
+	struct expiry_opt *x = opt->value;
+	x->set = !unset;
+	x->when = 0;
+	if (!unset && arg && !parse_expiry_date(arg, (int64_t)time(NULL), &x->when))
+		return error("malformed expiration date '%s'", arg);
+	if (!unset && !arg)
+		x->when = 0;
+	return 0;
+}
+
+/* --cruft: "pack-X.pack" stays, "-pack-X.pack" is about to go. */
+static void read_cruft_packs(struct pack_objects *po, int64_t expiration)
+{
+	struct strbuf line = STRBUF_INIT;
+	struct gp_error err = GP_ERROR_INIT;
+	char **discard = NULL;
+	size_t nr = 0, alloc = 0;
+	while (strbuf_getline(&line, stdin)) {
+		if (!line.len || line.buf[0] != '-')
+			continue;
+		ALLOC_GROW(discard, nr + 1, alloc);
+		discard[nr++] = xstrdup(line.buf + 1);
+	}
+	if (pack_objects_add_cruft(po, (const char *const *)discard, nr, expiration, &err))
+		die_error(&err);
+	for (size_t i = 0; i < nr; i++)
+		free(discard[i]);
+	free(discard);
+	strbuf_release(&line);
+}
+
 uint64_t max_pack_size_option(struct repository *repo, unsigned long given)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -199,7 +269,14 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	int progress = -1, reuse_delta = 1, reuse_object = 1, delta_base_offset = 0;
 	int non_empty = 0, write_rev = 1, ignored = 0, thin = 0, include_tag = 0;
 	int shallow_opt = 0, use_bitmap_index = -1, all_progress = 0;
+	int cruft = 0, keep_unreachable = 0, pack_loose_unreachable = 0;
+	int exclude_promisor = 0, name_hash_version = 1, path_walk = 0;
+	struct unpacked_opt unpacked_packs = { 0 };
+	struct expiry_opt cruft_expiration = { 0 }, unpack_unreachable = { 0 };
+	enum rev_missing missing = REV_MISSING_ERROR;
+	unsigned long window_memory = 0;
 	struct oidset shallow = OIDSET_INIT;
+	bool v;
 	const char *ignored_str = NULL;
 	unsigned long max_pack_size = 0;
 	struct pack_objects_names names = { 0 };
@@ -207,7 +284,9 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_BOOL(0, "stdout", &to_stdout, "output the pack to stdout"),
 		OPT_BOOL(0, "revs", &revs, "read revisions from stdin (rev-list --objects)"),
 		OPT_BOOL(0, "all", &all, "with --revs: every ref, as rev-list --all"),
-		OPT_BOOL(0, "unpacked", &unpacked, "leave out objects already in a pack"),
+		OPT_CALLBACK_F(0, "unpacked", &unpacked_packs, "pack",
+			       "leave out objects already in a pack (but those of <pack>)",
+			       PARSE_OPT_OPTARG, parse_unpacked),
 		OPT_BOOL(0, "incremental", &incremental, "leave out objects already in a pack"),
 		OPT_BOOL(0, "local", &local, "leave out objects of alternates"),
 		OPT_BOOL(0, "honor-pack-keep", &honor_pack_keep, "leave out objects in packs with a .keep file"),
@@ -232,6 +311,22 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_BOOL(0, "include-tag", &include_tag, "include annotated tags of packed objects"),
 		OPT_BOOL(0, "shallow", &shallow_opt, "the receiver is a shallow repository"),
 		OPT_BOOL(0, "use-bitmap-index", &use_bitmap_index, "count objects with bitmaps"),
+		OPT_BOOL(0, "cruft", &cruft, "a cruft pack of the unreachable objects"),
+		OPT_CALLBACK(0, "cruft-expiration", &cruft_expiration, "time",
+			     "leave out unreachable objects older than <time>", parse_expiry),
+		OPT_BOOL(0, "keep-unreachable", &keep_unreachable, "pack unreachable objects of packs too"),
+		OPT_BOOL(0, "pack-loose-unreachable", &pack_loose_unreachable, "pack unreachable loose objects"),
+		OPT_CALLBACK_F(0, "unpack-unreachable", &unpack_unreachable, "time",
+			       "write unreachable objects newer than <time> loose",
+			       PARSE_OPT_OPTARG, parse_expiry),
+		OPT_BOOL(0, "exclude-promisor-objects", &exclude_promisor, "leave out objects of promisor packs"),
+		OPT_CALLBACK(0, "missing", &missing, "action", "error, allow-any or allow-promisor",
+			     parse_missing),
+		OPT_INTEGER(0, "name-hash-version", &name_hash_version, "the name hash function (1 or 2)"),
+		OPT_BOOL(0, "path-walk", &path_walk, "(accepted: objects are grouped by path anyway)"),
+		OPT_BOOL(0, "sparse", &ignored, "(accepted)"),
+		OPT_BOOL(0, "delta-islands", &ignored, "(accepted: no islands are configured)"),
+		OPT_ULONG(0, "window-memory", &window_memory, "(accepted)"),
 		/* Accepted for git's callers; they change nothing here. */
 		OPT_BOOL(0, "keep-true-parents", &ignored, "(accepted; no grafts here)"),
 		OPT_BOOL(0, "reflog", &ignored, "(accepted)"),
@@ -243,6 +338,21 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	argc = parse_options(argc, argv, options, pack_objects_usage);
 	if (to_stdout ? argc != 0 : argc != 1)
 		usage_with_options(pack_objects_usage, options);
+	unpacked = unpacked_packs.set;
+	if (name_hash_version < 1 || name_hash_version > 2)
+		die("invalid --name-hash-version option: %d", name_hash_version);
+	if (cruft) {
+		if (revs || all)
+			die("cannot use internal rev list with --cruft");
+		if (stdin_packs)
+			die("options '--stdin-packs' and '--cruft' cannot be used together");
+		if (keep_unreachable || pack_loose_unreachable || unpack_unreachable.set)
+			die("options '--cruft' and '--keep-unreachable' cannot be used together");
+	}
+	if (keep_unreachable && unpack_unreachable.set)
+		die("options '--keep-unreachable' and '--unpack-unreachable' cannot be used together");
+	if (keep_unreachable || pack_loose_unreachable || unpack_unreachable.set)
+		revs = 1;
 	if (stdin_packs && (revs || all))
 		die("cannot use --stdin-packs with --revs");
 	if (all)
@@ -275,6 +385,10 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 
 	if (repo_odb(repo, &odb, &err))
 		die_error(&err);
+	if (!config_get_bool(&repo->config, "pack.writereverseindex", &v, &err))
+		write_rev = write_rev && v;
+	gp_error_clear(&err);
+	filter.exclude_promisor = exclude_promisor;
 	pack_objects_new(&po, odb, &opts);
 	if (revs) {
 		struct rev_walk *walk;
@@ -286,11 +400,18 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		read_revs(repo, odb, walk, &shallow);
 		if (oidset_size(&shallow))
 			rev_walk_set_shallow(walk, &shallow);
+		rev_walk_set_missing(walk, missing, NULL, NULL);
 		if (pack_objects_add_walk(po, walk, &filter, &err))
 			die_error(&err);
 		if (thin && pack_objects_add_thin_bases(po, walk, &err))
 			die_error(&err);
 		rev_walk_free(walk);
+		if (keep_unreachable && pack_objects_add_unreachable(po, &filter, &err))
+			die_error(&err);
+		if (pack_loose_unreachable && pack_objects_add_loose(po, &err))
+			die_error(&err);
+	} else if (cruft) {
+		read_cruft_packs(po, cruft_expiration.set ? cruft_expiration.when : 0);
 	} else if (stdin_packs) {
 		read_packs(po, unpacked);
 	} else {
@@ -324,7 +445,12 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		for (size_t i = 0; i < names.nr; i++)
 			printf("%s\n", names.hex[i]);
 	}
+	if (unpack_unreachable.set &&
+	    pack_objects_loosen_unreachable(po, &filter, unpack_unreachable.when, &err))
+		die_error(&err);
 	pack_objects_stats(po, &stats);
+	trace2_data_intmax("pack-objects", "pack-reused", stats.pack_reused);
+	trace2_data_intmax("pack-objects", "packs-reused", stats.pack_reused_packs);
 	if (!quiet && (progress > 0 || isatty(2)))
 		fprintf(stderr, "Total %" PRIu32 " (delta %" PRIu32 "), reused %" PRIu32
 			" (delta %" PRIu32 "), pack-reused %" PRIu32 " (from %" PRIu32 ")\n",
@@ -332,6 +458,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			stats.pack_reused, stats.pack_reused_packs);
 out:
 	oidset_release(&shallow);
+	free(unpacked_packs.packs.items);
 	pack_objects_free(po);
 	pack_objects_names_release(&names);
 	free(keep.items);

@@ -3,16 +3,104 @@
  * in-process: no pack-objects child, no fork.
  */
 #include "../builtin.h"
+#include "../config.h"
+#include "../date.h"
 #include "../error.h"
 #include "../parse-options.h"
 #include "../repack.h"
 #include "../repository.h"
+#include <time.h>
 #include <unistd.h>
 
 static const char *const repack_usage[] = {
-	"gitpack repack [-a] [-A] [-d] [-f] [-F] [-l] [-q] [-b] [--write-midx] [--geometric=<factor>] [--keep-pack=<pack>] [--pack-kept-objects] [--window=<n>] [--depth=<n>] [--threads=<n>] [--max-pack-size=<n>]",
+	"gitpack repack [-a] [-A] [-d] [-f] [-F] [-l] [-n] [-q] [-b] [-m]\n"
+	"               [--window=<n>] [--depth=<n>] [--threads=<n>] [--keep-pack=<pack-name>]\n"
+	"               [--write-midx] [--name-hash-version=<n>] [--path-walk] [--cruft]\n"
+	"               [--cruft-expiration=<approxidate>] [--geometric=<factor>]",
 	NULL,
 };
+
+struct repack_expiry {
+	bool set;
+	int64_t when;
+};
+
+static int parse_when(const struct option *opt, const char *arg, int unset)
+{
+	struct repack_expiry *x = opt->value;
+	x->set = !unset;
+	x->when = 0;
+	if (!unset && arg && !parse_expiry_date(arg, (int64_t)time(NULL), &x->when))
+		return error("malformed expiration date '%s'", arg);
+	return 0;
+}
+
+/* A size with git's k/m/g suffixes. */
+static int parse_size(const struct option *opt, const char *arg, int unset)
+{
+	uint64_t *out = opt->value;
+	int64_t v;
+	char *end;
+	if (unset) {
+		*out = 0;
+		return 0;
+	}
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg || v < 0)
+		return error("invalid size '%s'", arg);
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		return error("invalid size '%s'", arg);
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static int parse_write_midx(const struct option *opt, const char *arg, int unset)
+{
+	int *mode = opt->value;
+	if (unset)
+		*mode = 0;
+	else if (!arg || !strcmp(arg, "default"))
+		*mode = 1;
+	else if (!strcmp(arg, "incremental"))
+		return error("--write-midx=incremental is not supported yet");
+	else
+		return error("unknown value for --write-midx: %s", arg);
+	return 0;
+}
+
+/* An integer config key into *out, unless the command line set it (*out != unset). */
+static void config_int(struct repository *repo, const char *key, int *out, int unset)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	int v, ret;
+	if (*out != unset)
+		return;
+	ret = config_get_int(&repo->config, key, &v, &err);
+	if (!ret)
+		*out = v;
+	else if (ret != GP_ENOTFOUND)
+		die_error(&err);
+	gp_error_clear(&err);
+}
+
+static int config_bool(struct repository *repo, const char *key, int dflt)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	bool v;
+	int ret = config_get_bool(&repo->config, key, &v, &err);
+	if (!ret)
+		return v;
+	if (ret != GP_ENOTFOUND)
+		die_error(&err);
+	gp_error_clear(&err);
+	return dflt;
+}
 
 int cmd_repack(int argc, const char **argv, struct repository *repo)
 {
@@ -23,6 +111,10 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	int all = 0, all_loosen = 0, delete_old = 0, no_reuse_delta = 0, no_reuse_object = 0;
 	int local = 0, quiet = 0, write_bitmap = -1, write_midx = 0, geometric = 0;
 	int progress = -1, ignored = 0, pack_kept_objects = -1;
+	int cruft = 0, keep_unreachable = 0, name_hash_version = 1, path_walk = 0;
+	struct repack_expiry cruft_expiration = { 0 }, unpack_unreachable = { 0 };
+	uint64_t max_cruft_size = 0, combine_cruft_below_size = 0, window_memory = 0;
+	const char *expire_to = NULL, *filter = NULL, *filter_to = NULL;
 	unsigned long max_pack_size = 0;
 	struct option options[] = {
 		OPT_BOOL('a', NULL, &all, "pack everything in a single pack"),
@@ -34,7 +126,9 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		OPT__QUIET(&quiet, "no progress meters"),
 		OPT_BOOL(0, "progress", &progress, "progress meters on stderr"),
 		OPT_BOOL('b', "write-bitmap-index", &write_bitmap, "write a bitmap index"),
-		OPT_BOOL('m', "write-midx", &write_midx, "write a multi-pack index of the resulting packs"),
+		OPT_CALLBACK_F('m', "write-midx", &write_midx, "mode",
+			       "write a multi-pack index of the resulting packs",
+			       PARSE_OPT_OPTARG, parse_write_midx),
 		OPT_INTEGER('g', "geometric", &geometric, "roll up packs to keep a geometric progression with this factor"),
 		OPT_STRING_LIST(0, "keep-pack", &keep, "name", "leave this pack alone"),
 		OPT_BOOL(0, "pack-kept-objects", &pack_kept_objects, "copy the objects of .keep packs into the new pack too"),
@@ -43,14 +137,66 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		OPT_INTEGER(0, "threads", &opts.threads, "threads for the delta search"),
 		OPT_ULONG(0, "max-pack-size", &max_pack_size, "largest pack to write"),
 		OPT_BOOL('n', NULL, &ignored, "(accepted: there is no update-server-info here)"),
+		OPT_BOOL(0, "cruft", &cruft, "same as -a, and pack unreachable objects into a cruft pack"),
+		OPT_CALLBACK(0, "cruft-expiration", &cruft_expiration, "approxidate",
+			     "with --cruft, expire objects older than this", parse_when),
+		OPT_CALLBACK(0, "max-cruft-size", &max_cruft_size, "n",
+			     "with --cruft, limit the size of new cruft packs", parse_size),
+		OPT_CALLBACK(0, "combine-cruft-below-size", &combine_cruft_below_size, "n",
+			     "with --cruft, only repack cruft packs smaller than this", parse_size),
+		OPT_STRING(0, "expire-to", &expire_to, "dir", "pack prefix to store a pack containing pruned objects"),
+		OPT_BOOL('k', "keep-unreachable", &keep_unreachable, "with -a, repack unreachable objects"),
+		OPT_CALLBACK_F(0, "unpack-unreachable", &unpack_unreachable, "approxidate",
+			       "with -A, do not loosen objects older than this",
+			       PARSE_OPT_OPTARG, parse_when),
+		OPT_BOOL('i', "delta-islands", &ignored, "(accepted: no islands are configured)"),
+		OPT_INTEGER(0, "name-hash-version", &name_hash_version, "the name hash function (1 or 2)"),
+		OPT_BOOL(0, "path-walk", &path_walk, "(accepted)"),
+		OPT_CALLBACK(0, "window-memory", &window_memory, "bytes", "(accepted)", parse_size),
+		OPT_STRING(0, "filter", &filter, "args", "object filtering"),
+		OPT_STRING(0, "filter-to", &filter_to, "dir", "pack prefix to store a pack containing filtered out objects"),
 		OPT_END(),
 	};
 
+	opts.window = opts.depth = opts.threads = -2;
 	argc = parse_options(argc, argv, options, repack_usage);
 	if (argc)
 		usage_with_options(repack_usage, options);
+	if (keep_unreachable && (unpack_unreachable.set || all_loosen))
+		die("options '%s' and '%s' cannot be used together", "-k", "-A");
+	if (keep_unreachable && cruft)
+		die("options '%s' and '%s' cannot be used together", "--cruft", "-k");
+	if (cruft && all_loosen)
+		die("options '%s' and '%s' cannot be used together", "--cruft", "-A");
+	if (unpack_unreachable.set && !all_loosen && !all)
+		all_loosen = 1;
 	if (geometric && (all || all_loosen))
 		die("options '--geometric' and '-A/-a' cannot be used together");
+	if (filter || filter_to)
+		die("--filter is not supported yet");
+	if (expire_to && !cruft)
+		die("--expire-to is only useful with --cruft");
+	if (cruft_expiration.set && !cruft)
+		warning("--cruft-expiration is only useful with --cruft");
+	if (name_hash_version < 1 || name_hash_version > 2)
+		die("invalid --name-hash-version option: %d", name_hash_version);
+	/* pack-objects' own defaults and config, as git's child would read them. */
+	config_int(repo, "pack.window", &opts.window, -2);
+	config_int(repo, "pack.depth", &opts.depth, -2);
+	config_int(repo, "pack.threads", &opts.threads, -2);
+	if (opts.window == -2)
+		opts.window = 10;
+	if (opts.depth == -2)
+		opts.depth = 50;
+	if (opts.threads == -2)
+		opts.threads = 0;
+	config_int(repo, "repack.cruftwindow", &opts.cruft_window, -1);
+	config_int(repo, "repack.cruftdepth", &opts.cruft_depth, -1);
+	config_int(repo, "repack.cruftthreads", &opts.cruft_threads, -1);
+	if (cruft && !delete_old)
+		all = 1;
+	if (write_bitmap < 0 && (all || all_loosen || cruft) && !write_midx)
+		write_bitmap = config_bool(repo, "repack.writebitmaps", repo->bare);
 	if (write_bitmap < 0)
 		write_bitmap = 0;
 	if (write_bitmap && !(all || all_loosen) && !write_midx) {
@@ -58,7 +204,14 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 			"a bitmap needs every reachable object in one pack or MIDX\n");
 		write_bitmap = 0;
 	}
-	opts.all = all || all_loosen;
+	opts.all = all || all_loosen || cruft;
+	opts.cruft = cruft;
+	opts.has_cruft_expiration = cruft_expiration.set;
+	opts.cruft_expiration = cruft_expiration.when;
+	opts.max_cruft_size = max_cruft_size;
+	opts.combine_cruft_below_size = combine_cruft_below_size;
+	opts.keep_unreachable = keep_unreachable;
+	opts.unpack_unreachable = unpack_unreachable.set ? unpack_unreachable.when : 0;
 	opts.loosen_unreachable = all_loosen;
 	opts.delete_old = delete_old;
 	opts.local = local;

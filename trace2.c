@@ -1,0 +1,177 @@
+/*
+ * trace2.c: see trace2.h. Field order follows git's events, since
+ * readers (Git's test suite among them) match on adjacent fields such as
+ * "category":"x","key":"y","value":"z".
+ */
+#include "trace2.h"
+#include "strbuf.h"
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static int trace_fd = -1;
+static uint64_t start_us;
+static int nesting;
+static char sid[64];
+
+static uint64_t now_us(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
+}
+
+static void json_string(struct strbuf *sb, const char *s)
+{
+	strbuf_addch(sb, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			strbuf_addch(sb, '\\');
+			strbuf_addch(sb, (char)c);
+		} else if (c < 0x20) {
+			strbuf_addf(sb, "\\u%04x", c);
+		} else {
+			strbuf_addch(sb, (char)c);
+		}
+	}
+	strbuf_addch(sb, '"');
+}
+
+/* {"event":"<name>","sid":...,"thread":"main","time":... */
+static void event_head(struct strbuf *sb, const char *event)
+{
+	uint64_t us = now_us();
+	time_t secs = (time_t)(us / 1000000);
+	struct tm tm;
+	char when[64];
+	gmtime_r(&secs, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	strbuf_addstr(sb, "{\"event\":");
+	json_string(sb, event);
+	strbuf_addstr(sb, ",\"sid\":");
+	json_string(sb, sid);
+	strbuf_addf(sb, ",\"thread\":\"main\",\"time\":\"%s.%06uZ\"", when,
+		    (unsigned)(us % 1000000));
+}
+
+static void emit(struct strbuf *sb)
+{
+	strbuf_addstr(sb, "}\n");
+	if (write_in_full(trace_fd, sb->buf, sb->len) < 0) {
+		/* A trace that cannot be written is given up, as git does. */
+		trace_fd = -1;
+	}
+	strbuf_release(sb);
+}
+
+bool trace2_enabled(void)
+{
+	return trace_fd >= 0;
+}
+
+void trace2_start(int argc, const char **argv)
+{
+	const char *target = getenv("GIT_TRACE2_EVENT");
+	const char *parent = getenv("GIT_TRACE2_PARENT_SID");
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!target || !*target || !strcmp(target, "0") || !strcasecmp(target, "false"))
+		return;
+	if (!strcasecmp(target, "true"))
+		trace_fd = 2;
+	else if (target[0] >= '1' && target[0] <= '9' && !target[1])
+		trace_fd = target[0] - '0';
+	else if (target[0] == '/')
+		trace_fd = open(target, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (trace_fd < 0)
+		return;
+	start_us = now_us();
+	snprintf(sid, sizeof(sid), "%s%s%" PRIu64 "-P%08x", parent ? parent : "",
+		 parent ? "/" : "", start_us, (unsigned)getpid());
+	/* Children (there are few) continue our session, as git's do. */
+	setenv("GIT_TRACE2_PARENT_SID", sid, 1);
+
+	event_head(&sb, "version");
+	strbuf_addstr(&sb, ",\"evt\":\"4\",\"exe\":\"gitpack\"");
+	emit(&sb);
+	event_head(&sb, "start");
+	strbuf_addf(&sb, ",\"t_abs\":%.6f,\"argv\":[", 0.0);
+	json_string(&sb, "git");
+	for (int i = 0; i < argc; i++) {
+		strbuf_addch(&sb, ',');
+		json_string(&sb, argv[i]);
+	}
+	strbuf_addch(&sb, ']');
+	emit(&sb);
+}
+
+static double elapsed(void)
+{
+	return (double)(now_us() - start_us) / 1e6;
+}
+
+void trace2_exit(int code)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (trace_fd < 0)
+		return;
+	event_head(&sb, "exit");
+	strbuf_addf(&sb, ",\"t_abs\":%.6f,\"code\":%d", elapsed(), code);
+	emit(&sb);
+}
+
+static void region(const char *event, const char *category, const char *label)
+{
+	struct strbuf sb = STRBUF_INIT;
+	event_head(&sb, event);
+	strbuf_addf(&sb, ",\"repo\":1,\"nesting\":%d,\"category\":", nesting);
+	json_string(&sb, category);
+	strbuf_addstr(&sb, ",\"label\":");
+	json_string(&sb, label);
+	emit(&sb);
+}
+
+void trace2_region_enter(const char *category, const char *label)
+{
+	if (trace_fd < 0)
+		return;
+	nesting++;
+	region("region_enter", category, label);
+}
+
+void trace2_region_leave(const char *category, const char *label)
+{
+	if (trace_fd < 0)
+		return;
+	region("region_leave", category, label);
+	if (nesting)
+		nesting--;
+}
+
+void trace2_data_string(const char *category, const char *key, const char *value)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (trace_fd < 0)
+		return;
+	event_head(&sb, "data");
+	strbuf_addf(&sb, ",\"repo\":1,\"t_abs\":%.6f,\"nesting\":%d,\"category\":", elapsed(),
+		    nesting + 1);
+	json_string(&sb, category);
+	strbuf_addstr(&sb, ",\"key\":");
+	json_string(&sb, key);
+	strbuf_addstr(&sb, ",\"value\":");
+	json_string(&sb, value);
+	emit(&sb);
+}
+
+void trace2_data_intmax(const char *category, const char *key, int64_t value)
+{
+	char buf[32];
+	if (trace_fd < 0)
+		return;
+	snprintf(buf, sizeof(buf), "%" PRId64, value);
+	trace2_data_string(category, key, buf);
+}

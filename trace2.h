@@ -1,0 +1,30 @@
+/*
+ * trace2.h: Git's trace2 event stream (Documentation/technical/api-trace2
+ * in git), the part of it that tools and tests read: when the
+ * environment variable GIT_TRACE2_EVENT names a file (an absolute path,
+ * appended to) or a file descriptor ("1" to "9"; "true" is 2), one JSON
+ * object per line is written there: "version", "start" and "exit"
+ * events, "region_enter"/"region_leave" and "data" events.
+ *
+ * This is process-wide, like a logger: gitpack.c calls trace2_start()
+ * once; library code may record regions and data anywhere, which cost
+ * nothing when tracing is off. Events are written whole with one
+ * write(2), so lines from several threads or processes do not mix.
+ */
+#ifndef GP_TRACE2_H
+#define GP_TRACE2_H
+
+#include "util.h"
+
+/* Read GIT_TRACE2_EVENT; write "version" and "start" (argv). */
+void trace2_start(int argc, const char **argv);
+/* The "exit" event. */
+void trace2_exit(int code);
+bool trace2_enabled(void);
+
+void trace2_region_enter(const char *category, const char *label);
+void trace2_region_leave(const char *category, const char *label);
+void trace2_data_string(const char *category, const char *key, const char *value);
+void trace2_data_intmax(const char *category, const char *key, int64_t value);
+
+#endif
