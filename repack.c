@@ -176,7 +176,7 @@ static bool pack_kept_objects(const struct repack_opts *opts)
 {
 	if (opts->pack_kept_objects >= 0)
 		return opts->pack_kept_objects;
-	return opts->write_bitmap && !opts->write_midx;
+	return opts->write_bitmap && !opts->bitmap_quiet && !opts->write_midx;
 }
 
 static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *err)
@@ -404,6 +404,44 @@ static int write_midx(struct repack *r, struct gp_error *err)
 	return ret;
 }
 
+/*
+ * Files a repack that died left behind: git names its unfinished packs
+ * ".tmp-*", gitpack "tmp_*" and "*-tmp.pack". No repack runs beside us
+ * (the caller holds the repository), so they belong to nobody.
+ */
+static void remove_stale_temporaries(struct repack *r)
+{
+	DIR *dir = opendir(r->pack_dir);
+	struct dirent *de;
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char *path;
+		if (!starts_with(de->d_name, ".tmp-"))
+			continue;
+		path = xstrfmt("%s/%s", r->pack_dir, de->d_name);
+		unlink(path);
+		free(path);
+	}
+	closedir(dir);
+}
+
+/* Whether some reachable objects stay out of an all-into-one pack. */
+static bool objects_left_out(const struct repack *r)
+{
+	if (r->opts->local)
+		for (size_t i = 0; i < odb_nr_packs(r->odb); i++)
+			if (!odb_pack_is_local(r->odb, i))
+				return true;
+	if (r->opts->nr_keep_packs)
+		return true;
+	if (!pack_kept_objects(r->opts))
+		for (size_t i = 0; i < r->nr_packs; i++)
+			if (r->packs[i].pack->is_keep)
+				return true;
+	return false;
+}
+
 /* The MIDX and its files, when packs go away and no new MIDX is written. */
 static void remove_midx(struct repack *r)
 {
@@ -480,6 +518,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		return ret;
 	r.pack_dir = xstrfmt("%s/pack", odb_objdir(r.odb));
 	collect_packs(&r);
+	remove_stale_temporaries(&r);
 	po_opts.window = opts->window;
 	po_opts.depth = opts->depth;
 	po_opts.threads = opts->threads;
@@ -525,13 +564,26 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		}
 		if (opts->write_bitmap && !opts->write_midx && opts->all) {
 			/* A pack bitmap must cover everything reachable: one pack. */
-			if (r.nr_new_packs == 1)
+			if (objects_left_out(&r))
+				result->bitmap_incomplete = true;
+			else if (r.nr_new_packs == 1)
 				ret = bitmap_write_for_pack_file(repo, r.new_packs[0]->idx_path,
 								 opts->threads, opts->progress, err);
 			else
 				result->bitmap_skipped = true;
 			if (ret)
 				goto out;
+		}
+		/* A pack written again without a bitmap must not keep its old one. */
+		for (size_t k = 0; k < r.nr_new_packs; k++) {
+			char *bitmap;
+			size_t len = strlen(r.new_packs[k]->idx_path) - strlen(".idx");
+			if (opts->write_bitmap && !opts->write_midx && opts->all && r.nr_new_packs == 1 &&
+			    !result->bitmap_incomplete)
+				break;
+			bitmap = xstrfmt("%.*s.bitmap", (int)len, r.new_packs[k]->idx_path);
+			unlink(bitmap);
+			free(bitmap);
 		}
 	}
 	for (size_t i = 0; i < r.nr_packs; i++)

@@ -43,6 +43,7 @@ struct repack_opts {
 	bool delete_old;        /* -d */
 	bool local;             /* -l */
 	bool write_bitmap;      /* -b */
+	bool bitmap_quiet;      /* the bitmap was not asked for (repack.writeBitmaps' default): no warnings */
 	bool write_midx;        /* --write-midx */
 	int geometric;          /* --geometric=N; 0: off */
 	bool reuse_delta;       /* off: -f */
@@ -83,6 +84,7 @@ struct repack_opts {
 struct repack_result {
 	struct pack_objects_names new_packs; /* the packs written (several with max_pack_size) */
 	bool bitmap_skipped;      /* -b -a: no bitmap, the new pack was cut in several */
+	bool bitmap_incomplete;   /* -b -a: no bitmap, some objects stayed out of the pack */
 	uint32_t nr_rolled;       /* packs rolled up into it (or replaced) */
 	uint32_t nr_deleted;      /* packs deleted */
 	uint32_t nr_loose_pruned; /* loose objects removed */

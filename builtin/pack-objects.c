@@ -57,6 +57,20 @@ static void add_all_refs(struct repository *repo, struct rev_walk *walk)
 		die_error(&err);
 }
 
+static void add_rev(struct repository *repo, struct odb *odb, struct rev_walk *walk,
+		    const char *arg, bool uninteresting)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct object_id oid;
+	if (get_oid(repo, odb, arg, &oid, &err)) {
+		if (err.code == GP_ENOTFOUND)
+			die("bad revision '%s'", arg);
+		die_error(&err);
+	}
+	if (rev_walk_add_tip(walk, &oid, uninteresting, "", &err))
+		die_error(&err);
+}
+
 /*
  * --revs: a revision per line, "^rev" and "--not" as rev-list has them,
  * and "--shallow <oid>": a commit of the receiver's shallow boundary,
@@ -66,7 +80,6 @@ static void read_revs(struct repository *repo, struct odb *odb, struct rev_walk 
 		      struct oidset *shallow)
 {
 	struct strbuf line = STRBUF_INIT;
-	struct gp_error err = GP_ERROR_INIT;
 	bool negate = false;
 	const char *arg;
 	while (strbuf_getline(&line, stdin)) {
@@ -91,13 +104,19 @@ static void read_revs(struct repository *repo, struct odb *odb, struct rev_walk 
 			uninteresting = !uninteresting;
 			arg++;
 		}
-		if (get_oid(repo, odb, arg, &oid, &err)) {
-			if (err.code == GP_ENOTFOUND)
-				die("bad revision '%s'", arg);
-			die_error(&err);
+		{
+			/* "A..B" is "^A B"; either side may be empty (HEAD). */
+			const char *dots = strstr(arg, "..");
+			if (dots && dots[2] != '.') {
+				char *left = dots == arg ? xstrdup("HEAD") : xstrndup(arg, dots - arg);
+				const char *right = dots[2] ? dots + 2 : "HEAD";
+				add_rev(repo, odb, walk, left, !uninteresting);
+				add_rev(repo, odb, walk, right, uninteresting);
+				free(left);
+				continue;
+			}
 		}
-		if (rev_walk_add_tip(walk, &oid, uninteresting, "", &err))
-			die_error(&err);
+		add_rev(repo, odb, walk, arg, uninteresting);
 	}
 	strbuf_release(&line);
 }

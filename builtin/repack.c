@@ -9,6 +9,7 @@
 #include "../parse-options.h"
 #include "../repack.h"
 #include "../repository.h"
+#include "../server-info.h"
 #include <time.h>
 #include <unistd.h>
 
@@ -110,7 +111,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	struct opt_string_list keep = { 0 };
 	int all = 0, all_loosen = 0, delete_old = 0, no_reuse_delta = 0, no_reuse_object = 0;
 	int local = 0, quiet = 0, write_bitmap = -1, write_midx = 0, geometric = 0;
-	int progress = -1, ignored = 0, pack_kept_objects = -1;
+	int progress = -1, ignored = 0, pack_kept_objects = -1, no_update_server_info = 0;
 	int cruft = 0, keep_unreachable = 0, name_hash_version = 1, path_walk = 0;
 	struct repack_expiry cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	uint64_t max_cruft_size = 0, combine_cruft_below_size = 0, window_memory = 0;
@@ -126,7 +127,8 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		OPT__QUIET(&quiet, "no progress meters"),
 		OPT_BOOL(0, "progress", &progress, "progress meters on stderr"),
 		OPT_BOOL('b', "write-bitmap-index", &write_bitmap, "write a bitmap index"),
-		OPT_CALLBACK_F('m', "write-midx", &write_midx, "mode",
+		OPT_BOOL('m', NULL, &write_midx, "write a multi-pack index of the resulting packs"),
+		OPT_CALLBACK_F(0, "write-midx", &write_midx, "mode",
 			       "write a multi-pack index of the resulting packs",
 			       PARSE_OPT_OPTARG, parse_write_midx),
 		OPT_INTEGER('g', "geometric", &geometric, "roll up packs to keep a geometric progression with this factor"),
@@ -136,7 +138,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		OPT_INTEGER(0, "depth", &opts.depth, "longest delta chain"),
 		OPT_INTEGER(0, "threads", &opts.threads, "threads for the delta search"),
 		OPT_ULONG(0, "max-pack-size", &max_pack_size, "largest pack to write"),
-		OPT_BOOL('n', NULL, &ignored, "(accepted: there is no update-server-info here)"),
+		OPT_BOOL('n', NULL, &no_update_server_info, "do not run git-update-server-info"),
 		OPT_BOOL(0, "cruft", &cruft, "same as -a, and pack unreachable objects into a cruft pack"),
 		OPT_CALLBACK(0, "cruft-expiration", &cruft_expiration, "approxidate",
 			     "with --cruft, expire objects older than this", parse_when),
@@ -195,10 +197,13 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	config_int(repo, "repack.cruftthreads", &opts.cruft_threads, -1);
 	if (cruft && !delete_old)
 		all = 1;
-	if (write_bitmap < 0 && (all || all_loosen || cruft) && !write_midx)
-		write_bitmap = config_bool(repo, "repack.writebitmaps", repo->bare);
 	if (write_bitmap < 0)
-		write_bitmap = 0;
+		write_bitmap = config_bool(repo, "repack.writebitmaps", -1);
+	if (write_bitmap < 0) {
+		/* By default, bare repositories get a bitmap with every full repack. */
+		opts.bitmap_quiet = true;
+		write_bitmap = repo->bare && (all || all_loosen || cruft) && !write_midx;
+	}
 	if (write_bitmap && !(all || all_loosen) && !write_midx) {
 		fprintf(stderr, "warning: --write-bitmap-index without -a or --write-midx is ignored: "
 			"a bitmap needs every reachable object in one pack or MIDX\n");
@@ -237,9 +242,14 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 
 	if (repack_run(repo, &opts, &result, &err))
 		die_error(&err);
-	if (result.bitmap_skipped)
+	if (result.bitmap_skipped && !opts.bitmap_quiet)
 		warning("disabling bitmap writing, packs are split due to "
 			"--max-pack-size or pack.packSizeLimit");
+	if (result.bitmap_incomplete && !opts.bitmap_quiet)
+		warning("disabling bitmap writing, as some objects are not being packed");
+	if (!no_update_server_info && config_bool(repo, "repack.updateserverinfo", 1) &&
+	    update_server_info(repo, &err))
+		die_error(&err);
 	if (!quiet && !result.new_packs.nr && !write_midx)
 		printf("Nothing new to pack.\n");
 	repack_result_release(&result);
