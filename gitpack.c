@@ -101,6 +101,8 @@ int parse_options(int argc, const char **argv, const struct option *opts,
 	int ret = parse_options_run(argc, argv, opts, &err);
 	if (ret == PARSE_OPT_HELP)
 		print_usage_and_exit(stdout, usage, opts);
+	if (ret == PARSE_OPT_FATAL)
+		die_error(&err);
 	if (ret < 0) {
 		if (err.msg && *err.msg)
 			error("%s", err.msg);

@@ -2,6 +2,7 @@
  * odb.c: the object database (see odb.h).
  */
 #include "odb.h"
+#include "delta.h"
 #include "error.h"
 #include "loose.h"
 #include "midx.h"
@@ -85,7 +86,8 @@ static void load_packs(struct odb *odb, const char *objdir, bool local)
 		struct gp_error err = GP_ERROR_INIT;
 		struct packed_git *p;
 		char *idx, *pack;
-		if (!ends_with(de->d_name, ".idx") || !starts_with(de->d_name, "pack-"))
+		/* Any name will do, as for git: "test-1-<hash>.idx" is a pack too. */
+		if (!ends_with(de->d_name, ".idx") || de->d_name[0] == '.')
 			continue;
 		idx = xstrfmt("%s/%s", packdir, de->d_name);
 		if (have_pack(odb, idx)) {
@@ -454,6 +456,23 @@ static bool moved_from_loose(struct odb *odb, const struct object_id *oid, int r
 				       (rescan(odb) && find_packed(odb, oid, pack, ofs)));
 }
 
+static int read_packed(struct odb *odb, struct packed_git *p, uint64_t ofs,
+		       const struct object_id *oid, enum object_type *type,
+		       unsigned char **data, size_t *size, struct gp_error *err, int depth);
+
+/*
+ * Whether the entry itself and its delta chain read: when they do, a
+ * failure came from elsewhere (a damaged .rev) and is reported as such.
+ */
+static bool entry_is_sound(struct packed_git *p, uint64_t ofs)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct pack_object_info pi;
+	bool ok = !pack_object_info(p, ofs, &pi, false, &err);
+	gp_error_clear(&err);
+	return ok;
+}
+
 int odb_read_object_info(struct odb *odb, const struct object_id *oid,
 			 struct object_info *info, unsigned flags,
 			 struct gp_error *err)
@@ -486,6 +505,22 @@ int odb_read_object_info(struct odb *odb, const struct object_id *oid,
 	{
 		struct pack_object_info pi;
 		ret = pack_object_info(p, ofs, &pi, flags & OI_DELTA_BASE, err);
+		if (ret == GP_ECORRUPT && !entry_is_sound(p, ofs)) {
+			/* Read around the damage (odb_read_object()): slow, but rare. */
+			unsigned char *data;
+			size_t size;
+			enum object_type type;
+			if (!read_packed(odb, p, ofs, oid, &type, &data, &size, err, 0)) {
+				free(data);
+				info->type = type;
+				info->size = size;
+				info->source = OBJECT_PACKED;
+				info->pack = p;
+				info->pack_ofs = ofs;
+				return 0;
+			}
+			return ret;
+		}
 		if (!ret && (flags & OI_DISK_SIZE)) {
 			uint32_t pack_pos;
 			ret = pack_load_revindex(p, err);
@@ -507,6 +542,116 @@ int odb_read_object_info(struct odb *odb, const struct object_id *oid,
 	}
 }
 
+/*
+ * Reading around damage, as git does: an object whose stored copy is
+ * corrupt is read from another copy (another pack, a loose file), and a
+ * delta whose base is corrupt is applied to a copy of the base found
+ * elsewhere. Bounded by MAX_RECOVERY_DEPTH bases.
+ */
+#define MAX_RECOVERY_DEPTH 16
+
+static int read_packed(struct odb *odb, struct packed_git *p, uint64_t ofs,
+		       const struct object_id *oid, enum object_type *type,
+		       unsigned char **data, size_t *size, struct gp_error *err, int depth);
+
+/* The name of a delta entry's base, without reading the base. */
+static bool delta_base_name(struct packed_git *p, const struct pack_entry_header *hdr,
+			    struct object_id *out)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	uint32_t pack_pos;
+	if (hdr->type == OBJ_REF_DELTA) {
+		*out = hdr->base_oid;
+		return true;
+	}
+	if (pack_load_revindex(p, &err) || !pack_offset_to_pos(p, hdr->base_ofs, &pack_pos)) {
+		gp_error_clear(&err);
+		return false;
+	}
+	pack_nth_oid(p, pack_pos_to_idx(p, pack_pos), out);
+	return true;
+}
+
+/* Any copy of oid but the one in skip_pack or in the loose skip_dir. */
+static int read_elsewhere(struct odb *odb, const struct object_id *oid,
+			  const struct packed_git *skip_pack, const char *skip_dir,
+			  enum object_type *type, unsigned char **data, size_t *size, int depth)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	for (size_t i = 0; i < odb->nr_packs; i++) {
+		struct packed_git *p = odb->packs[i];
+		uint32_t idx_pos;
+		if (p == skip_pack || p->pack_failed || !pack_find_oid(p, oid, &idx_pos) ||
+		    !pack_usable(odb, p))
+			continue;
+		if (!read_packed(odb, p, pack_nth_offset(p, idx_pos), oid, type, data, size,
+				 &err, depth))
+			return 0;
+		gp_error_clear(&err);
+	}
+	for (size_t i = 0; i < odb->nr_dirs; i++) {
+		const char *dir = odb->dirs[i].path;
+		if ((skip_dir && !strcmp(dir, skip_dir)) || !loose_has(dir, oid))
+			continue;
+		if (!loose_read(dir, oid, type, data, size, &err))
+			return 0;
+		gp_error_clear(&err);
+	}
+	return GP_ENOTFOUND;
+}
+
+static int read_packed(struct odb *odb, struct packed_git *p, uint64_t ofs,
+		       const struct object_id *oid, enum object_type *type,
+		       unsigned char **data, size_t *size, struct gp_error *err, int depth)
+{
+	struct gp_error local = GP_ERROR_INIT;
+	struct pack_entry_header hdr;
+	struct object_id base_oid;
+	unsigned char *delta = NULL, *base = NULL, *result;
+	enum object_type base_type;
+	size_t base_size, result_size;
+	uint64_t want_base, want_result;
+	size_t hdr_len;
+	int ret = pack_read_object(odb->reader, p, ofs, type, data, size, err);
+
+	if ((ret != GP_ECORRUPT && ret != GP_ENOTFOUND) || depth >= MAX_RECOVERY_DEPTH)
+		return ret;
+	/* Another copy of the object itself. */
+	if (oid && !read_elsewhere(odb, oid, p, NULL, type, data, size, depth + 1))
+		goto recovered;
+	/* Its delta may be intact while the base is not: rebuild it on another copy of the base. */
+	if (pack_read_entry(odb->reader, p, ofs, &hdr, &delta, &local) ||
+	    (hdr.type != OBJ_OFS_DELTA && hdr.type != OBJ_REF_DELTA) ||
+	    !delta_base_name(p, &hdr, &base_oid) ||
+	    read_elsewhere(odb, &base_oid, NULL, NULL, &base_type, &base, &base_size,
+			   depth + 1) ||
+	    delta_sizes(delta, (size_t)hdr.size, &want_base, &want_result, &hdr_len, &local) ||
+	    want_result > SIZE_MAX - 1)
+		goto fail;
+	result_size = (size_t)want_result;
+	result = malloc(result_size + 1);
+	if (!result || delta_apply(base, base_size, delta, (size_t)hdr.size, result, result_size,
+				   &local)) {
+		free(result);
+		goto fail;
+	}
+	result[result_size] = '\0';
+	*type = base_type;
+	*data = result;
+	*size = result_size;
+	free(delta);
+	free(base);
+recovered:
+	gp_error_clear(err);
+	gp_error_clear(&local);
+	return 0;
+fail:
+	free(delta);
+	free(base);
+	gp_error_clear(&local);
+	return ret;
+}
+
 int odb_read_object(struct odb *odb, const struct object_id *oid,
 		    enum object_type *type, unsigned char **data, size_t *size,
 		    struct gp_error *err)
@@ -525,13 +670,18 @@ int odb_read_object(struct odb *odb, const struct object_id *oid,
 	if (!p) {
 		struct gp_error loose_err = GP_ERROR_INIT;
 		int ret = loose_read(dir, oid, type, data, size, &loose_err);
+		if (ret == GP_ECORRUPT &&
+		    !read_elsewhere(odb, oid, NULL, dir, type, data, size, 0)) {
+			gp_error_clear(&loose_err);
+			return 0;
+		}
 		if (!moved_from_loose(odb, oid, ret, &p, &ofs)) {
 			gp_error_move(err, &loose_err);
 			return ret;
 		}
 		gp_error_clear(&loose_err);
 	}
-	return pack_read_object(odb->reader, p, ofs, type, data, size, err);
+	return read_packed(odb, p, ofs, oid, type, data, size, err, 0);
 }
 
 bool odb_locate(struct odb *odb, const struct object_id *oid,

@@ -71,6 +71,7 @@ struct po_entry {
 	 */
 	bool external;
 	uint32_t mtime;        /* a cruft pack's: the object's last modification */
+	bool reread;           /* its stored copy is damaged: read it through the odb */
 };
 
 struct pack_objects {
@@ -83,6 +84,7 @@ struct pack_objects {
 	uint32_t *slots;        /* oid hash table of entry numbers */
 	size_t slots_mask;
 	uint32_t nr_external;   /* entries that are preferred bases only */
+	pthread_mutex_t odb_lock; /* odb reads from the search threads */
 	bool cruft;             /* write a .mtimes with each pack */
 	bool prepared;
 	const struct bitmap_order *follow;   /* pack_objects_follow() */
@@ -148,6 +150,7 @@ int pack_objects_new(struct pack_objects **out, struct odb *odb,
 	po->algo = odb_algo(odb);
 	po->rawsz = gp_hash_algos[po->algo].rawsz;
 	po->slots_mask = 1023;
+	pthread_mutex_init(&po->odb_lock, NULL);
 	po->slots = xmalloc(sizeof(*po->slots) * (po->slots_mask + 1));
 	memset(po->slots, 0xff, sizeof(*po->slots) * (po->slots_mask + 1));
 	*out = po;
@@ -162,6 +165,7 @@ void pack_objects_free(struct pack_objects *po)
 		free(po->entries[n].delta_z);
 	free(po->entries);
 	free(po->slots);
+	pthread_mutex_destroy(&po->odb_lock);
 	free(po);
 }
 
@@ -187,10 +191,42 @@ void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oi
 	po->slots[i] = po->nr++;
 }
 
+/*
+ * Version 2: the last component hashed as version 1 does, each
+ * directory above it hashed alike and folded into the low bits, so the
+ * high bits still order by file name.
+ */
+static uint32_t name_hash_v2(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	uint32_t base, salt = 0;
+	if (!slash)
+		return bitmap_name_hash(path);
+	base = bitmap_name_hash(slash + 1);
+	for (const char *p = path; p < slash;) {
+		const char *end = memchr(p, '/', (size_t)(slash - p));
+		uint32_t h = 0;
+		if (!end)
+			end = slash;
+		for (const char *c = p; c < end; c++)
+			h = h * 31 + (unsigned char)*c;
+		salt = (salt << 3 | salt >> 29) ^ h;
+		p = end + 1;
+	}
+	return base ^ (salt & 0xffffu);
+}
+
+uint32_t pack_objects_name_hash(const struct pack_objects *po, const char *path)
+{
+	if (!path || !*path)
+		return 0;
+	return po->opts.name_hash_version == 2 ? name_hash_v2(path) : bitmap_name_hash(path);
+}
+
 void pack_objects_add(struct pack_objects *po, const struct object_id *oid,
 		      enum object_type type, const char *name)
 {
-	pack_objects_add_hashed(po, oid, type, name && *name ? bitmap_name_hash(name) : 0);
+	pack_objects_add_hashed(po, oid, type, pack_objects_name_hash(po, name));
 }
 
 void pack_objects_follow(struct pack_objects *po, const struct bitmap_order *order)
@@ -521,6 +557,35 @@ static int locate_one(struct pack_objects *po, struct po_entry *e, struct gp_err
 }
 
 /*
+ * The stored copy is damaged: the odb reads around it (another copy,
+ * or a delta applied to another copy of its base) or fails; the object
+ * is then written whole from what it read.
+ */
+static int locate_around_damage(struct pack_objects *po, struct po_entry *e, int why,
+				struct gp_error *err)
+{
+	enum object_type type;
+	unsigned char *data;
+	size_t size;
+	struct gp_error again = GP_ERROR_INIT;
+	int ret = odb_read_object(po->odb, &e->oid, &type, &data, &size, &again);
+	if (ret) {
+		gp_error_clear(&again);
+		return why;   /* the first message says where */
+	}
+	free(data);
+	gp_error_clear(err);
+	e->type = (uint8_t)type;
+	e->size = size;
+	e->pack = NULL;
+	e->loose_dir = NULL;
+	e->how = WRITE_WHOLE;
+	e->base = NO_ENTRY;
+	e->reread = true;
+	return 0;
+}
+
+/*
  * Reused deltas form chains; duplicates across packs can make them
  * loop (A stored as a delta of B in one pack, B of A in another), and
  * reuse can make them longer than depth. Walk each chain once, cut a
@@ -601,14 +666,65 @@ struct search_job {
 	struct gp_error err;
 };
 
+static int read_entry_data_unchecked(struct pack_objects *po, struct pack_reader *reader,
+				     struct po_entry *e, enum object_type *type,
+				     unsigned char **data, size_t *size, struct gp_error *err);
+
+/*
+ * What is read to be compressed anew must be what its name says: a
+ * delta made against the wrong base (a "stealth" corruption that still
+ * applies cleanly) would otherwise be passed on as good data.
+ */
 static int read_entry_data(struct pack_objects *po, struct pack_reader *reader,
 			   struct po_entry *e, enum object_type *type, unsigned char **data,
 			   size_t *size, struct gp_error *err)
 {
-	if (e->pack)
-		return pack_read_object(reader, e->pack, e->ofs, type, data, size, err);
+	struct object_id check;
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret = read_entry_data_unchecked(po, reader, e, type, data, size, err);
+	if (ret || (!e->pack && !e->loose_dir && !e->reread))
+		return ret;
+	hash_object(po->algo, *type, *data, *size, &check);
+	if (oideq(&check, &e->oid))
+		return 0;
+	free(*data);
+	*data = NULL;
+	return CORRUPT(err, "object %s: its stored data hashes to another name%s%s",
+		       oid_to_hex_r(hex, &e->oid), e->pack ? " in " : "",
+		       e->pack ? e->pack->pack_path : "");
+}
+
+static int read_entry_data_unchecked(struct pack_objects *po, struct pack_reader *reader,
+				     struct po_entry *e, enum object_type *type,
+				     unsigned char **data, size_t *size, struct gp_error *err)
+{
+	if (e->pack) {
+		int ret = pack_read_object(reader, e->pack, e->ofs, type, data, size, err);
+		/*
+		 * Damage is not copied: another copy (the odb reads around
+		 * it) or an error. Not thread-safe: odb reads take the lock.
+		 */
+		if (ret == GP_ECORRUPT) {
+			struct gp_error again = GP_ERROR_INIT;
+			pthread_mutex_lock(&po->odb_lock);
+			if (!odb_read_object(po->odb, &e->oid, type, data, size, &again)) {
+				gp_error_clear(err);
+				ret = 0;
+			}
+			pthread_mutex_unlock(&po->odb_lock);
+			gp_error_clear(&again);
+		}
+		return ret;
+	}
 	if (e->loose_dir)
 		return loose_read(e->loose_dir, &e->oid, type, data, size, err);
+	if (e->reread) {
+		int ret;
+		pthread_mutex_lock(&po->odb_lock);
+		ret = odb_read_object(po->odb, &e->oid, type, data, size, err);
+		pthread_mutex_unlock(&po->odb_lock);
+		return ret;
+	}
 	*type = OBJ_TREE;
 	*data = xcalloc(1, 1);  /* the unstored empty tree */
 	*size = 0;
@@ -785,7 +901,8 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 	if (nr < 1024)
 		nr_jobs = 1;
 	jobs = xcalloc((size_t)nr_jobs, sizeof(*jobs));
-	progress = progress_start("Compressing objects", nr, po->opts.progress);
+	progress = progress_start(po->opts.by_path ? "Compressing objects by path"
+					       : "Compressing objects", nr, po->opts.progress);
 	for (int j = 0; j < nr_jobs; j++) {
 		uint32_t lo = (uint32_t)((uint64_t)nr * j / nr_jobs);
 		uint32_t hi = (uint32_t)((uint64_t)nr * (j + 1) / nr_jobs);
@@ -835,6 +952,8 @@ static int prepare(struct pack_objects *po, struct gp_error *err)
 	for (uint32_t n = 0; n < po->nr && !ret; n++) {
 		struct po_entry *e = &po->entries[n];
 		ret = locate_one(po, e, err);
+		if ((ret == GP_ECORRUPT || (ret == GP_ENOTFOUND && e->pack)) && !e->external)
+			ret = locate_around_damage(po, e, ret, err);
 		if (!ret && e->external && e->how == WRITE_REUSE_DELTA) {
 			/* Only its content matters: it is never written. */
 			e->how = WRITE_WHOLE;
@@ -926,11 +1045,31 @@ static int encode_entry(struct writer *w, struct po_entry *e, struct gp_error *e
 		idx_pos = pack_pos_to_idx(e->pack, pack_pos);
 		end = pack_pos_to_end(e->pack, pack_pos);
 		stored = e->pack->pack_map + e->ofs;
-		/* Never copy damage: the CRC of what we copy must match the .idx. */
+		/*
+		 * Never copy damage: the CRC of what we copy must match the
+		 * .idx. Else the object is read (around the damage, when
+		 * another copy exists) and written whole.
+		 */
 		if (e->pack->idx_version >= 2 &&
-		    gp_crc32(0, stored, (size_t)(end - e->ofs)) != pack_nth_crc(e->pack, idx_pos))
-			return CORRUPT(err, "%s: at offset %" PRIu64 ": CRC does not match the index",
-				       e->pack->pack_path, e->ofs);
+		    gp_crc32(0, stored, (size_t)(end - e->ofs)) != pack_nth_crc(e->pack, idx_pos)) {
+			struct packed_git *damaged = e->pack;
+			uint64_t damaged_ofs = e->ofs;
+			int ret;
+			if (e->how == WRITE_REUSE_DELTA) {
+				e->base = NO_ENTRY;
+				e->depth = 0;
+			}
+			e->how = WRITE_WHOLE;
+			e->pack = NULL;
+			e->loose_dir = NULL;
+			e->reread = true;
+			ret = encode_entry(w, e, err);
+			if (ret)
+				gp_error_prefix(err, "%s: at offset %" PRIu64 ": CRC does not match "
+						"the index, and no other copy reads", damaged->pack_path,
+						damaged_ofs);
+			return ret;
+		}
 		head_len = e->how == WRITE_REUSE_WHOLE
 			? pack_encode_entry_header(head, e->type, e->size)
 			: delta_entry_header(po, e, e->size, head);
@@ -951,7 +1090,7 @@ static int encode_entry(struct writer *w, struct po_entry *e, struct gp_error *e
 		if (ret)
 			return ret;
 		/* A reused delta made whole may not have had its type looked up. */
-		if (e->pack || e->loose_dir)
+		if (e->pack || e->loose_dir || e->reread)
 			e->type = (uint8_t)type;
 		head_len = pack_encode_entry_header(head, e->type, size);
 		strbuf_add(&w->buf, head, head_len);
@@ -988,6 +1127,8 @@ static int finish_part(struct writer *w, struct gp_error *err)
 	struct pack_objects_names *names = w->names;
 	struct hashfile *f = w->f;
 	uint32_t *mtimes = po->cruft ? xmalloc(sizeof(*mtimes) * ((size_t)nr + 1)) : NULL;
+	struct pack_idx_opts idx_opts = { .version = po->opts.idx_version,
+					  .off32_limit = po->opts.idx_off32_limit };
 	int ret = 0;
 
 	w->f = NULL;
@@ -1010,7 +1151,8 @@ static int finish_part(struct writer *w, struct gp_error *err)
 	}
 	ALLOC_GROW(names->hex, names->nr + 1, names->alloc);
 	ret = pack_write_finish(f, w->dir, w->prefix, po->algo, oids, offsets, crcs, mtimes, nr,
-				w->write_rev, names->hex[names->nr], err);
+				w->write_rev, po->opts.idx_version ? &idx_opts : NULL,
+				names->hex[names->nr], err);
 	if (!ret)
 		names->nr++;
 	w->part++;
@@ -1274,7 +1416,7 @@ static int add_edge_bases(const struct object_id *root, void *data)
 			if (etype != OBJ_TREE && etype != OBJ_BLOB)
 				continue;
 			path = *item.path ? xstrfmt("%s/%s", item.path, e.name) : xstrdup(e.name);
-			h = bitmap_name_hash(path);
+			h = pack_objects_name_hash(po, path);
 			if (!hash_packed(tc, h)) {
 				free(path);
 				continue;

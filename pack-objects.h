@@ -53,11 +53,22 @@ struct pack_objects_opts {
 	 * in an earlier pack is stored whole.
 	 */
 	uint64_t max_pack_size;
+	/*
+	 * How a path is hashed to group likely delta pairs: 1 (git's
+	 * default, bitmap_name_hash(): the last 16 characters weigh
+	 * most) or 2 (each directory level salts the hash too, so that
+	 * same-named files of different directories part).
+	 */
+	int name_hash_version;
+	bool by_path;            /* --path-walk: the meter says so */
+	/* --index-version: the .idx version (0: the default) and offset limit */
+	uint32_t idx_version;
+	uint64_t idx_off32_limit;
 };
 
 #define PACK_OBJECTS_OPTS_INIT { \
 	.window = 10, .depth = 50, .compression = -1, \
-	.reuse_delta = true, .reuse_object = true, \
+	.reuse_delta = true, .reuse_object = true, .name_hash_version = 1, \
 }
 /* Git's floor for --max-pack-size (smaller values are raised to it). */
 #define PACK_OBJECTS_MIN_PACK_SIZE ((uint64_t)1 << 20)
@@ -81,6 +92,8 @@ void pack_objects_free(struct pack_objects *po);
  */
 void pack_objects_add(struct pack_objects *po, const struct object_id *oid,
 		      enum object_type type, const char *name);
+/* The name hash of path for opts' name_hash_version. */
+uint32_t pack_objects_name_hash(const struct pack_objects *po, const char *path);
 /* The same, with a name hash computed earlier (bitmap_name_hash()). */
 void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oid,
 			     enum object_type type, uint32_t name_hash);

@@ -219,10 +219,30 @@ static bool bsearch_r_oid(const unsigned char *sorted, uint32_t nr,
 	return false;
 }
 
+bool pack_idx_opts_parse(const char *arg, struct pack_idx_opts *out)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (end == arg || (v != 1 && v != 2))
+		return false;
+	out->version = (uint32_t)v;
+	if (*end == ',') {
+		const char *limit = end + 1;
+		unsigned long long lim = strtoull(limit, &end, 0);
+		if (end == limit || *end || lim > 0x7fffffff)
+			return false;
+		out->off32_limit = lim;
+	} else if (*end) {
+		return false;
+	}
+	return true;
+}
+
 int pack_write_finish(struct hashfile *f, const char *dir, const char *prefix,
 		      int algo, const unsigned char *oids, const uint64_t *offsets,
 		      const uint32_t *crcs, const uint32_t *mtimes, uint32_t nr,
-		      bool write_rev, char *hex_out, struct gp_error *err)
+		      bool write_rev, const struct pack_idx_opts *idx_opts,
+		      char *hex_out, struct gp_error *err)
 {
 	size_t rawsz = gp_hash_algos[algo].rawsz;
 	unsigned char pack_hash[GP_MAX_RAWSZ];
@@ -260,7 +280,7 @@ int pack_write_finish(struct hashfile *f, const char *dir, const char *prefix,
 		struct pack_idx_opts opts = PACK_IDX_OPTS_INIT;
 		free(final);
 		final = xstrfmt("%s/%s-%s.idx", dir, prefix, hex_out);
-		ret = pack_write_idx(final, NULL, &in, &opts, err);
+		ret = pack_write_idx(final, NULL, &in, idx_opts ? idx_opts : &opts, err);
 	}
 out:
 	free(final);
@@ -385,7 +405,7 @@ int pack_write_by_copy(const char *pack_dir, int algo,
 	}
 
 	ret = pack_write_finish(f, pack_dir, "pack", algo, oids, offsets, crcs, NULL, nr,
-				true, hex_out, err);
+				true, NULL, hex_out, err);
 	f = NULL;
 	goto out;
 fail:

@@ -35,6 +35,9 @@ struct pack_idx_opts {
 
 #define PACK_IDX_OPTS_INIT { .version = 2, .off32_limit = 0x7fffffff }
 
+/* "<version>[,<offset>]" as --index-version takes it; false when malformed. */
+bool pack_idx_opts_parse(const char *arg, struct pack_idx_opts *out);
+
 /*
  * Write the .idx to path atomically (hashfile.h), or into mem when mem
  * is not NULL (path unused). Errors: GP_EINVAL (v1 cannot hold an offset
@@ -80,13 +83,15 @@ int pack_write_by_copy(const char *pack_dir, int algo,
  * a cruft pack) and the .idx, each atomic and durable, the .idx last
  * since it is what makes the pack visible to readers. The objects are
  * given by entry number (oids, offsets in the pack, CRC-32s of the
- * entries, mtimes). hex_out receives the hash. Frees f. Errors: GP_EIO.
+ * entries, mtimes). idx_opts (NULL: the default) says which .idx
+ * version to write. hex_out receives the hash. Frees f. Errors: GP_EIO.
  */
 struct hashfile;
 int pack_write_finish(struct hashfile *f, const char *dir, const char *prefix,
 		      int algo, const unsigned char *oids, const uint64_t *offsets,
 		      const uint32_t *crcs, const uint32_t *mtimes, uint32_t nr,
-		      bool write_rev, char *hex_out, struct gp_error *err);
+		      bool write_rev, const struct pack_idx_opts *idx_opts,
+		      char *hex_out, struct gp_error *err);
 
 /* The pack header (signature, version 2, nr objects): PACK_HEADER_SIZE bytes. */
 #define PACK_HEADER_SIZE 12

@@ -4,6 +4,7 @@
  * turns that into git's messages and exit code 129.
  */
 #include "parse-options.h"
+#include "config.h"
 #include "error.h"
 #include "strbuf.h"
 
@@ -131,9 +132,18 @@ static int apply(const struct option *o, const char *arg, int unset,
 	}
 }
 
-static const struct option *find_long(const struct option *opts, const char *name,
-				      size_t len, int *unset)
+/* Git's test suite sets this to catch scripts that rely on abbreviations. */
+static bool abbreviations_disallowed(void)
 {
+	const char *env = getenv("GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS");
+	bool v;
+	return env && config_parse_bool(env, &v) && v;
+}
+
+static const struct option *find_long(const struct option *opts, const char *name,
+				      size_t len, int *unset, bool *abbreviated)
+{
+	*abbreviated = false;
 	const struct option *abbrev = NULL;
 	int abbrev_unset = 0, nr_abbrev = 0;
 	for (const struct option *o = opts; o->type != OPTION_END; o++) {
@@ -155,6 +165,7 @@ static const struct option *find_long(const struct option *opts, const char *nam
 	}
 	if (nr_abbrev == 1) {
 		*unset = abbrev_unset;
+		*abbreviated = true;
 		return abbrev;
 	}
 	return NULL;
@@ -180,12 +191,18 @@ int parse_options_run(int argc, const char **argv, const struct option *opts,
 			const char *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
 			int unset = 0;
+			bool abbreviated;
 			const struct option *o;
 			if (!strcmp(name, "help-all") || !strcmp(name, "help"))
 				return PARSE_OPT_HELP;
-			o = find_long(opts, name, len, &unset);
+			o = find_long(opts, name, len, &unset, &abbreviated);
 			if (!o)
 				return gp_error_set(err, GP_EINVAL, "unknown option `%.*s'", (int)len, name);
+			if (abbreviated && abbreviations_disallowed()) {
+				gp_error_set(err, GP_EINVAL, "disallowed abbreviated or ambiguous option '%.*s'",
+					     (int)len, name);
+				return PARSE_OPT_FATAL;
+			}
 			const char *value = eq ? eq + 1 : NULL;
 			if (unset && value)
 				return gp_error_set(err, GP_EINVAL, "option `no-%s' takes no value", o->long_name);

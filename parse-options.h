@@ -82,6 +82,8 @@ struct strbuf;
 
 /* parse_options_run() found "-h" or "--help". */
 #define PARSE_OPT_HELP (-100)
+/* A problem git reports with "fatal:" (exit 128) rather than the usage. */
+#define PARSE_OPT_FATAL (-101)
 
 /*
  * Parse argv (argv[0] is the command name). Returns the number of

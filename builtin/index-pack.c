@@ -48,20 +48,8 @@ struct index_pack_args {
 
 static void parse_index_version(const char *arg, struct pack_idx_opts *idx)
 {
-	char *end;
-	unsigned long v = strtoul(arg, &end, 10);
-	if (end == arg || (v != 1 && v != 2))
+	if (!pack_idx_opts_parse(arg, idx))
 		die("bad %s", arg);
-	idx->version = (uint32_t)v;
-	if (*end == ',') {
-		const char *limit = end + 1;
-		unsigned long long lim = strtoull(limit, &end, 0);
-		if (end == limit || *end || lim > 0x7fffffff)
-			die("bad %s", arg);
-		idx->off32_limit = lim;
-	} else if (*end) {
-		die("bad %s", arg);
-	}
 }
 
 /* --pack_header=<version>,<count>: the caller read the header already. */
@@ -332,6 +320,24 @@ static int write_marker_file(const char *path, const char *msg, const char *what
 	return 1;
 }
 
+static void verify_like_existing(const char *idx_path, int algo, struct pack_idx_opts *opts)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct packed_git *p;
+	uint64_t least_large = UINT64_MAX;
+	if (pack_open_idx(&p, idx_path, algo, &err)) {
+		gp_error_clear(&err);
+		return;
+	}
+	opts->version = p->idx_version;
+	for (uint32_t idx_pos = 0; p->idx_version >= 2 && idx_pos < p->nr_objects; idx_pos++)
+		if (get_be32(p->off32 + 4 * (size_t)idx_pos) & 0x80000000u)
+			least_large = MIN(least_large, pack_nth_offset(p, idx_pos));
+	if (least_large != UINT64_MAX && least_large)
+		opts->off32_limit = least_large - 1;
+	pack_free(p);
+}
+
 /* Compare a freshly computed file image with the one on disk. */
 static int verify_against(const char *path, const struct strbuf *want, struct gp_error *err)
 {
@@ -487,6 +493,8 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 			dir = slash ? xstrndup(a.pack_name, slash - a.pack_name) : xstrdup(".");
 		} else {
 			dir = repo_obj_path(repo, "pack");
+			/* git recreates a missing objects/pack */
+			mkdir(dir, 0777);
 		}
 		tmp_pack = receive_pack_file(&a, opts.algo, dir, &rest);
 		free(dir);
@@ -572,6 +580,8 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 
 	if (a.verify) {
 		struct strbuf want = STRBUF_INIT;
+		/* The index is rebuilt as the existing one was written: its version, its 64-bit offsets. */
+		verify_like_existing(idx_path, opts.algo, &a.idx);
 		ret = indexed_pack_write_idx(ip, NULL, &want, &a.idx, &err);
 		if (!ret)
 			ret = verify_against(idx_path, &want, &err);

@@ -31,6 +31,16 @@ static int compare_with_idx(const struct indexed_pack *ip, const char *idx_path,
 				   " objects, the pack has %" PRIu32, idx_path, p->nr_objects, ip->nr);
 		goto out;
 	}
+	{
+		/* The index's own checksum, over everything before it. */
+		unsigned char sum[GP_MAX_RAWSZ];
+		hash_buf(ip->algo, p->idx_map, p->idx_size - rawsz, sum);
+		if (memcmp(sum, p->idx_map + p->idx_size - rawsz, rawsz)) {
+			ret = gp_error_set(err, GP_ECORRUPT, "%s: at offset %zu: index checksum mismatch",
+					   idx_path, p->idx_size - rawsz);
+			goto out;
+		}
+	}
 	if (memcmp(p->pack_hash, ip->pack_hash, rawsz)) {
 		ret = gp_error_set(err, GP_ECORRUPT, "%s: pack checksum in the index does not match the pack",
 				   idx_path);
