@@ -22,6 +22,7 @@
 #include "../object-name.h"
 #include "../object.h"
 #include "../odb.h"
+#include "../oid-array.h"
 #include "../packfile.h"
 #include "../parse-options.h"
 #include "../repository.h"
@@ -390,124 +391,10 @@ static void batch_stdin(struct batch_state *st)
 	free(line);
 }
 
-/* Raw object ids, rawsz bytes each. */
-struct raw_oids {
-	unsigned char *raw;
-	size_t nr;    /* ids */
-	size_t alloc; /* bytes */
-	size_t rawsz;
-};
-
 static int collect_oid(const struct object_id *oid, void *data)
 {
-	struct raw_oids *ids = data;
-	ALLOC_GROW(ids->raw, (ids->nr + 1) * ids->rawsz, ids->alloc);
-	memcpy(ids->raw + ids->nr * ids->rawsz, oid->hash, ids->rawsz);
-	ids->nr++;
+	oid_array_append(data, oid);
 	return 0;
-}
-
-static int cmp_raw20(const void *a, const void *b)
-{
-	return memcmp(a, b, 20);
-}
-
-static int cmp_raw32(const void *a, const void *b)
-{
-	return memcmp(a, b, 32);
-}
-
-/*
- * Sort ids and drop duplicates. A counting sort on the first two
- * bytes spreads them over 65536 buckets of (for hashes) a handful of
- * ids each, which are then finished with insertion sort, or qsort()
- * for the rare big bucket. O(n) for hash-distributed input.
- */
-static void sort_unique(struct raw_oids *ids)
-{
-	size_t rawsz = ids->rawsz, nr = ids->nr, out = 0;
-	size_t *start;
-	unsigned char *sorted, *tmp;
-	int (*cmp)(const void *, const void *) = rawsz == 20 ? cmp_raw20 : cmp_raw32;
-
-	if (nr < 2)
-		return;
-	start = xcalloc(65536 + 1, sizeof(*start));
-	sorted = xmalloc(nr * rawsz);
-	tmp = xmalloc(rawsz);
-	for (size_t i = 0; i < nr; i++)
-		start[get_be16(ids->raw + i * rawsz) + 1]++;
-	for (size_t b = 1; b <= 65536; b++)
-		start[b] += start[b - 1];
-	for (size_t i = 0; i < nr; i++) {
-		size_t bucket = get_be16(ids->raw + i * rawsz);
-		memcpy(sorted + start[bucket]++ * rawsz, ids->raw + i * rawsz, rawsz);
-	}
-	/* start[b] is now the end of bucket b, and the start of b + 1 */
-	for (size_t b = 0; b < 65536; b++) {
-		size_t lo = b ? start[b - 1] : 0, hi = start[b];
-		if (hi - lo > 32) {
-			qsort(sorted + lo * rawsz, hi - lo, rawsz, cmp);
-			continue;
-		}
-		for (size_t i = lo + 1; i < hi; i++) {
-			size_t j = i;
-			if (memcmp(sorted + (j - 1) * rawsz, sorted + j * rawsz, rawsz) <= 0)
-				continue;
-			memcpy(tmp, sorted + j * rawsz, rawsz);
-			while (j > lo && memcmp(sorted + (j - 1) * rawsz, tmp, rawsz) > 0) {
-				memcpy(sorted + j * rawsz, sorted + (j - 1) * rawsz, rawsz);
-				j--;
-			}
-			memcpy(sorted + j * rawsz, tmp, rawsz);
-		}
-	}
-	for (size_t i = 0; i < nr; i++) {
-		if (out && !memcmp(sorted + (out - 1) * rawsz, sorted + i * rawsz, rawsz))
-			continue;
-		if (out != i)
-			memcpy(sorted + out * rawsz, sorted + i * rawsz, rawsz);
-		out++;
-	}
-	free(ids->raw);
-	ids->raw = sorted;
-	ids->alloc = nr * rawsz;
-	ids->nr = out;
-	free(tmp);
-	free(start);
-}
-
-/*
- * Where each id of a sorted list starts by its first two bytes, for
- * find_sorted(): bucket b is ids [start[b], start[b + 1]).
- */
-static size_t *bucket_starts(const struct raw_oids *ids)
-{
-	size_t *start = xcalloc(65536 + 1, sizeof(*start));
-	for (size_t i = 0; i < ids->nr; i++)
-		start[get_be16(ids->raw + i * ids->rawsz) + 1]++;
-	for (size_t b = 1; b <= 65536; b++)
-		start[b] += start[b - 1];
-	return start;
-}
-
-static bool find_sorted(const struct raw_oids *ids, const size_t *start,
-			const unsigned char *raw, size_t *pos)
-{
-	size_t bucket = get_be16(raw), lo = start[bucket], hi = start[bucket + 1];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int cmp = memcmp(ids->raw + mid * ids->rawsz, raw, ids->rawsz);
-		if (!cmp) {
-			*pos = mid;
-			return true;
-		}
-		if (cmp < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
 }
 
 /* Object info looked up ahead of printing, by position in the sorted ids. */
@@ -527,12 +414,11 @@ struct prefetched {
  * NEEDSWORK: an odb walk in storage order would spare us the pack
  * positions here.
  */
-static void prefetch_packed(struct batch_state *st, const struct raw_oids *ids,
+static void prefetch_packed(struct batch_state *st, const struct oid_array *ids,
 			    struct prefetched *pf)
 {
 	unsigned flags = (st->fmt.need_disk ? OI_DISK_SIZE : 0) |
 			 (st->fmt.need_delta ? OI_DELTA_BASE : 0);
-	size_t *start = bucket_starts(ids);
 	for (size_t i = 0; i < odb_nr_packs(st->odb); i++) {
 		struct packed_git *p = odb_pack(st->odb, i);
 		struct gp_error err = GP_ERROR_INIT;
@@ -545,7 +431,7 @@ static void prefetch_packed(struct batch_state *st, const struct raw_oids *ids,
 			struct object_info info;
 			struct object_id oid;
 			size_t pos;
-			if (!find_sorted(ids, start, raw, &pos) || pf->type[pos])
+			if (!oid_array_find(ids, raw, &pos) || pf->type[pos])
 				continue;
 			oid_from_raw(&oid, raw, st->algo);
 			if (odb_read_object_info(st->odb, &oid, &info, flags, &err)) {
@@ -561,7 +447,6 @@ static void prefetch_packed(struct batch_state *st, const struct raw_oids *ids,
 				memcpy(pf->base + pos * ids->rawsz, info.delta_base.hash, ids->rawsz);
 		}
 	}
-	free(start);
 }
 
 /*
@@ -571,7 +456,7 @@ static void prefetch_packed(struct batch_state *st, const struct raw_oids *ids,
  */
 static void batch_all(struct batch_state *st)
 {
-	struct raw_oids ids = { NULL, 0, 0, gp_hash_algos[st->algo].rawsz };
+	struct oid_array ids = OID_ARRAY_INIT;
 	struct prefetched pf = { NULL, NULL, NULL, NULL };
 	const struct batch_format *f = &st->fmt;
 	/* as git does, list names without looking objects up if nothing else is asked */
@@ -579,14 +464,12 @@ static void batch_all(struct batch_state *st)
 			  !f->need_disk && !f->need_delta;
 	size_t hint = 0, nr;
 
+	oid_array_init(&ids, st->algo);
 	for (size_t i = 0; i < odb_nr_packs(st->odb); i++)
 		hint += odb_pack(st->odb, i)->nr_objects;
-	if (hint) {
-		ids.raw = xmalloc(hint * ids.rawsz);
-		ids.alloc = hint * ids.rawsz;
-	}
+	oid_array_grow(&ids, hint);
 	odb_for_each_object(st->odb, collect_oid, &ids);
-	sort_unique(&ids);
+	oid_array_sort_unique(&ids);
 
 	nr = ids.nr ? ids.nr : 1;
 	if (st->mode == BATCH_CHECK && !names_only) {
@@ -604,7 +487,7 @@ static void batch_all(struct batch_state *st)
 		char hex[GP_MAX_HEXSZ + 1];
 		struct object_id oid;
 		struct object_info info;
-		oid_from_raw(&oid, ids.raw + i * ids.rawsz, st->algo);
+		oid_array_get(&ids, i, &oid);
 		oid_to_hex_r(hex, &oid);
 		memset(&info, 0, sizeof(info));
 		if (names_only) {
@@ -624,7 +507,7 @@ static void batch_all(struct batch_state *st)
 	free(pf.size);
 	free(pf.disk);
 	free(pf.base);
-	free(ids.raw);
+	oid_array_release(&ids);
 }
 
 static int run_batch(struct repository *repo, struct odb *odb, int algo,

@@ -45,6 +45,11 @@
 #	GP_TEST_NO_INIT=1	  do not create a repository in the trash dir
 #	GP_TEST_DEFAULT_HASH=sha256  object format of that repository
 #	GP_TEST_LEAKS=1		  let LeakSanitizer report leaks (SANITIZE builds)
+#	GP_TEST_GIT_NEW=PATH	  a newer stock git (the Git 2.55 that the git-t
+#				  harness builds, found by default at
+#				  $GIT_T_WORK/src/bin-wrappers/git) for what 2.39
+#				  lacks: tests run it as "git_new" and take the
+#				  GIT_NEW prerequisite, skipped without it
 #
 # The API, in brief (details at each function):
 #	test_expect_success [PREREQ] TITLE BODY
@@ -157,6 +162,8 @@ trap 'rm -rf "$gp_lock_"' EXIT
 
 # Drop every GIT_* variable the caller had (GIT_DIR, GIT_INDEX_FILE,
 # GIT_CONFIG_PARAMETERS, GIT_TRACE, ...), then set the few we want.
+# GIT_T_WORK only tells where the git-t harness keeps its newer git.
+gp_git_t_work_=${GIT_T_WORK-}
 for gp_var_ in $(env | sed -n 's/^\(GIT_[A-Za-z0-9_]*\)=.*/\1/p')
 do
 	unset "$gp_var_"
@@ -333,6 +340,18 @@ test_have_prereq () {
 
 # Built-in prerequisites.
 test_set_prereq SHA256		# stock git 2.39 does SHA-256 repositories
+if test -z "$GP_TEST_GIT_NEW" && test -n "$gp_git_t_work_"
+then
+	GP_TEST_GIT_NEW=$gp_git_t_work_/src/bin-wrappers/git
+fi
+if test -n "$GP_TEST_GIT_NEW" && test -x "$GP_TEST_GIT_NEW"
+then
+	test_set_prereq GIT_NEW
+fi
+# git_new ARGS...: the newer stock git of GP_TEST_GIT_NEW (GIT_NEW only).
+git_new () {
+	"$GP_TEST_GIT_NEW" "$@"
+}
 test_hash_algos='sha1 sha256'
 if test "${GP_TEST_LONG:-0}" != 0
 then

@@ -39,8 +39,9 @@ export GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.com
 export GIT_COMMITTER_NAME='C O Mitter' GIT_COMMITTER_EMAIL=committer@example.com
 export GIT_AUTHOR_DATE='1112911993 -0700' GIT_COMMITTER_DATE='1112911993 -0700'
 
-# Only the directories made here: corpus/ewah/ and corpus/midx/ are made
-# by hand as fuzz-ewah.c and fuzz-midx.c describe, and must survive.
+# Only the directories made here: corpus/ewah/, corpus/midx/ and
+# corpus/object-filter/ are made by hand as fuzz-ewah.c, fuzz-midx.c and
+# fuzz-object-filter.c describe, and must survive.
 for dir in idx rev pack-entry delta config refs commit bitmap
 do
 	rm -rf "$out/$dir"

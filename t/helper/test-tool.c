@@ -16,6 +16,8 @@ static const struct test_cmd cmds[] = {
 	{ "refs", cmd__refs },
 	{ "write-idx", cmd__write_idx },
 	{ "midx-dump", cmd__midx_dump },
+	{ "object-filter", cmd__object_filter },
+	{ "oid-array", cmd__oid_array },
 };
 
 int main(int argc, const char **argv)

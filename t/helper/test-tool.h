@@ -14,5 +14,7 @@ int cmd__loose(int argc, const char **argv);
 int cmd__refs(int argc, const char **argv);
 int cmd__write_idx(int argc, const char **argv);
 int cmd__midx_dump(int argc, const char **argv);
+int cmd__object_filter(int argc, const char **argv);
+int cmd__oid_array(int argc, const char **argv);
 
 #endif
