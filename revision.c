@@ -9,6 +9,7 @@
 #include "revision.h"
 #include "commit.h"
 #include "error.h"
+#include "object-filter.h"
 #include "odb.h"
 #include "oidset.h"
 #include "strbuf.h"
@@ -22,6 +23,7 @@ enum node_flags {
 	N_UNINTERESTING = 1 << 1,
 	N_QUEUED = 1 << 2,        /* ever put in the commit queue */
 	N_LISTED = 1 << 3,        /* on the list of commits to show */
+	N_TIP = 1 << 4,           /* named as an interesting tip: no filter leaves it out */
 };
 
 struct node {
@@ -413,6 +415,8 @@ int rev_walk_add_tip(struct rev_walk *w, const struct object_id *oid,
 	}
 	if (!uninteresting && (cur->type == OBJ_TREE || cur->type == OBJ_BLOB))
 		add_pending(w, cur, xstrdup(name ? name : ""));
+	if (!uninteresting)
+		cur->flags |= N_TIP;
 	ALLOC_GROW(w->tips, w->nr_tips + 1, w->alloc_tips);
 	w->tips[w->nr_tips].node = n;
 	w->tips[w->nr_tips].peeled = cur;
@@ -619,7 +623,58 @@ static int mark_tree_uninteresting(struct rev_walk *w, struct node *root,
 
 static bool type_kept(const struct rev_walk *w, enum object_type type)
 {
-	return !w->filter.type_mask || (w->filter.type_mask & (1u << type));
+	return !w->filter.has_type_mask || (w->filter.type_mask & (1u << type));
+}
+
+static int add_filter(struct rev_filter *out, const struct object_filter *f,
+		      struct gp_error *err)
+{
+	switch (f->kind) {
+	case OBJECT_FILTER_NONE:
+		return 0;
+	case OBJECT_FILTER_BLOB_NONE:
+		out->omit_blobs = true;
+		break;
+	case OBJECT_FILTER_BLOB_LIMIT:
+		if (!out->has_blob_limit || f->blob_limit < out->blob_limit)
+			out->blob_limit = f->blob_limit;
+		out->has_blob_limit = true;
+		break;
+	case OBJECT_FILTER_TREE_DEPTH: {
+		uint32_t depth = f->tree_depth > UINT32_MAX ? UINT32_MAX : (uint32_t)f->tree_depth;
+		if (!out->has_tree_depth || depth < out->tree_depth)
+			out->tree_depth = depth;
+		out->has_tree_depth = true;
+		break;
+	}
+	case OBJECT_FILTER_OBJECT_TYPE: {
+		unsigned bit = 1u << f->type;
+		out->type_mask = out->has_type_mask ? out->type_mask & bit : bit;
+		out->has_type_mask = true;
+		break;
+	}
+	case OBJECT_FILTER_COMBINE:
+		for (size_t i = 0; i < f->nr_subs; i++) {
+			int ret = add_filter(out, &f->subs[i], err);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	case OBJECT_FILTER_SPARSE_OID:
+		return gp_error_set(err, GP_EINVAL, "sparse:oid filters are not supported");
+	}
+	out->active = true;
+	return 0;
+}
+
+int rev_filter_from_object_filter(struct rev_filter *out, const struct object_filter *f,
+				  struct gp_error *err)
+{
+	struct rev_filter tmp = REV_FILTER_INIT;
+	int ret = add_filter(&tmp, f, err);
+	if (!ret)
+		*out = tmp;
+	return ret;
 }
 
 static uint16_t depth_mark(uint32_t depth)
@@ -650,13 +705,14 @@ static int visit_blob(struct rev_walk *w, struct node *blob, uint32_t depth,
 	if (blob->flags & N_SEEN)
 		return 0;
 	blob->flags |= N_SEEN;
+	/* Left out by the filter: whether we have it does not matter. */
+	if (f->omit_blobs || !type_kept(w, OBJ_BLOB))
+		return 0;
 	if (!odb_has_object(w->odb, &blob->oid)) {
 		int ret = gp_error_set(err, GP_ENOTFOUND, "missing blob object '%s'",
 				       oid_to_hex_r(hex, &blob->oid));
 		return skip_missing(w, &blob->oid, ret, err) ? 0 : ret;
 	}
-	if (f->omit_blobs || !type_kept(w, OBJ_BLOB))
-		return 0;
 	if (f->has_blob_limit) {
 		struct object_info info;
 		int ret = odb_read_object_info(w->odb, &blob->oid, &info, 0, err);
@@ -789,7 +845,7 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 		struct node *c = w->list[i];
 		if (c->flags & N_UNINTERESTING)
 			continue;
-		if (!type_kept(w, OBJ_COMMIT))
+		if (!type_kept(w, OBJ_COMMIT) && !(c->flags & N_TIP))
 			continue;
 		ret = show(&c->oid, OBJ_COMMIT, NULL, data);
 		if (ret)

@@ -55,10 +55,20 @@ struct rev_filter {
 	uint64_t blob_limit;      /* blob:limit: blobs of at least this size go */
 	bool has_tree_depth;
 	uint32_t tree_depth;      /* tree:<n>: trees and blobs at depth >= n go */
-	unsigned type_mask;       /* object:type: 1 << type of the types kept; 0: all */
+	bool has_type_mask;
+	unsigned type_mask;       /* object:type: 1 << type of the types kept */
 };
 #define REV_FILTER_INIT { .active = false }
 void rev_walk_set_filter(struct rev_walk *w, const struct rev_filter *filter);
+
+struct object_filter;
+/*
+ * The walk's form of a parsed --filter (object-filter.h), combine:
+ * filters flattened. Errors: GP_EINVAL ("sparse:oid filters are not
+ * supported") for what the walk cannot do.
+ */
+int rev_filter_from_object_filter(struct rev_filter *out, const struct object_filter *f,
+				  struct gp_error *err);
 
 /* What a walk does when an object it reaches is missing (--missing). */
 enum rev_missing {

@@ -8,6 +8,7 @@
 #include "../config.h"
 #include "../date.h"
 #include "../error.h"
+#include "../object-filter.h"
 #include "../object-name.h"
 #include "../odb.h"
 #include "../pack-bitmap-write.h"
@@ -213,6 +214,19 @@ static int parse_unpacked(const struct option *opt, const char *arg, int unset)
 	return 0;
 }
 
+static int parse_filter(const struct option *opt, const char *arg, int unset)
+{
+	struct object_filter *f = opt->value;
+	struct gp_error err = GP_ERROR_INIT;
+	if (unset) {
+		object_filter_release(f);
+		return 0;
+	}
+	if (object_filter_add(f, arg, &err))
+		die_error(&err);
+	return 0;
+}
+
 static int parse_missing(const struct option *opt, const char *arg, int unset)
 {
 	enum rev_missing *how = opt->value;
@@ -299,6 +313,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	struct unpacked_opt unpacked_packs = { 0 };
 	struct expiry_opt cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	enum rev_missing missing = REV_MISSING_ERROR;
+	struct object_filter object_filter = OBJECT_FILTER_INIT;
+	struct rev_filter walk_filter = REV_FILTER_INIT;
 	unsigned long window_memory = 0;
 	struct oidset shallow = OIDSET_INIT;
 	bool v;
@@ -347,6 +363,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_BOOL(0, "exclude-promisor-objects", &exclude_promisor, "leave out objects of promisor packs"),
 		OPT_CALLBACK(0, "missing", &missing, "action", "error, allow-any or allow-promisor",
 			     parse_missing),
+		OPT_CALLBACK(0, "filter", &object_filter, "args", "object filtering", parse_filter),
 		OPT_INTEGER(0, "name-hash-version", &name_hash_version, "the name hash function (1 or 2)"),
 		OPT_BOOL(0, "path-walk", &path_walk, "(accepted: objects are grouped by path anyway)"),
 		OPT_BOOL(0, "sparse", &ignored, "(accepted)"),
@@ -379,6 +396,9 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		name_hash_version = 1;
 	}
 	opts.name_hash_version = name_hash_version;
+	if (object_filter.kind != OBJECT_FILTER_NONE &&
+	    rev_filter_from_object_filter(&walk_filter, &object_filter, &err))
+		die_error(&err);
 	if (index_version) {
 		struct pack_idx_opts idx = PACK_IDX_OPTS_INIT;
 		if (!pack_idx_opts_parse(index_version, &idx))
@@ -454,6 +474,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		if (oidset_size(&shallow))
 			rev_walk_set_shallow(walk, &shallow);
 		rev_walk_set_missing(walk, missing, NULL, NULL);
+		if (walk_filter.active)
+			rev_walk_set_filter(walk, &walk_filter);
 		if (pack_objects_add_walk(po, walk, &filter, &err))
 			die_error(&err);
 		if (thin && pack_objects_add_thin_bases(po, walk, &err))
@@ -512,6 +534,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 out:
 	oidset_release(&shallow);
 	free(unpacked_packs.packs.items);
+	object_filter_release(&object_filter);
 	pack_objects_free(po);
 	pack_objects_names_release(&names);
 	free(keep.items);
