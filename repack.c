@@ -201,6 +201,13 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	filter.keep_packs = keep;
 	filter.nr_keep_packs = nr_keep;
 	rev_walk_new(&rt.walk, r->odb, r->repo->hash_algo);
+	/*
+	 * A partial clone lacks what its promisor packs point at: the walk
+	 * goes around it, as git's repack does (--missing=allow-promisor).
+	 */
+	for (size_t i = 0; i < r->nr_packs; i++)
+		if (r->packs[i].pack->is_promisor)
+			rev_walk_set_missing(rt.walk, REV_MISSING_ALLOW, NULL, NULL);
 	/* An unborn HEAD names nothing. */
 	if (!refs_resolve(r->repo, "HEAD", &head, NULL, err))
 		ret = rev_walk_add_tip(rt.walk, &head, false, "", err);

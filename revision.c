@@ -320,12 +320,14 @@ static int read_typed(struct rev_walk *w, struct node *n, enum object_type want,
 	enum object_type type;
 	char hex[GP_MAX_HEXSZ + 1];
 	int ret = odb_read_object(w->odb, &n->oid, &type, data, size, err);
+	if (ret == GP_ENOTFOUND && want == OBJ_TREE)   /* git's words for it */
+		return gp_error_set(err, GP_ENOTFOUND, "bad tree object %s", oid_to_hex_r(hex, &n->oid));
+	if (ret == GP_ENOTFOUND)
+		return gp_error_set(err, GP_ENOTFOUND, "missing %s %s",
+				    type_name(want) ? type_name(want) : "object",
+				    oid_to_hex_r(hex, &n->oid));
 	if (ret)
-		return ret == GP_ENOTFOUND
-			? gp_error_set(err, GP_ENOTFOUND, "missing %s %s",
-				       type_name(want) ? type_name(want) : "object",
-				       oid_to_hex_r(hex, &n->oid))
-			: ret;
+		return ret;
 	if (want != OBJ_NONE && type != want) {
 		free(*data);
 		return gp_error_set(err, GP_ECORRUPT, "object %s is a %s, not a %s",

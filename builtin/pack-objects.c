@@ -88,8 +88,9 @@ static void read_revs(struct repository *repo, struct odb *odb, struct rev_walk 
 		struct object_id oid;
 		bool uninteresting = negate;
 		arg = line.buf;
+		/* As in git, an empty line ends the revisions. */
 		if (!*arg)
-			continue;
+			break;
 		if (!strcmp(arg, "--not")) {
 			negate = !negate;
 			continue;
