@@ -1440,6 +1440,39 @@ static int add_edge_bases(const struct object_id *root, void *data)
 	return ret;
 }
 
+static void thin_ctx_hashes(struct thin_ctx *tc)
+{
+	struct pack_objects *po = tc->po;
+	tc->hashes = xmalloc(sizeof(uint32_t) * (po->nr ? po->nr : 1));
+	for (uint32_t n = 0; n < po->nr; n++) {
+		const struct po_entry *e = &po->entries[n];
+		if (!e->external && (e->type == OBJ_TREE || e->type == OBJ_BLOB || e->type == OBJ_NONE))
+			tc->hashes[tc->nr_hashes++] = e->name_hash;
+	}
+	qsort(tc->hashes, tc->nr_hashes, sizeof(uint32_t), cmp_u32);
+}
+
+int pack_objects_add_preferred_bases(struct pack_objects *po, const struct object_id *oids,
+				     size_t nr, struct gp_error *err)
+{
+	struct thin_ctx tc = { .po = po, .err = err };
+	int ret = 0;
+	thin_ctx_hashes(&tc);
+	for (size_t i = 0; i < nr && !ret; i++) {
+		struct object_info info;
+		if (odb_read_object_info(po->odb, &oids[i], &info, 0, err)) {
+			gp_error_clear(err);   /* a base we lack is no base */
+			continue;
+		}
+		if (info.type == OBJ_TREE)
+			ret = add_edge_bases(&oids[i], &tc);
+		else
+			pack_objects_add_base(po, &oids[i], info.type, 0);
+	}
+	free(tc.hashes);
+	return ret;
+}
+
 int pack_objects_add_thin_bases(struct pack_objects *po, struct rev_walk *walk,
 				struct gp_error *err)
 {

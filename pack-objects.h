@@ -155,6 +155,14 @@ int pack_objects_add_thin_bases(struct pack_objects *po, struct rev_walk *walk,
 				struct gp_error *err);
 
 /*
+ * The "-<oid>" lines of an object list: objects the receiver has, as
+ * preferred bases; a tree brings what it holds at the paths of the
+ * objects added so far. Objects the repository lacks are skipped.
+ */
+int pack_objects_add_preferred_bases(struct pack_objects *po, const struct object_id *oids,
+				     size_t nr, struct gp_error *err);
+
+/*
  * --include-tag: add the annotated tag oid (and the tags it points at on
  * the way) when what it finally points at is packed. Nothing happens
  * for a ref that is no annotated tag. Errors: GP_ECORRUPT.

@@ -3,6 +3,7 @@
  * whole percent change), from whichever thread notices.
  */
 #include "progress.h"
+#include "trace2.h"
 #include <pthread.h>
 #include <time.h>
 
@@ -29,6 +30,7 @@ struct progress *progress_start(const char *title, uint64_t total, bool enabled)
 		return NULL;
 	p = xcalloc(1, sizeof(*p));
 	p->title = title;
+	trace2_region_enter("progress", title);
 	p->total = total;
 	p->last_percent = -1;
 	pthread_mutex_init(&p->lock, NULL);
@@ -87,6 +89,8 @@ void progress_stop_msg(struct progress **pp, const char *msg)
 	if (!p)
 		return;
 	display(p, __atomic_load_n(&p->done, __ATOMIC_RELAXED), msg);
+	trace2_data_intmax("progress", "total_objects", (int64_t)p->total);
+	trace2_region_leave("progress", p->title);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 	*pp = NULL;

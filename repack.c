@@ -336,7 +336,7 @@ static int write_cruft_pack(struct repack *r, const char *base, struct repack_re
 	ret = pack_objects_add_cruft(po, discard, nr_discard,
 				     r->opts->has_cruft_expiration ? r->opts->cruft_expiration : 0, err);
 	if (!ret && pack_objects_nr(po))
-		ret = pack_objects_write_files(po, base, true, &names, err);
+		ret = pack_objects_write_files(po, base, !r->opts->no_rev_index, &names, err);
 	pack_objects_free(po);
 	for (size_t k = 0; !ret && k < names.nr; k++) {
 		ret = add_new_pack(r, base, names.hex[k], err);
@@ -557,7 +557,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			pack_objects_follow(r.po, bitmap_index_order(old_bitmap));
 		gp_error_clear(&ignored);
 		base = xstrfmt("%s/pack", r.pack_dir);
-		ret = pack_objects_write_files(r.po, base, true, written, err);
+		ret = pack_objects_write_files(r.po, base, !opts->no_rev_index, written, err);
 		bitmap_index_free(old_bitmap);
 		if (ret)
 			goto out;
@@ -581,10 +581,15 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			if (ret)
 				goto out;
 		}
-		/* A pack written again without a bitmap must not keep its old one. */
+		/* A pack written again without a bitmap (or .rev) must not keep its old one. */
 		for (size_t k = 0; k < r.nr_new_packs; k++) {
 			char *bitmap;
 			size_t len = strlen(r.new_packs[k]->idx_path) - strlen(".idx");
+			if (opts->no_rev_index) {
+				char *rev = xstrfmt("%.*s.rev", (int)len, r.new_packs[k]->idx_path);
+				unlink(rev);
+				free(rev);
+			}
 			if (opts->write_bitmap && !opts->write_midx && opts->all && r.nr_new_packs == 1 &&
 			    !result->bitmap_incomplete)
 				break;

@@ -54,6 +54,7 @@ struct repack_opts {
 	const char *const *keep_packs;  /* --keep-pack names */
 	size_t nr_keep_packs;
 	bool progress;
+	bool no_rev_index;      /* pack.writeReverseIndex=false: no .rev files */
 	/*
 	 * --cruft with delete_old: the unreachable objects of the packs
 	 * replaced (and loose ones) go into a cruft pack (pack-mtimes.h)

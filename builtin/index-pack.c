@@ -585,8 +585,9 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 		ret = indexed_pack_write_idx(ip, NULL, &want, &a.idx, &err);
 		if (!ret)
 			ret = verify_against(idx_path, &want, &err);
-		if (!ret && a.rev_index && !access(rev_path, F_OK))
-			ret = verify_rev(ip, rev_path, &err);
+		if (!ret && a.rev_index && !access(rev_path, F_OK) && verify_rev(ip, rev_path, &err))
+			ret = gp_error_set(&err, GP_ECORRUPT, "%s: reverse-index validation error: "
+					   "it does not match the pack", rev_path);
 		strbuf_release(&want);
 		if (ret)
 			die_error(&err);

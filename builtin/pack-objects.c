@@ -138,15 +138,27 @@ static int include_tag_ref(const char *refname, const struct object_id *oid,
 	return 0;
 }
 
-/* Without --revs: "<oid> [<name>]" per line. */
+/*
+ * Without --revs: "<oid> [<name>]" per line, and "-<oid>": an object the
+ * receiver has (a preferred base).
+ */
 static void read_object_list(struct pack_objects *po, int algo,
 			     const struct pack_objects_filter *filter)
 {
 	struct strbuf line = STRBUF_INIT;
+	struct gp_error err = GP_ERROR_INIT;
 	size_t hexsz = gp_hash_algos[algo].hexsz;
+	struct object_id *bases = NULL;
+	size_t nr_bases = 0, alloc_bases = 0;
 	while (strbuf_getline(&line, stdin)) {
 		struct object_id oid;
 		const char *name = NULL;
+		if (line.len == hexsz + 1 && line.buf[0] == '-' &&
+		    !hex_to_oid(line.buf + 1, algo, &oid)) {
+			ALLOC_GROW(bases, nr_bases + 1, alloc_bases);
+			bases[nr_bases++] = oid;
+			continue;
+		}
 		if (line.len < hexsz || hex_to_oid(line.buf, algo, &oid) ||
 		    (line.len > hexsz && line.buf[hexsz] != ' '))
 			die("expected object ID, got garbage:\n %s\n", line.buf);
@@ -156,6 +168,9 @@ static void read_object_list(struct pack_objects *po, int algo,
 			continue;
 		pack_objects_add(po, &oid, OBJ_NONE, name);
 	}
+	if (nr_bases && pack_objects_add_preferred_bases(po, bases, nr_bases, &err))
+		die_error(&err);
+	free(bases);
 	strbuf_release(&line);
 }
 

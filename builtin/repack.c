@@ -209,6 +209,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 			"a bitmap needs every reachable object in one pack or MIDX\n");
 		write_bitmap = 0;
 	}
+	opts.no_rev_index = !config_bool(repo, "pack.writereverseindex", 1);
 	opts.all = all || all_loosen || cruft;
 	opts.cruft = cruft;
 	opts.has_cruft_expiration = cruft_expiration.set;
