@@ -747,6 +747,11 @@ struct packed_git *odb_pack(const struct odb *odb, size_t index)
 	return odb->packs[index];
 }
 
+bool odb_has_alternates(const struct odb *odb)
+{
+	return odb->nr_dirs > 1;
+}
+
 bool odb_pack_is_local(const struct odb *odb, size_t index)
 {
 	return odb->pack_local[index];

@@ -105,6 +105,8 @@ bool odb_reprepare(struct odb *odb);
 /* The packs, local ones first; index < odb_nr_packs(). */
 size_t odb_nr_packs(const struct odb *odb);
 struct packed_git *odb_pack(const struct odb *odb, size_t index);
+/* Whether any alternate object directory is attached. */
+bool odb_has_alternates(const struct odb *odb);
 /* Whether pack index came from the odb's own directory. */
 bool odb_pack_is_local(const struct odb *odb, size_t index);
 

@@ -356,11 +356,35 @@ static struct packed_git *pack_named(struct pack_objects *po, const char *name)
 	return NULL;
 }
 
+int pack_objects_add_pack_list(struct pack_objects *po, struct packed_git *const *include,
+			       size_t nr_include, struct packed_git *const *exclude,
+			       size_t nr_exclude, struct gp_error *err)
+{
+	int ret = 0;
+	for (size_t i = 0; i < nr_include && !ret; i++) {
+		struct packed_git *p = include[i];
+		ret = pack_load_revindex(p, err);
+		for (uint32_t pack_pos = 0; !ret && pack_pos < p->nr_objects; pack_pos++) {
+			struct object_id oid;
+			bool skip = false;
+			pack_nth_oid(p, pack_pos_to_idx(p, pack_pos), &oid);
+			for (size_t k = 0; k < nr_exclude && !skip; k++) {
+				uint32_t idx_pos;
+				skip = pack_find_oid(exclude[k], &oid, &idx_pos);
+			}
+			if (!skip)
+				pack_objects_add_hashed(po, &oid, OBJ_NONE, 0);
+		}
+	}
+	return ret;
+}
+
 int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
 			   size_t nr_include, const char *const *exclude,
 			   size_t nr_exclude, struct gp_error *err)
 {
 	struct packed_git **excluded = xcalloc(nr_exclude ? nr_exclude : 1, sizeof(*excluded));
+	struct packed_git **included = xcalloc(nr_include ? nr_include : 1, sizeof(*included));
 	size_t nr_excluded = 0;
 	int ret = 0;
 
@@ -371,24 +395,13 @@ int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
 			excluded[nr_excluded++] = p;
 	}
 	for (size_t i = 0; i < nr_include && !ret; i++) {
-		struct packed_git *p = pack_named(po, include[i]);
-		if (!p) {
+		included[i] = pack_named(po, include[i]);
+		if (!included[i])
 			ret = gp_error_set(err, GP_ENOTFOUND, "could not find pack '%s'", include[i]);
-			break;
-		}
-		ret = pack_load_revindex(p, err);
-		for (uint32_t pack_pos = 0; !ret && pack_pos < p->nr_objects; pack_pos++) {
-			struct object_id oid;
-			bool skip = false;
-			pack_nth_oid(p, pack_pos_to_idx(p, pack_pos), &oid);
-			for (size_t k = 0; k < nr_excluded && !skip; k++) {
-				uint32_t idx_pos;
-				skip = pack_find_oid(excluded[k], &oid, &idx_pos);
-			}
-			if (!skip)
-				pack_objects_add_hashed(po, &oid, OBJ_NONE, 0);
-		}
 	}
+	if (!ret)
+		ret = pack_objects_add_pack_list(po, included, nr_include, excluded, nr_excluded, err);
+	free(included);
 	free(excluded);
 	return ret;
 }
@@ -463,6 +476,24 @@ static int add_loose_one(const struct object_id *oid, const char *path, void *da
 {
 	pack_objects_add_hashed(data, oid, OBJ_NONE, 0);
 	return 0;
+}
+
+static int add_loose_unpacked(const struct object_id *oid, const char *path, void *data)
+{
+	struct pack_objects *po = data;
+	struct packed_git *p;
+	uint64_t ofs;
+	const char *dir;
+	/* odb_locate() answers with a pack first when there is one. */
+	if (odb_locate(po->odb, oid, &p, &ofs, &dir) && p)
+		return 0;
+	pack_objects_add_hashed(po, oid, OBJ_NONE, 0);
+	return 0;
+}
+
+int pack_objects_add_loose_unpacked(struct pack_objects *po, struct gp_error *err)
+{
+	return loose_for_each(odb_objdir(po->odb), po->algo, add_loose_unpacked, po);
 }
 
 int pack_objects_add_loose(struct pack_objects *po, struct gp_error *err)

@@ -213,6 +213,14 @@ int pack_objects_add_unreachable(struct pack_objects *po, const struct pack_obje
 int pack_objects_loosen_unreachable(struct pack_objects *po, const struct pack_objects_filter *f,
 				    int64_t since, struct gp_error *err);
 
+/* The same with the packs themselves (alternates' packs too). */
+int pack_objects_add_pack_list(struct pack_objects *po, struct packed_git *const *include,
+			       size_t nr_include, struct packed_git *const *exclude,
+			       size_t nr_exclude, struct gp_error *err);
+
+/* Every loose object of the repository's own objects directory that no pack holds. */
+int pack_objects_add_loose_unpacked(struct pack_objects *po, struct gp_error *err);
+
 /* Every loose object of the repository's own objects directory. */
 int pack_objects_add_loose(struct pack_objects *po, struct gp_error *err);
 

@@ -17,6 +17,7 @@
 #include "revision.h"
 #include "strbuf.h"
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,8 @@ struct repack {
 	struct old_pack *packs;
 	size_t nr_packs;
 	struct pack_objects *po;   /* freed once the new packs are written */
+	struct pack_objects *po_promisor; /* geometric: promisor packs rolled up */
+	struct pack_objects_opts po_opts;
 	struct packed_git **new_packs; /* their indexes, for what they hold */
 	size_t nr_new_packs;
 };
@@ -114,40 +117,103 @@ static size_t geometric_split(const uint64_t *weights, size_t nr, uint64_t facto
 	return split;
 }
 
+/*
+ * One geometric group: the packs in cands (sorted by object count)
+ * whose smallest ones must roll up are added to po, every other pack of
+ * the repository (and of its alternates) excluded; those rolled up that
+ * are local are marked replaced.
+ */
+static int roll_up(struct repack *r, struct pack_objects *po, struct packed_git **cands,
+		   struct old_pack **owners, size_t nr, struct gp_error *err)
+{
+	uint64_t *weights = xcalloc(nr + 1, sizeof(*weights));
+	struct packed_git **exclude = xcalloc(odb_nr_packs(r->odb) + 1, sizeof(*exclude));
+	size_t split, nr_exclude = 0;
+	int ret;
+
+	for (size_t i = 0; i < nr; i++)
+		weights[i] = cands[i]->nr_objects;
+	split = geometric_split(weights, nr, (uint64_t)r->opts->geometric);
+	for (size_t i = 0; i < odb_nr_packs(r->odb); i++) {
+		struct packed_git *p = odb_pack(r->odb, i);
+		bool rolled = false;
+		for (size_t k = 0; k < split && !rolled; k++)
+			rolled = cands[k] == p;
+		if (!rolled)
+			exclude[nr_exclude++] = p;
+	}
+	for (size_t k = 0; k < split; k++)
+		if (owners[k])
+			owners[k]->replaced = true;
+	ret = pack_objects_add_pack_list(po, cands, split, exclude, nr_exclude, err);
+	free(weights);
+	free(exclude);
+	return ret;
+}
+
+static int cmp_pack_count(const void *va, const void *vb)
+{
+	const struct packed_git *a = *(struct packed_git *const *)va;
+	const struct packed_git *b = *(struct packed_git *const *)vb;
+	if (a->nr_objects != b->nr_objects)
+		return a->nr_objects < b->nr_objects ? -1 : 1;
+	return strcmp(a->pack_path, b->pack_path);
+}
+
+/*
+ * Geometric: the repository's packs (and, without -l, its alternates'
+ * packs, whose objects are then copied in) form one progression, its
+ * promisor packs another, rolled up into a promisor pack of their own;
+ * kept packs stay out of both.
+ */
 static int choose_geometric(struct repack *r, struct gp_error *err)
 {
-	struct old_pack **cands = xcalloc(r->nr_packs + 1, sizeof(*cands));
-	uint64_t *weights = xcalloc(r->nr_packs + 1, sizeof(*weights));
-	const char **include = xcalloc(r->nr_packs + 1, sizeof(*include));
-	const char **exclude = xcalloc(r->nr_packs + 1, sizeof(*exclude));
-	size_t nr = 0, split, nr_include = 0, nr_exclude = 0;
+	size_t max = odb_nr_packs(r->odb) + 1;
+	struct packed_git **normal = xcalloc(max, sizeof(*normal));
+	struct packed_git **promisor = xcalloc(max, sizeof(*promisor));
+	struct old_pack **normal_own = xcalloc(max, sizeof(*normal_own));
+	struct old_pack **promisor_own = xcalloc(max, sizeof(*promisor_own));
+	size_t nr_normal = 0, nr_promisor = 0;
 	int ret;
 
 	for (size_t i = 0; i < r->nr_packs; i++) {
-		if (r->packs[i].kept) {
-			exclude[nr_exclude++] = base_name(r->packs[i].pack->pack_path);
+		struct old_pack *op = &r->packs[i];
+		struct packed_git *p = op->pack;
+		if (p->is_keep || named_keep(r->opts, p))
 			continue;
-		}
-		cands[nr] = &r->packs[i];
-		weights[nr++] = r->packs[i].pack->nr_objects;
-	}
-	split = geometric_split(weights, nr, (uint64_t)r->opts->geometric);
-	for (size_t i = 0; i < nr; i++) {
-		if (i < split) {
-			cands[i]->replaced = true;
-			include[nr_include++] = base_name(cands[i]->pack->pack_path);
-		} else {
-			exclude[nr_exclude++] = base_name(cands[i]->pack->pack_path);
+		if (p->is_promisor) {
+			promisor[nr_promisor++] = p;
+		} else if (!op->kept) {
+			normal[nr_normal++] = p;
 		}
 	}
-	ret = pack_objects_add_packs(r->po, include, nr_include, exclude, nr_exclude, err);
-	/* Loose objects roll up too. */
+	if (!r->opts->local)
+		for (size_t i = 0; i < odb_nr_packs(r->odb); i++)
+			if (!odb_pack_is_local(r->odb, i))
+				normal[nr_normal++] = odb_pack(r->odb, i);
+	qsort(normal, nr_normal, sizeof(*normal), cmp_pack_count);
+	qsort(promisor, nr_promisor, sizeof(*promisor), cmp_pack_count);
+	/* Who owns each candidate, for marking it replaced (alternates own none). */
+	for (size_t k = 0; k < nr_normal; k++)
+		for (size_t i = 0; i < r->nr_packs; i++)
+			if (r->packs[i].pack == normal[k])
+				normal_own[k] = &r->packs[i];
+	for (size_t k = 0; k < nr_promisor; k++)
+		for (size_t i = 0; i < r->nr_packs; i++)
+			if (r->packs[i].pack == promisor[k])
+				promisor_own[k] = &r->packs[i];
+	ret = roll_up(r, r->po, normal, normal_own, nr_normal, err);
+	/* Loose objects roll up too, those that no pack holds already. */
 	if (!ret)
-		ret = pack_objects_add_loose(r->po, err);
-	free(cands);
-	free(weights);
-	free(include);
-	free(exclude);
+		ret = pack_objects_add_loose_unpacked(r->po, err);
+	if (!ret && nr_promisor > 1) {
+		pack_objects_new(&r->po_promisor, r->odb, &r->po_opts);
+		ret = roll_up(r, r->po_promisor, promisor, promisor_own, nr_promisor, err);
+	}
+	free(normal);
+	free(promisor);
+	free(normal_own);
+	free(promisor_own);
 	return ret;
 }
 
@@ -353,7 +419,38 @@ static int write_cruft_pack(struct repack *r, const char *base, struct repack_re
 	return ret;
 }
 
-static int write_midx(struct repack *r, struct gp_error *err)
+/* The geometric roll-up of promisor packs: a promisor pack again. */
+static int write_promisor_pack(struct repack *r, struct repack_result *result,
+			       struct gp_error *err)
+{
+	struct pack_objects_names names = { 0 };
+	char *base = xstrfmt("%s/pack", r->pack_dir);
+	int ret = pack_objects_write_files(r->po_promisor, base, !r->opts->no_rev_index,
+					   &names, err);
+	for (size_t k = 0; !ret && k < names.nr; k++) {
+		/* The .promisor before the pack counts: it must not look like a normal one. */
+		char *path = xstrfmt("%s-%s.promisor", base, names.hex[k]);
+		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+		if (fd < 0 || fsync(fd) < 0)
+			ret = gp_error_errno(err, "cannot write '%s'", path);
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		if (!ret)
+			ret = add_new_pack(r, base, names.hex[k], err);
+		if (!ret) {
+			ALLOC_GROW(result->new_packs.hex, result->new_packs.nr + 1,
+				   result->new_packs.alloc);
+			memcpy(result->new_packs.hex[result->new_packs.nr++], names.hex[k],
+			       sizeof(names.hex[k]));
+		}
+	}
+	pack_objects_names_release(&names);
+	free(base);
+	return ret;
+}
+
+static int write_midx(struct repack *r, bool want_bitmap, struct gp_error *err)
 {
 	struct midx_write_opts mopts = MIDX_WRITE_OPTS_INIT;
 	struct midx_write_result mres;
@@ -388,17 +485,17 @@ static int write_midx(struct repack *r, struct gp_error *err)
 	mopts.nr_only = nr_names;
 	mopts.only_given = true;
 	mopts.preferred_pack = preferred;
-	mopts.write_ridx = r->opts->write_bitmap;
-	mopts.defer_install = r->opts->write_bitmap;
+	mopts.write_ridx = want_bitmap;
+	mopts.defer_install = want_bitmap;
 	mopts.progress = r->opts->progress;
 	ret = nr_names ? midx_write(r->pack_dir, r->repo->hash_algo, &mopts, &mres, err) : 0;
-	if (!ret && nr_names && r->opts->write_bitmap)
+	if (!ret && nr_names && want_bitmap)
 		ret = midx_write_bitmap(r->repo, r->repo->objdir, &mres, NULL, r->opts->progress, err);
 	/*
 	 * Readers take the MIDX bitmap over a pack's own, so those of the
 	 * packs it covers are dead weight now (git removes them too).
 	 */
-	for (size_t i = 0; !ret && r->opts->write_bitmap && i < nr_names; i++) {
+	for (size_t i = 0; !ret && want_bitmap && i < nr_names; i++) {
 		char *bitmap = xstrfmt("%s/%.*s.bitmap", r->pack_dir,
 				       (int)(strlen(names[i]) - strlen(".idx")), names[i]);
 		unlink(bitmap);
@@ -436,10 +533,8 @@ static void remove_stale_temporaries(struct repack *r)
 /* Whether some reachable objects stay out of an all-into-one pack. */
 static bool objects_left_out(const struct repack *r)
 {
-	if (r->opts->local)
-		for (size_t i = 0; i < odb_nr_packs(r->odb); i++)
-			if (!odb_pack_is_local(r->odb, i))
-				return true;
+	if (r->opts->local && odb_has_alternates(r->odb))
+		return true;
 	if (r->opts->nr_keep_packs)
 		return true;
 	if (!pack_kept_objects(r->opts))
@@ -471,7 +566,7 @@ static void remove_midx(struct repack *r)
 
 static void delete_pack(struct packed_git *p)
 {
-	static const char *const exts[] = { ".idx", ".rev", ".bitmap", ".mtimes", ".pack" };
+	static const char *const exts[] = { ".idx", ".rev", ".bitmap", ".mtimes", ".promisor", ".pack" };
 	size_t len = strlen(p->pack_path) - strlen(".pack");
 	/* The .idx first: from then on no new reader takes the pack up. */
 	for (size_t i = 0; i < ARRAY_SIZE(exts); i++) {
@@ -510,7 +605,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	       struct repack_result *result, struct gp_error *err)
 {
 	struct pack_objects_opts po_opts = PACK_OBJECTS_OPTS_INIT;
-	struct repack r = { repo, opts, NULL, NULL, NULL, 0, NULL, NULL, 0 };
+	struct repack r = { .repo = repo, .opts = opts };
 	struct pack_objects_names *written = &result->new_packs;
 	char *base = NULL;
 	int ret;
@@ -534,6 +629,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	po_opts.reuse_object = opts->reuse_object;
 	po_opts.progress = opts->progress;
 	po_opts.max_pack_size = opts->max_pack_size;
+	r.po_opts = po_opts;
 	pack_objects_new(&r.po, r.odb, &po_opts);
 
 	if (opts->geometric)
@@ -598,6 +694,11 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			free(bitmap);
 		}
 	}
+	if (r.po_promisor && pack_objects_nr(r.po_promisor)) {
+		ret = write_promisor_pack(&r, result, err);
+		if (ret)
+			goto out;
+	}
 	for (size_t i = 0; i < r.nr_packs; i++)
 		if (r.packs[i].replaced)
 			result->nr_rolled++;
@@ -614,7 +715,13 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			goto out;
 	}
 	if (opts->write_midx) {
-		ret = write_midx(&r, err);
+		bool want_bitmap = opts->write_bitmap;
+		/* -l beside an alternate: the MIDX cannot cover what is reachable. */
+		if (want_bitmap && opts->local && odb_has_alternates(r.odb))
+			want_bitmap = false;
+		if (opts->write_bitmap && !want_bitmap)
+			result->bitmap_incomplete = true;
+		ret = write_midx(&r, want_bitmap, err);
 		if (ret)
 			goto out;
 	}
@@ -632,6 +739,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	prune_packed(&r, result);
 out:
 	pack_objects_free(r.po);
+	pack_objects_free(r.po_promisor);
 	for (size_t k = 0; k < r.nr_new_packs; k++)
 		pack_free(r.new_packs[k]);
 	free(r.new_packs);

@@ -251,7 +251,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	if (!no_update_server_info && config_bool(repo, "repack.updateserverinfo", 1) &&
 	    update_server_info(repo, &err))
 		die_error(&err);
-	if (!quiet && !result.new_packs.nr && !write_midx)
+	if (!quiet && !result.new_packs.nr)
 		printf("Nothing new to pack.\n");
 	repack_result_release(&result);
 	free(keep.items);
