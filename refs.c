@@ -958,3 +958,104 @@ int refs_for_each(struct repository *repo, const char *prefix,
 {
 	return refs_for_each_ext(repo, prefix, 0, fn, data, err);
 }
+
+/* ---- reflogs ---------------------------------------------------------- */
+
+/*
+ * One reflog file: lines "<old> SP <new> SP <ident> TAB <message>". A
+ * line that does not start with two names is skipped, as git skips it.
+ */
+static int each_reflog_file(const char *path, int algo, reflog_oid_fn *fn, void *data,
+			    struct gp_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t hexsz = gp_hash_algos[algo].hexsz;
+	const char *p, *end;
+	int ret = 0;
+
+	if (strbuf_read_file(&sb, path, 0) < 0) {
+		ret = errno == ENOENT ? 0 : gp_error_errno(err, "cannot read '%s'", path);
+		strbuf_release(&sb);
+		return ret;
+	}
+	for (p = sb.buf, end = sb.buf + sb.len; p < end && !ret;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
+		struct object_id old_oid, new_oid;
+		if (len > 2 * hexsz + 1 && p[hexsz] == ' ' && p[2 * hexsz + 1] == ' ' &&
+		    !hex_to_oid(p, algo, &old_oid) && !hex_to_oid(p + hexsz + 1, algo, &new_oid)) {
+			if (!oid_is_null(&old_oid))
+				ret = fn(&old_oid, data);
+			if (!ret && !oid_is_null(&new_oid))
+				ret = fn(&new_oid, data);
+		}
+		p += len + (eol ? 1 : 0);
+	}
+	strbuf_release(&sb);
+	return ret;
+}
+
+/* Every file below dir, iteratively (a stack of directories). */
+static int each_reflog_dir(const char *top, int algo, reflog_oid_fn *fn, void *data,
+			   struct gp_error *err)
+{
+	char **stack = NULL;
+	size_t nr = 0, alloc = 0;
+	int ret = 0;
+
+	ALLOC_GROW(stack, nr + 1, alloc);
+	stack[nr++] = xstrdup(top);
+	while (nr) {
+		char *dir = stack[--nr];
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		while (d && !ret && (de = readdir(d))) {
+			char *path;
+			struct stat st;
+			if (de->d_name[0] == '.')
+				continue;
+			path = xstrfmt("%s/%s", dir, de->d_name);
+			if (lstat(path, &st) < 0) {
+				free(path);
+			} else if (S_ISDIR(st.st_mode)) {
+				ALLOC_GROW(stack, nr + 1, alloc);
+				stack[nr++] = path;
+			} else {
+				ret = each_reflog_file(path, algo, fn, data, err);
+				free(path);
+			}
+		}
+		if (d)
+			closedir(d);
+		free(dir);
+	}
+	while (nr)
+		free(stack[--nr]);
+	free(stack);
+	return ret;
+}
+
+int refs_for_each_reflog_oid(struct repository *repo, reflog_oid_fn *fn, void *data,
+			     struct gp_error *err)
+{
+	char *path = xstrfmt("%s/logs", repo->commondir);
+	int ret = each_reflog_dir(path, repo->hash_algo, fn, data, err);
+	DIR *d;
+	struct dirent *de;
+	free(path);
+	/* Each linked worktree's own HEAD log. */
+	path = xstrfmt("%s/worktrees", repo->commondir);
+	d = opendir(path);
+	while (!ret && d && (de = readdir(d))) {
+		char *log;
+		if (de->d_name[0] == '.')
+			continue;
+		log = xstrfmt("%s/%s/logs/HEAD", path, de->d_name);
+		ret = each_reflog_file(log, repo->hash_algo, fn, data, err);
+		free(log);
+	}
+	if (d)
+		closedir(d);
+	free(path);
+	return ret;
+}

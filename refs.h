@@ -147,6 +147,16 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned flag
 		      refs_each_fn *fn, void *data, struct gp_error *err);
 
 /*
+ * Every object name the reflogs hold (old and new values, null ones
+ * aside), those of linked worktrees' HEADs included: what git's
+ * "--reflog" keeps alive. fn may see a name several times. Returns fn's
+ * non-zero value, or GP_EIO.
+ */
+typedef int reflog_oid_fn(const struct object_id *oid, void *data);
+int refs_for_each_reflog_oid(struct repository *repo, reflog_oid_fn *fn, void *data,
+			     struct gp_error *err);
+
+/*
  * The parsers on their own, for the fuzzer and tests: a packed-refs
  * image held in memory, whose entries are passed to fn in refname order
  * (broken ones too, flagged; each name once), and the content of one

@@ -12,6 +12,7 @@
 #include "pack-bitmap-write.h"
 #include "pack-objects.h"
 #include "packfile.h"
+#include "reachable.h"
 #include "refs.h"
 #include "repository.h"
 #include "revision.h"
@@ -228,8 +229,13 @@ static int add_ref_tip(const char *refname, const struct object_id *oid,
 	struct ref_tips *rt = data;
 	/* A ref to a missing object stops the repack, as in git. */
 	int ret = rev_walk_add_tip(rt->walk, oid, false, "", rt->err);
-	if (ret)
+	if (ret == GP_ENOTFOUND) {
+		char hex[GP_MAX_HEXSZ + 1];
+		gp_error_set(rt->err, GP_ENOTFOUND, "bad object %s (from %s)",
+			     oid_to_hex_r(hex, oid), refname);
+	} else if (ret) {
 		gp_error_prefix(rt->err, "%s", refname);
+	}
 	return ret;
 }
 
@@ -281,6 +287,10 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 		gp_error_clear(err);
 	if (!ret)
 		ret = refs_for_each(r->repo, "", add_ref_tip, &rt, err);
+	/* What reflogs, indexes and other worktrees hold stays too, as in git. */
+	if (!ret)
+		ret = reachable_add_tips(r->repo, rt.walk,
+					 REACH_REFLOGS | REACH_INDEXES | REACH_WORKTREE_HEADS, err);
 	if (!ret)
 		ret = pack_objects_add_walk(r->po, rt.walk, &filter, err);
 	rev_walk_free(rt.walk);

@@ -15,6 +15,7 @@
 #include "../pack-objects.h"
 #include "../pack-write.h"
 #include "../parse-options.h"
+#include "../reachable.h"
 #include "../refs.h"
 #include "../repository.h"
 #include "../revision.h"
@@ -323,7 +324,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	int honor_pack_keep = 0, stdin_packs = 0, write_bitmap = 0, quiet = 0;
 	int progress = -1, reuse_delta = 1, reuse_object = 1, delta_base_offset = 0;
 	int non_empty = 0, write_rev = 1, ignored = 0, thin = 0, include_tag = 0;
-	int shallow_opt = 0, use_bitmap_index = -1, all_progress = 0;
+	int shallow_opt = 0, use_bitmap_index = -1, all_progress = 0, reflog = 0, indexed_objects = 0;
 	int cruft = 0, keep_unreachable = 0, pack_loose_unreachable = 0;
 	int exclude_promisor = 0, name_hash_version = -2, path_walk = 0;
 	struct unpacked_opt unpacked_packs = { 0 };
@@ -387,8 +388,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_ULONG(0, "window-memory", &window_memory, "(accepted)"),
 		/* Accepted for git's callers; they change nothing here. */
 		OPT_BOOL(0, "keep-true-parents", &ignored, "(accepted; no grafts here)"),
-		OPT_BOOL(0, "reflog", &ignored, "(accepted)"),
-		OPT_BOOL(0, "indexed-objects", &ignored, "(accepted; servers have no index)"),
+		OPT_BOOL(0, "reflog", &reflog, "with --revs: what the reflogs name too"),
+		OPT_BOOL(0, "indexed-objects", &indexed_objects, "with --revs: what the index names too"),
 		OPT_STRING(0, "index-version", &index_version, "<version>[,<offset>]",
 			   "write the pack index file in the specified idx format version"),
 		OPT_END(),
@@ -486,6 +487,10 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			die_error(&err);
 		if (all)
 			add_all_refs(repo, walk);
+		if ((reflog || indexed_objects) &&
+		    reachable_add_tips(repo, walk, (reflog ? REACH_REFLOGS : 0) |
+				       (indexed_objects ? REACH_INDEXES : 0), &err))
+			die_error(&err);
 		read_revs(repo, odb, walk, &shallow);
 		if (oidset_size(&shallow))
 			rev_walk_set_shallow(walk, &shallow);
