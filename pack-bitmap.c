@@ -946,6 +946,7 @@ struct bitmap_result {
 	struct bitmap_index *bi;
 	/* bit_pos below nr_objects; ext[i] at nr_objects + i */
 	struct bitmap bits;
+	struct bitmap haves;      /* what the uninteresting tips reach */
 	struct ext_object *ext;   /* all looked up, in the order met */
 	size_t ext_nr, ext_alloc;
 	size_t nr_outside;        /* those outside the bitmap */
@@ -962,6 +963,7 @@ void bitmap_result_free(struct bitmap_result *res)
 	if (!res)
 		return;
 	bitmap_release(&res->bits);
+	bitmap_release(&res->haves);
 	free(res->ext);
 	free(res->ext_table);
 	free(res);
@@ -1441,6 +1443,8 @@ int bitmap_reachable(struct bitmap_index *bi, struct odb *odb,
 	if (ret)
 		goto out;
 	bitmap_and_not(&res->bits, &haves_bits);
+	res->haves = haves_bits;
+	bitmap_init(&haves_bits);
 	*out = res;
 	res = NULL;
 out:
@@ -1599,4 +1603,51 @@ out:
 	bitmap_release(&t.walked);
 	bitmap_release(&stored);
 	return ret;
+}
+
+int bitmap_result_for_each_pos(const struct bitmap_result *res, bitmap_pos_fn *fn, void *data)
+{
+	const struct bitmap_index *bi = res->bi;
+	size_t words = MIN((bi->nr_objects + 63) / 64, res->bits.word_nr);
+	struct object_id oid;
+	int ret;
+	for (size_t w = 0; w < words; w++) {
+		uint64_t word = res->bits.words[w];
+		while (word) {
+			uint32_t bit_pos = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(word));
+			word &= word - 1;
+			if (bit_pos >= bi->nr_objects)
+				break;
+			bitmap_order_oid(bi->order, bit_pos, &oid);
+			ret = fn(bit_pos, &oid, bitmap_index_type_at(bi, bit_pos), data);
+			if (ret)
+				return ret;
+		}
+	}
+	for (size_t i = 0; i < res->ext_nr; i++) {
+		if (res->ext[i].pos < bi->nr_objects || !bitmap_get(&res->bits, res->ext[i].pos))
+			continue;
+		ret = fn(res->ext[i].pos, &res->ext[i].oid, res->ext[i].type, data);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+bool bitmap_result_has_bit(const struct bitmap_result *res, uint32_t bit_pos)
+{
+	return bitmap_get(&res->bits, bit_pos);
+}
+
+bool bitmap_result_in_haves(const struct bitmap_result *res, const struct object_id *oid)
+{
+	uint32_t bit_pos;
+	if (!res->haves.word_nr)
+		return false;
+	if (bitmap_order_find(res->bi->order, oid, &bit_pos))
+		return bitmap_get(&res->haves, bit_pos);
+	for (size_t i = 0; i < res->ext_nr; i++)
+		if (oideq(&res->ext[i].oid, oid))
+			return bitmap_get(&res->haves, res->ext[i].pos);
+	return false;
 }
