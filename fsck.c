@@ -549,7 +549,8 @@ static int report(struct fsck_options *o, const struct object_id *oid,
 	va_list ap;
 	int counted;
 
-	if (severity == FSCK_IGNORE)
+	/* The skip list is fixed before any check starts: no lock needed. */
+	if (severity == FSCK_IGNORE || oid_set_contains(&o->skip, oid))
 		return 0;
 	if (severity == FSCK_FATAL)
 		severity = FSCK_ERROR;
@@ -569,9 +570,7 @@ static int report(struct fsck_options *o, const struct object_id *oid,
 	r.text = message.buf + text_at;
 
 	pthread_mutex_lock(&o->lock);
-	if (oid_set_contains(&o->skip, oid))
-		counted = 0;
-	else if (o->report)
+	if (o->report)
 		counted = o->report(&r, o->report_data) ? 1 : 0;
 	else
 		counted = severity == FSCK_ERROR;

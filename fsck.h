@@ -36,7 +36,8 @@
  *
  * Threads: fsck_object() may run on several threads at once for one
  * fsck_options (index-pack resolves deltas in threads): the queues and
- * the callbacks are serialised by a lock inside. Configuration
+ * the callbacks are serialised by a lock inside, so a callback must
+ * not call back into fsck with the same options. Configuration
  * (fsck_set_*, fsck_options_read_config) must be done before.
  */
 #ifndef GP_FSCK_H
