@@ -388,6 +388,125 @@ do
 	'
 done
 
+# Name matching: the cases of git's t0060 (is_dotgitmodules & co.),
+# and the submodule names and urls of git's t7450.
+test_expect_success 'names NTFS and HFS+ take for .gitmodules (git t0060)' '
+	u200c=$(printf "\342\200\214") &&
+	cat >match <<-EOF &&
+	.gitmodules
+	.git${u200c}modules
+	.Gitmodules
+	.gitmoduleS
+	.gitmodules 
+	.gitmodules.
+	.gitmodules  
+	.gitmodules. 
+	.gitmodules .
+	.gitmodules..
+	.gitmodules   
+	.gitmodules.  
+	.gitmodules . 
+	.gitmodules  .
+	.Gitmodules .
+	.Gitmodules..
+	GITMOD~1
+	gitmod~1
+	GITMOD~2
+	gitmod~3
+	GITMOD~4
+	GITMOD~1 
+	gitmod~2.
+	GITMOD~3  
+	gitmod~4. 
+	GITMOD~1 .
+	gitmod~2   
+	GITMOD~3.  
+	gitmod~4 . 
+	GI7EBA~1
+	gi7eba~9
+	GI7EB~10
+	GI7EB~11
+	GI7EB~99
+	GI7E~100
+	GI7E~101
+	GI7E~999
+	~1000000
+	~9999999
+	.gitmodules:\$DATA
+	gitmod~4 . :\$DATA
+	EOF
+	cat >nomatch <<-\EOF &&
+	.gitmodules x
+	.gitmodules .x
+	 .gitmodules
+	..gitmodules
+	gitmodules
+	.gitmodule
+	.gitmodules x 
+	GI7EBA~
+	GI7EBA~0
+	GI7EBA~~1
+	GI7EBA~X
+	Gx7EBA~1
+	GI7EBX~1
+	GI7EB~1
+	GI7EB~01
+	GI7EB~1X
+	.gitmodules,:$DATA
+	EOF
+	{
+		while IFS= read -r name
+		do
+			test-tool fsck name dotgitmodules "$name" || exit 1
+		done <match
+	} >actual &&
+	test_cmp match actual &&
+	{
+		while IFS= read -r name
+		do
+			test-tool fsck name dotgitmodules "$name" || exit 1
+		done <nomatch
+	} >actual &&
+	test_must_be_empty actual
+'
+
+test_expect_success 'names for .gitattributes, .gitignore, .mailmap (git t0060)' '
+	u200c=$(printf "\342\200\214") &&
+	test-tool fsck name dotgitattributes .gitattributes .git${u200c}attributes \
+		.Gitattributes .gitattributeS GITATT~1 GI7D29~1 .gitattributesx >actual &&
+	test_write_lines .gitattributes .git${u200c}attributes .Gitattributes \
+		.gitattributeS GITATT~1 GI7D29~1 >expect &&
+	test_cmp expect actual &&
+	test-tool fsck name dotgitignore .gitignore .git${u200c}ignore .Gitignore \
+		.gitignorE GITIGN~1 GI250A~1 gitignore >actual &&
+	test_write_lines .gitignore .git${u200c}ignore .Gitignore .gitignorE \
+		GITIGN~1 GI250A~1 >expect &&
+	test_cmp expect actual &&
+	test-tool fsck name dotmailmap .mailmap .mail${u200c}map .Mailmap .mailmaP \
+		MAILMA~1 MABA30~1 .mailmap~ >actual &&
+	test_write_lines .mailmap .mail${u200c}map .Mailmap .mailmaP MAILMA~1 \
+		MABA30~1 >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'submodule names and urls (git t7450)' '
+	test-tool fsck name submodule-name valid valid/with/paths "" ../foo \
+		/../foo "..\\foo" "\\..\\foo" foo/.. foo/../ "foo\\.." "foo\\..\\" \
+		foo/../bar >actual &&
+	test_write_lines valid valid/with/paths >expect &&
+	test_cmp expect actual &&
+	test-tool fsck name submodule-url ./bar/baz/foo.git \
+		https://example.com/foo.git http://example.com:80/deeper/foo.git \
+		-a./foo ../../..//test/foo.git ../../../../../:localhost:8080/foo.git \
+		"..\\../.\\../:example.com/foo.git" ./%0ahost=example.com/foo.git \
+		https://one.example.com/evil?%0ahost=two.example.com \
+		https:///example.com/foo.git http://example.com:test/foo.git \
+		https::example.com/foo.git http:::example.com/foo.git >actual &&
+	test_write_lines ./bar/baz/foo.git https://example.com/foo.git \
+		http://example.com:80/deeper/foo.git >expect &&
+	test_cmp expect actual
+'
+
 # --fsck-objects=<list> and its errors, on one commit with a NUL in its
 # message (nulInCommit, a warning made an error by strictness).
 test_expect_success 'setup a commit with a NUL' '
