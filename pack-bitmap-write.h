@@ -91,6 +91,14 @@ struct bitmap_write_opts {
 	int threads;        /* 0: one per CPU */
 	bool progress;
 	bool fresh;         /* build every bitmap anew, not from the repository's */
+	/*
+	 * The bitmap of one layer of an incremental MIDX chain
+	 * (technical/multi-pack-index): bits below base_objects belong to
+	 * the layers below, which have their own bitmaps. Their objects
+	 * get no type bits and no name hashes here, and none of their
+	 * commits is selected; reachability bitmaps still span every bit.
+	 */
+	uint32_t base_objects;
 };
 
 struct bitmap_write_stats {

@@ -67,10 +67,10 @@ int bitmap_order_for_pack(struct bitmap_order **out, struct packed_git *p,
 }
 
 static int order_for_midx(struct bitmap_order **out, struct odb *odb, struct midx *m,
-			  bool by_name, struct gp_error *err)
+			  bool by_name, bool compute_missing, struct gp_error *err)
 {
 	struct bitmap_order *o;
-	int ret = midx_load_pseudo_order(m, err);
+	int ret = midx_load_pseudo_order(m, compute_missing, err);
 	if (ret)
 		return ret;
 	o = xcalloc(1, sizeof(*o));
@@ -109,13 +109,13 @@ int bitmap_order_for_midx(struct bitmap_order **out, struct odb *odb,
 	if (!m)
 		return gp_error_set(err, GP_ENOTFOUND, "%s: no usable multi-pack-index",
 				    odb_objdir(odb));
-	return order_for_midx(out, odb, m, false, err);
+	return order_for_midx(out, odb, m, false, false, err);
 }
 
 int bitmap_order_for_midx_file(struct bitmap_order **out, struct odb *odb,
 			       struct midx *m, struct gp_error *err)
 {
-	return order_for_midx(out, odb, m, true, err);
+	return order_for_midx(out, odb, m, true, false, err);
 }
 
 static struct bitmap_order *order_identity(int algo, uint32_t nr)
@@ -726,12 +726,42 @@ int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
 	char *path;
 	int ret;
 
-	if (odb_midx(odb)) {
+	/*
+	 * NEEDSWORK: the bitmaps of an incremental chain (one file a layer,
+	 * technical/multi-pack-index) are not read yet: queries walk.
+	 */
+	if (odb_midx(odb) && !midx_is_chain(odb_midx(odb))) {
 		ret = bitmap_order_for_midx(&order, odb, err);
-		if (ret == GP_ENOTFOUND)
+		if (ret == GP_ENOTFOUND) {
+			struct bitmap_index *stale = NULL;
 			gp_error_clear(err);
-		else if (ret)
+			/*
+			 * A bitmap over a MIDX that has no reverse index (no
+			 * RIDX chunk, no .rev) counts in an order we cannot
+			 * know: git refuses it. Opened over the computed
+			 * order first, so that a stale one is named so.
+			 */
+			if (!order_for_midx(&order, odb, odb_midx(odb), false, true, err)) {
+				path = bitmap_order_bitmap_path(order);
+				if (access(path, F_OK)) {
+					free(path);
+					bitmap_order_free(order);
+				} else {
+					ret = open_with_order(&stale, path, order, odb_algo(odb), NULL, 0,
+							      NULL, err);
+					if (ret)
+						return ret;
+					bitmap_index_free(stale);
+					return CORRUPT(err, "multi-pack bitmap is missing required reverse index"
+						       " (%s has no RIDX chunk and no .rev file)",
+						       midx_path(odb_midx(odb)));
+				}
+			}
+			gp_error_clear(err);
+			order = NULL;
+		} else if (ret) {
 			return ret;
+		}
 		if (order) {
 			path = bitmap_order_bitmap_path(order);
 			if (!access(path, F_OK))

@@ -248,7 +248,7 @@ static int loosen_unreachable(struct repack *r, struct repack_result *result,
 static int write_midx(struct repack *r, struct gp_error *err)
 {
 	struct midx_write_opts mopts = MIDX_WRITE_OPTS_INIT;
-	struct midx_write_result mres;
+	struct midx_write_result mres = MIDX_WRITE_RESULT_INIT;
 	char **names = xcalloc(r->nr_packs + r->nr_new_packs + 1, sizeof(*names));
 	size_t nr_names = 0;
 	uint32_t best = 0;
@@ -296,6 +296,7 @@ static int write_midx(struct repack *r, struct gp_error *err)
 		unlink(bitmap);
 		free(bitmap);
 	}
+	midx_write_result_release(&mres);
 	for (size_t i = 0; i < nr_names; i++)
 		free(names[i]);
 	free(names);

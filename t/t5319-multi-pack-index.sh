@@ -168,7 +168,7 @@ test_expect_success GITPACK_IS_GITPACK "--[no-]progress before the subcommand ($
 	test_must_be_empty err
 '
 
-test_expect_success "write --preferred-pack with an unknown pack: as git, a warning ($algo)" '
+test_expect_success GIT255 "write --preferred-pack with an unknown pack: as git, a warning ($algo)" '
 	midx_write_both $r --preferred-pack=pack-nonesuch.pack &&
 	grep nonesuch actual.err &&
 	midx_write_both $r --ridx --preferred-pack=pack-nonesuch.pack

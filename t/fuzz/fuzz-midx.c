@@ -157,7 +157,7 @@ static void check_pseudo_order(struct midx *m)
 	uint32_t pack_int_id;
 	int ret;
 
-	ret = midx_load_pseudo_order(m, &err);
+	ret = midx_load_pseudo_order(m, true, &err);
 	if (ret) {
 		/*
 		 * An allocation may fail; a RIDX chunk that is no permutation
@@ -167,7 +167,7 @@ static void check_pseudo_order(struct midx *m)
 		return;
 	}
 	/* A second call is a no-op. */
-	if (midx_load_pseudo_order(m, &err))
+	if (midx_load_pseudo_order(m, true, &err))
 		fuzz_fail("midx_load_pseudo_order failed the second time: %s",
 			  gp_error_msg(&err));
 
