@@ -96,6 +96,11 @@ static bool env_false(const char *name)
 		     !strcasecmp(v, "off"));
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static int parse_pack_names(struct midx *m, const unsigned char *pnam,
 			    uint64_t size, uint64_t chunk_ofs, const char *name,
 			    struct gp_error *err)
@@ -128,6 +133,20 @@ static int parse_pack_names(struct midx *m, const unsigned char *pnam,
 				       PRIu64 ")", m->pack_names[id - 1], m->pack_names[id], name,
 				       chunk_ofs + pos);
 		pos = (uint64_t)(nul - pnam) + 1;
+	}
+	/* Version 2 may list packs in any order, but each only once. */
+	if (m->version != 1 && m->nr_packs > 1) {
+		char **sorted = xmalloc(sizeof(*sorted) * m->nr_packs);
+		memcpy(sorted, m->pack_names, sizeof(*sorted) * m->nr_packs);
+		qsort(sorted, m->nr_packs, sizeof(*sorted), cmp_names);
+		for (uint32_t i = 1; i < m->nr_packs; i++)
+			if (!strcmp(sorted[i - 1], sorted[i])) {
+				int ret = CORRUPT(err, "%s: PNAM chunk lists pack '%s' twice", name,
+						  sorted[i]);
+				free(sorted);
+				return ret;
+			}
+		free(sorted);
 	}
 	/* Only NUL padding may follow. */
 	for (; pos < size; pos++)
