@@ -642,6 +642,8 @@ static void remove_midx_files(const char *dir, const char *const *exts, size_t n
 		if (!skip_prefix(de->d_name, "multi-pack-index-", &rest))
 			continue;
 		hexlen = strcspn(rest, ".");
+		if (hexlen != 2 * rawsz || strspn(rest, "0123456789abcdef") != hexlen)
+			continue; /* not a name git gives */
 		for (size_t i = 0; i < nr_exts; i++) {
 			char *path;
 			if (strcmp(rest + hexlen, exts[i]))
@@ -1063,4 +1065,36 @@ void midx_write_result_release(struct midx_write_result *result)
 	result->install = NULL;
 	result->pending_base = NULL;
 	FREE_AND_NULL(result->pending_path);
+}
+
+void midx_remove(const char *pack_dir, int algo)
+{
+	size_t rawsz = gp_hash_algos[algo].rawsz;
+	char *chain_dir = xstrfmt("%s/" MIDX_CHAIN_DIR, pack_dir);
+	char *chain = xstrfmt("%s/" MIDX_CHAIN_FILE, pack_dir);
+	char *lone = xstrfmt("%s/" MIDX_FILE, pack_dir);
+	unlink(chain);
+	unlink(lone);
+	remove_midx_files(pack_dir, lone_exts, ARRAY_SIZE(lone_exts), NULL, 0, rawsz);
+	remove_midx_files(chain_dir, layer_exts, ARRAY_SIZE(layer_exts), NULL, 0, rawsz);
+	free(lone);
+	free(chain);
+	free(chain_dir);
+}
+
+bool midx_remove_if_listed(const char *pack_dir, int algo, const char *const *names,
+			   size_t nr)
+{
+	struct midx *m = NULL;
+	bool listed = false;
+	uint32_t id;
+	/* A MIDX that does not open lists nothing a reader could follow. */
+	if (midx_open(&m, pack_dir, algo, NULL))
+		return false;
+	for (size_t i = 0; i < nr && !listed; i++)
+		listed = midx_find_pack(m, base_name(names[i]), &id);
+	midx_free(m);
+	if (listed)
+		midx_remove(pack_dir, algo);
+	return listed;
 }

@@ -123,4 +123,22 @@ int midx_write_install(struct midx_write_result *result, struct gp_error *err);
 void midx_write_abort(struct midx_write_result *result);
 void midx_write_result_release(struct midx_write_result *result);
 
+/*
+ * Remove the repository's MIDX: the chain file first (then the lone
+ * file), so that readers stop finding it, then the files that only
+ * describe it (layers, bitmaps, .rev files). Only names git gives
+ * them (multi-pack-index, multi-pack-index-<hex>.{bitmap,rev,midx},
+ * multi-pack-index-chain): nothing else in the directory. For repack
+ * -d without --write-midx, once the new packs are durable and before
+ * any old pack goes (pack-remove.h).
+ */
+void midx_remove(const char *pack_dir, int algo);
+/*
+ * The same, but only when the MIDX (lone or chain) lists one of the
+ * packs named (idx or pack basenames or paths) that are about to go:
+ * a MIDX of other packs stays, as git keeps it. True when removed.
+ */
+bool midx_remove_if_listed(const char *pack_dir, int algo, const char *const *names,
+			   size_t nr);
+
 #endif

@@ -381,7 +381,8 @@ static int not_in_order(struct writer *w, const struct object_id *oid, const cha
 	char hex[GP_MAX_HEXSZ + 1];
 	return gp_error_set(w->err, GP_ENOTFOUND,
 			    "%s %s is reachable but not in the bitmapped pack or MIDX "
-			    "(a bitmap must cover everything reachable)",
+			    "(a bitmap must cover everything reachable; as git says, it"
+			    " doesn't have full closure)",
 			    what, oid_to_hex_r(hex, oid));
 }
 

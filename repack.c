@@ -4,6 +4,7 @@
  * durable before the next; only then remove what it replaces.
  */
 #include "repack.h"
+#include "pack-remove.h"
 #include "error.h"
 #include "loose.h"
 #include "midx-write.h"
@@ -304,38 +305,6 @@ static int write_midx(struct repack *r, struct gp_error *err)
 	return ret;
 }
 
-/* The MIDX and its files, when packs go away and no new MIDX is written. */
-static void remove_midx(struct repack *r)
-{
-	DIR *dir = opendir(r->pack_dir);
-	struct dirent *de;
-	char *path = xstrfmt("%s/multi-pack-index", r->pack_dir);
-	unlink(path);
-	free(path);
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		if (!starts_with(de->d_name, "multi-pack-index-"))
-			continue;
-		path = xstrfmt("%s/%s", r->pack_dir, de->d_name);
-		unlink(path);
-		free(path);
-	}
-	closedir(dir);
-}
-
-static void delete_pack(struct packed_git *p)
-{
-	static const char *const exts[] = { ".idx", ".rev", ".bitmap", ".mtimes", ".pack" };
-	size_t len = strlen(p->pack_path) - strlen(".pack");
-	/* The .idx first: from then on no new reader takes the pack up. */
-	for (size_t i = 0; i < ARRAY_SIZE(exts); i++) {
-		char *path = xstrfmt("%.*s%s", (int)len, p->pack_path, exts[i]);
-		unlink(path);
-		free(path);
-	}
-}
-
 struct prune_loose {
 	struct repack *r;
 	uint32_t pruned;
@@ -458,12 +427,23 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	if (!opts->delete_old)
 		goto out;
 	/* Everything new is durable: now, and only now, remove what it replaces. */
-	if (!opts->write_midx && result->nr_rolled)
-		remove_midx(&r);
+	/* A MIDX that lists a pack about to go goes first (as git); others stay. */
+	if (!opts->write_midx && result->nr_rolled) {
+		const char **gone = xcalloc(r.nr_packs + 1, sizeof(*gone));
+		size_t nr_gone = 0;
+		for (size_t i = 0; i < r.nr_packs; i++)
+			if (r.packs[i].replaced)
+				gone[nr_gone++] = r.packs[i].pack->idx_path;
+		midx_remove_if_listed(r.pack_dir, r.repo->hash_algo, gone, nr_gone);
+		free(gone);
+	}
 	for (size_t i = 0; i < r.nr_packs; i++) {
+		struct gp_error rm_err = GP_ERROR_INIT;
 		if (!r.packs[i].replaced)
 			continue;
-		delete_pack(r.packs[i].pack);
+		/* pack-remove.h: the .idx first, the .pack last */
+		if (pack_remove(NULL, r.packs[i].pack->pack_path, &rm_err))
+			gp_error_clear(&rm_err);
 		result->nr_deleted++;
 	}
 	prune_packed(&r, result);
