@@ -55,6 +55,7 @@ struct midx_writer {
 	struct midx *existing;   /* the repository's MIDX or chain, when valid */
 	struct midx *old;        /* existing, when its objects are reused */
 	struct midx *base;       /* a layer's base (within existing), or NULL */
+	struct midx *from, *to;  /* compact: the range of layers (within existing) */
 	int64_t *old_to_pack;    /* old MIDX pack id -> index in packs, or -1 */
 	int64_t preferred;       /* index in packs, or -1 */
 	bool preferred_unknown;
@@ -80,6 +81,8 @@ struct midx_install {
 	struct hashfile *chain_lock; /* the chain file, when written */
 	unsigned char *chain;     /* checksums of the base layers, base first */
 	uint32_t nr_chain;
+	unsigned char *above;     /* compact: the layers kept above the new one */
+	uint32_t nr_above;
 	bool link_lone;           /* move the lone MIDX into the chain as its base */
 	unsigned char lone_checksum[GP_MAX_RAWSZ];
 	unsigned char checksum[GP_MAX_RAWSZ];
@@ -142,6 +145,59 @@ static int cmp_names_by_index(const void *a, const void *b, void *data)
  * reused (not for a list of packs, nor a layer), its packs come first,
  * a chain's top layer first; then every other .idx in the directory.
  */
+/*
+ * compact: the packs of layers from..to, base first; in each layer its
+ * preferred pack first when the order is kept for a bitmap (bitmap_order),
+ * then the others by id. Pack ids in the file are this order (version 2).
+ */
+static int collect_compact_packs(struct midx_writer *w, const char *pack_dir,
+				 bool bitmap_order, struct gp_error *err)
+{
+	w->old_to_pack = xmalloc(sizeof(int64_t) * (midx_nr_packs(w->existing) + 1));
+	for (uint32_t id = 0; id < midx_nr_packs(w->existing); id++)
+		w->old_to_pack[id] = -1;
+	for (uint32_t l = midx_nr_layers(w->from) - 1; l < midx_nr_layers(w->to); l++) {
+		struct midx *layer = midx_layer(w->to, l);
+		uint32_t first = midx_nr_packs_in_base(layer), preferred = first;
+		struct gp_error ignored = GP_ERROR_INIT;
+		if (bitmap_order && midx_preferred_pack(layer, &preferred, &ignored)) {
+			gp_error_clear(&ignored);
+			return gp_error_set(err, GP_EINVAL, "could not determine preferred pack"
+					    " (%s has no reverse index)", midx_path(layer));
+		}
+		for (uint32_t k = 0; k <= midx_nr_packs(layer) - first; k++) {
+			/* k = 0: the preferred pack; then every other, by id */
+			uint32_t id = k ? first + k - 1 : preferred;
+			const char *name;
+			struct midx_pack *mp;
+			struct stat st;
+			if (k && id == preferred)
+				continue;
+			if (id >= midx_nr_packs(layer))
+				break;
+			name = midx_pack_name(layer, id);
+			if (!stat_pack(pack_dir, name, &st))
+				return gp_error_set(err, GP_EIO, "could not load pack %.*s.pack (%s lists it)",
+						    (int)(strlen(name) - 4), name, midx_path(layer));
+			mp = add_pack(w, name, (uint64_t)st.st_mtime);
+			mp->orig_id = id;
+			mp->in_old = true;
+			w->old_to_pack[id] = (int64_t)w->nr_packs - 1;
+		}
+	}
+	w->by_final = xmalloc(sizeof(*w->by_final) * (w->nr_packs + 1));
+	for (uint32_t i = 0; i < w->nr_packs; i++) {
+		char *idx = xstrfmt("%s/%s", pack_dir, w->packs[i].idx_name);
+		int ret = pack_open_idx(&w->packs[i].p, idx, w->algo, err);
+		free(idx);
+		if (ret)
+			return ret;
+		w->packs[i].final_id = i;
+		w->by_final[i] = &w->packs[i];
+	}
+	return 0;
+}
+
 static int collect_packs(struct midx_writer *w, const char *pack_dir,
 			 const struct midx_write_opts *opts, struct gp_error *err)
 {
@@ -416,13 +472,14 @@ static void *gather_buckets(void *arg)
 	struct bucket_entry *bucket = NULL, *tmp = NULL;
 	size_t bucket_alloc = 0;
 	uint32_t nr_layers = w->old ? midx_nr_layers(w->old) : 0;
+	uint32_t first_layer = w->from ? midx_nr_layers(w->from) - 1 : 0;
 	size_t *run_start = xmalloc(sizeof(*run_start) * (w->nr_packs + nr_layers + 3));
 	uint32_t out = job->out_start;
 
 	for (unsigned b = job->first; b < job->last; b++) {
 		size_t nr = 0, nr_runs = 0;
 		struct bucket_entry *sorted;
-		for (uint32_t l = 0; l < nr_layers; l++)
+		for (uint32_t l = first_layer; l < nr_layers; l++)
 			add_old_run(w, midx_layer(w->old, l), b, &bucket, &tmp, &nr, &bucket_alloc,
 				    run_start, &nr_runs);
 		for (size_t i = 0; i < w->nr_packs; i++)
@@ -478,7 +535,8 @@ static int gather_objects(struct midx_writer *w, struct progress *progress,
 		first_half += get_be32(w->packs[i].p->fanout + 4 * 127);
 	}
 	if (w->old)
-		for (uint32_t l = 0; l < midx_nr_layers(w->old); l++) {
+		for (uint32_t l = w->from ? midx_nr_layers(w->from) - 1 : 0;
+		     l < midx_nr_layers(w->old); l++) {
 			struct midx *layer = midx_layer(w->old, l);
 			total += midx_fanout(layer, 255);
 			first_half += midx_fanout(layer, 127);
@@ -742,6 +800,36 @@ static int find_base(struct midx *existing, const char *base, size_t rawsz,
 	return gp_error_set(err, GP_EINVAL, "could not find base MIDX '%s'", base);
 }
 
+/* The layer of the chain whose checksum is hex, or NULL. */
+static struct midx *layer_by_hex(struct midx *chain, const char *hex, size_t rawsz)
+{
+	for (uint32_t l = chain ? midx_nr_layers(chain) : 0; l-- > 0;) {
+		struct midx *layer = midx_layer(chain, l);
+		char have[GP_MAX_HEXSZ + 1];
+		if (!strcmp(hex, hash_to_hex_r(have, midx_checksum(layer), rawsz)))
+			return layer;
+	}
+	return NULL;
+}
+
+/* compact's endpoints, as git checks them. */
+static int find_compact_range(struct midx_writer *w, const struct midx_write_opts *opts,
+			      struct gp_error *err)
+{
+	w->from = layer_by_hex(w->existing, opts->compact_from, w->rawsz);
+	if (!w->from)
+		return gp_error_set(err, GP_EINVAL, "could not find MIDX: %s", opts->compact_from);
+	w->to = layer_by_hex(w->existing, opts->compact_to, w->rawsz);
+	if (!w->to)
+		return gp_error_set(err, GP_EINVAL, "could not find MIDX: %s", opts->compact_to);
+	if (w->from == w->to)
+		return gp_error_set(err, GP_EINVAL, "MIDX compaction endpoints must be unique");
+	if (midx_nr_layers(w->from) > midx_nr_layers(w->to))
+		return gp_error_set(err, GP_EINVAL, "MIDX %s must be an ancestor of %s",
+				    opts->compact_from, opts->compact_to);
+	return 0;
+}
+
 /*
  * The install state for a layer: the layers below it, and whether a
  * lone MIDX becomes the chain's base.
@@ -800,7 +888,9 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 	struct hashfile *f = NULL;
 	struct progress *progress = NULL;
 	struct gp_error ignored = GP_ERROR_INIT;
-	unsigned version = opts->version ? opts->version : MIDX_VERSION;
+	/* git's default: version 1, but 2 for compact (its packs are unsorted) */
+	unsigned version = opts->version ? opts->version
+			   : opts->compact_from ? MIDX_VERSION_2 : MIDX_VERSION;
 	bool write_ridx = opts->write_ridx;
 	char *path = NULL;
 	int ret;
@@ -823,7 +913,8 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 		ret = gp_error_set(err, GP_EINVAL, "cannot use --no-write-chain-file without --incremental");
 		goto out;
 	}
-	if (opts->base && !opts->no_chain_file) {
+	/* (write wants --no-write-chain-file with --base; compact does not) */
+	if (opts->base && !opts->no_chain_file && !opts->compact_from) {
 		ret = gp_error_set(err, GP_EINVAL, "cannot use --base without --no-write-chain-file");
 		goto out;
 	}
@@ -835,6 +926,38 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 		w.existing = NULL;
 	}
 	gp_error_clear(&ignored);
+	if (opts->compact_from) {
+		if (version != MIDX_VERSION_2) {
+			ret = gp_error_set(err, GP_EINVAL, "cannot perform MIDX compaction with v1 format");
+			goto out;
+		}
+		if ((ret = find_compact_range(&w, opts, err)))
+			goto out;
+		/* The new layer sits where from sat, unless --base says otherwise. */
+		w.base = midx_nr_layers(w.from) > 1 ? midx_layer(w.existing, midx_nr_layers(w.from) - 2) : NULL;
+		if (opts->base && (ret = find_base(w.base, opts->base, w.rawsz, &w.base, err)))
+			goto out;
+		if (!opts->incremental)
+			w.base = NULL;
+		for (uint32_t l = 0; write_ridx && w.base && l < midx_nr_layers(w.base); l++) {
+			struct midx *layer = midx_layer(w.base, l);
+			char hex[GP_MAX_HEXSZ + 1];
+			if (midx_load_pseudo_order(layer, false, &ignored)) {
+				gp_error_clear(&ignored);
+				ret = gp_error_set(err, GP_EINVAL, "could not load reverse index for MIDX %s",
+						   hash_to_hex_r(hex, midx_checksum(layer), w.rawsz));
+				goto out;
+			}
+		}
+		w.old = w.to;
+		w.preferred = -1; /* as git: no pack is preferred in a compacted layer */
+		progress = progress_start("Adding packfiles to multi-pack-index", 0, opts->progress);
+		ret = collect_compact_packs(&w, pack_dir, write_ridx || opts->preferred_pack, err);
+		progress_stop(&progress);
+		if (ret)
+			goto out;
+		goto gather;
+	}
 	if (opts->incremental) {
 		w.base = w.existing;
 		if (opts->base && (ret = find_base(w.existing, opts->base, w.rawsz, &w.base, err)))
@@ -884,6 +1007,7 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 		goto out;
 	}
 
+gather:
 	if (w.base)
 		w.nr_base = midx_nr_objects(w.base);
 	progress = progress_start("Adding objects to multi-pack-index", 256, opts->progress);
@@ -916,6 +1040,15 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 
 	if (opts->incremental) {
 		char *dir = xstrfmt("%s/" MIDX_CHAIN_DIR, pack_dir);
+		/* compact: the layers above the range stay on top. */
+		if (w.to) {
+			uint32_t top = midx_nr_layers(w.existing), first = midx_nr_layers(w.to);
+			in->above = xmalloc(w.rawsz * (top - first + 1));
+			for (uint32_t l = first; l < top; l++)
+				memcpy(in->above + (size_t)(l - first) * w.rawsz,
+				       midx_checksum(midx_layer(w.existing, l)), w.rawsz);
+			in->nr_above = top - first;
+		}
 		if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
 			ret = gp_error_errno(err, "unable to create '%s'", dir);
 			free(dir);
@@ -1030,11 +1163,20 @@ int midx_write_install(struct midx_write_result *result, struct gp_error *err)
 	}
 	hashfile_write(in->chain_lock, hex, strlen(hex));
 	hashfile_write(in->chain_lock, "\n", 1);
+	in->chain = xrealloc(in->chain, rawsz * ((size_t)in->nr_chain + 1 + in->nr_above));
 	memcpy(in->chain + (size_t)in->nr_chain * rawsz, in->checksum, rawsz);
+	for (uint32_t l = 0; l < in->nr_above; l++) {
+		char layer_hex[GP_MAX_HEXSZ + 1];
+		hash_to_hex_r(layer_hex, in->above + (size_t)l * rawsz, rawsz);
+		hashfile_write(in->chain_lock, layer_hex, strlen(layer_hex));
+		hashfile_write(in->chain_lock, "\n", 1);
+		memcpy(in->chain + (size_t)(in->nr_chain + 1 + l) * rawsz, in->above + (size_t)l * rawsz,
+		       rawsz);
+	}
 	ret = hashfile_commit(in->chain_lock, NULL, HASHFILE_NO_TRAILER, err);
 	in->chain_lock = NULL;
 	if (!ret)
-		clear_after_chain(in->pack_dir, in->chain, in->nr_chain + 1, rawsz);
+		clear_after_chain(in->pack_dir, in->chain, in->nr_chain + 1 + in->nr_above, rawsz);
 out:
 	free(path);
 	return ret;
@@ -1059,6 +1201,7 @@ void midx_write_result_release(struct midx_write_result *result)
 	if (in) {
 		free(in->pack_dir);
 		free(in->chain);
+		free(in->above);
 		midx_free(in->base);
 		free(in);
 	}

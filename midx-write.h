@@ -26,7 +26,8 @@
  *  - the RIDX chunk lists objects by (preferred pack first, pack id,
  *    offset), as positions over the chain; BTMP gives each pack's first
  *    bit and bit count in that order;
- *  - version 1, or midx.version.
+ *  - version 1, or midx.version (2 for compact, which lists packs in
+ *    layer order, unsorted);
  *
  * A lone MIDX is written under "multi-pack-index.lock" (created
  * exclusively, so two writers cannot interleave), fsynced and renamed
@@ -61,6 +62,16 @@ struct midx_write_opts {
 	bool no_chain_file;
 	/* --base: the layer's base, by checksum in hex, or "none"; NULL: the top */
 	const char *base;
+	/*
+	 * compact <from> <to>: one layer (or, without incremental, a lone
+	 * MIDX) of the packs and objects of the layers from..to (checksums
+	 * in hex, from below to), version 2: the packs in layer order,
+	 * each layer's preferred pack first when a bitmap is asked for,
+	 * so the pseudo-pack order (and the bitmaps of the layers above)
+	 * stays as it was. The layer sits on from's base (or --base), and
+	 * the layers above to stay on top of it.
+	 */
+	const char *compact_from, *compact_to;
 	/*
 	 * Leave the new file finalized but not in place (result->pending),
 	 * for midx_write_install() once its bitmap is written, or

@@ -888,7 +888,7 @@ uint32_t midx_pos_to_pseudo(const struct midx *m, uint32_t midx_pos)
 
 int midx_preferred_pack(struct midx *m, uint32_t *pack_int_id, struct gp_error *err)
 {
-	struct midx *base = midx_layer(m, 0);
+	struct midx *base = m; /* the top layer's own, as git has it */
 	struct gp_error ignored = GP_ERROR_INIT;
 	uint32_t first;
 	if (!base->nr_objects)
@@ -907,7 +907,7 @@ int midx_preferred_pack(struct midx *m, uint32_t *pack_int_id, struct gp_error *
 					    " (%s has no reverse index)", base->path);
 		first = layer_pseudo_to_pos(base, 0);
 	}
-	*pack_int_id = get_be32(base->ooff + 8 * (size_t)first);
+	*pack_int_id = base->nr_packs_in_base + get_be32(base->ooff + 8 * (size_t)first);
 	return 0;
 }
 

@@ -167,9 +167,9 @@ bool midx_has_ridx(const struct midx *m);
 uint32_t midx_pseudo_to_pos(const struct midx *m, uint32_t pseudo_pos);
 uint32_t midx_pos_to_pseudo(const struct midx *m, uint32_t midx_pos);
 /*
- * The preferred pack: the pack of the object at pseudo position 0, when
- * the base layer's order is stored (RIDX or .rev). GP_ENOTFOUND
- * otherwise.
+ * The preferred pack of m's top layer: the pack of that layer's first
+ * object in pseudo-pack order (for a lone MIDX, pseudo position 0),
+ * when its order is stored (RIDX or .rev). GP_ENOTFOUND otherwise.
  */
 int midx_preferred_pack(struct midx *m, uint32_t *pack_int_id,
 			struct gp_error *err);

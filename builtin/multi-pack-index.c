@@ -19,6 +19,9 @@ static const char *const midx_usage[] = {
 	"  [--[no-]bitmap] [--[no-]incremental] [--[no-]stdin-packs]\n"
 	"  [--refs-snapshot=<path>] [--[no-]write-chain-file]\n"
 	"  [--base=<checksum>]",
+	"gitpack multi-pack-index [<options>] compact [--[no-]incremental]\n"
+	"  [--[no-]bitmap] [--base=<checksum>] [--[no-]write-chain-file]\n"
+	"  <from> <to>",
 	"gitpack multi-pack-index [<options>] verify",
 	"gitpack multi-pack-index [<options>] expire",
 	"gitpack multi-pack-index [<options>] repack [--batch-size=<size>]",
@@ -53,15 +56,18 @@ static void setup(struct midx_cmd *c)
 		c->progress = isatty(2);
 }
 
-/* midx.version (git's default 1); dies on a bad value, as git does. */
+/* midx.version, or 0 when unset (the writer's default); dies on a bad value, as git does. */
 static unsigned midx_version_config(struct midx_cmd *c)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	int v = MIDX_VERSION;
+	int v = 0;
 	int ret = c->repo ? config_get_int(&c->repo->config, "midx.version", &v, &err) : GP_ENOTFOUND;
-	if (ret && ret != GP_ENOTFOUND)
+	if (ret == GP_ENOTFOUND) {
+		gp_error_clear(&err);
+		return 0;
+	}
+	if (ret)
 		die_error(&err);
-	gp_error_clear(&err);
 	if (v != MIDX_VERSION && v != MIDX_VERSION_2)
 		die("unknown MIDX version: %d", v);
 	return (unsigned)v;
@@ -169,6 +175,59 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 		warning("no multi-pack bitmap for this layer: its objects and those of its base"
 			" do not cover everything its commits reach");
 	/* --no-write-chain-file: the caller assembles the chain from this. */
+	if (result.written && opts.incremental && opts.no_chain_file) {
+		char hex[GP_MAX_HEXSZ + 1];
+		printf("%s\n", hash_to_hex_r(hex, result.checksum, gp_hash_algos[c->algo].rawsz));
+	}
+	midx_write_result_release(&result);
+	return 0;
+}
+
+static int cmd_compact(int argc, const char **argv, struct midx_cmd *c)
+{
+	struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
+	struct midx_write_result result;
+	struct gp_error err = GP_ERROR_INIT;
+	const char *base = NULL;
+	int bitmap = 0, incremental = 0, chain_file = 1;
+	struct option options[] = {
+		OPT_STRING(0, "base", &base, "checksum", "base MIDX for incremental writes"),
+		OPT_BOOL(0, "bitmap", &bitmap, "write multi-pack bitmap"),
+		OPT_BOOL(0, "incremental", &incremental, "write a new incremental MIDX"),
+		OPT_BOOL(0, "write-chain-file", &chain_file, "write the multi-pack-index chain file"),
+		COMMON_OPTIONS(c),
+		OPT_END(),
+	};
+	int ret;
+
+	argc = parse_options(argc, argv, options, midx_usage);
+	if (argc != 2)
+		usage_with_options(midx_usage, options);
+	if (!chain_file && !incremental) {
+		error("cannot use %s without %s", "--no-write-chain-file", "--incremental");
+		usage_with_options(midx_usage, options);
+	}
+	setup(c);
+	if (bitmap && !c->repo)
+		die("--bitmap needs a repository (its refs choose the commits)");
+	opts.compact_from = argv[0];
+	opts.compact_to = argv[1];
+	opts.progress = c->progress;
+	opts.version = midx_version_config(c);
+	opts.incremental = incremental;
+	opts.no_chain_file = !chain_file;
+	opts.base = base;
+	opts.write_ridx = bitmap;
+	opts.write_rev_file = bitmap && env_true("GIT_TEST_MIDX_WRITE_REV");
+	opts.defer_install = bitmap;
+	ret = midx_write(c->pack_dir, c->algo, &opts, &result, &err);
+	write_warnings(&result, "");
+	if (ret)
+		die_error(&err);
+	result.bitmap_optional = base != NULL;
+	if (bitmap && result.written &&
+	    midx_write_bitmap(c->repo, c->objdir, &result, NULL, c->progress, &err))
+		die_error(&err);
 	if (result.written && opts.incremental && opts.no_chain_file) {
 		char hex[GP_MAX_HEXSZ + 1];
 		printf("%s\n", hash_to_hex_r(hex, result.checksum, gp_hash_algos[c->algo].rawsz));
@@ -304,6 +363,8 @@ int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo)
 
 	if (!strcmp(argv[0], "write"))
 		ret = cmd_write(argc, argv, &c);
+	else if (!strcmp(argv[0], "compact"))
+		ret = cmd_compact(argc, argv, &c);
 	else if (!strcmp(argv[0], "verify"))
 		ret = cmd_verify(argc, argv, &c);
 	else if (!strcmp(argv[0], "expire"))

@@ -226,6 +226,86 @@ do
 		gitpack -C s-$algo.git multi-pack-index verify
 	'
 
+	test_expect_success "compact: layers 2..4 of 5 become one, the pseudo-pack order kept ($algo)" '
+		rm -rf k-$algo &&
+		git init -q -b main --object-format=$algo k-$algo &&
+		git -C k-$algo config maintenance.auto false &&
+		for i in 1 2 3 4 5
+		do
+			add_packs k-$algo $i $i &&
+			gitpack -C k-$algo multi-pack-index write --incremental --bitmap || return 1
+		done &&
+		f=$(chain_file k-$algo) &&
+		cp $f chain.before &&
+		gitpack -C k-$algo multi-pack-index compact --incremental --bitmap \
+			$(sed -n 2p $f) $(sed -n 4p $f) &&
+		test_line_count = 3 $f &&
+		sed -n 1p chain.before >expect && sed -n 5p chain.before >>expect &&
+		{ sed -n 1p $f && sed -n 3p $f; } >actual &&
+		test_cmp expect actual &&
+		m=$(chain_dir k-$algo)/multi-pack-index-$(sed -n 2p $f).midx &&
+		midx_dump $m $algo >dump &&
+		grep "^header MIDX version=2 .* packs=3" dump &&
+		sed -n "s/^pack [0-9]* pack-\([0-9a-f]*\)\.idx/\1/p" dump >packs &&
+		test_line_count = 3 packs &&
+		gitpack -C k-$algo multi-pack-index verify &&
+		same_objects k-$algo &&
+		ls $(chain_dir k-$algo) | grep -c "\.midx\$" >count &&
+		echo 3 >expect && test_cmp expect count
+	'
+
+	test_expect_success "compact: bad endpoints and versions, as git says ($algo)" '
+		f=$(chain_file k-$algo) &&
+		test_must_fail gitpack -C k-$algo multi-pack-index compact --incremental \
+			nosuch $(sed -n 2p $f) 2>err &&
+		grep "could not find MIDX: nosuch" err &&
+		test_must_fail gitpack -C k-$algo multi-pack-index compact --incremental \
+			$(sed -n 2p $f) $(sed -n 2p $f) 2>err &&
+		grep "MIDX compaction endpoints must be unique" err &&
+		test_must_fail gitpack -C k-$algo multi-pack-index compact --incremental \
+			$(sed -n 3p $f) $(sed -n 1p $f) 2>err &&
+		grep "MIDX $(sed -n 3p $f) must be an ancestor of $(sed -n 1p $f)" err &&
+		git -C k-$algo config midx.version 1 &&
+		test_must_fail gitpack -C k-$algo multi-pack-index compact --incremental \
+			$(sed -n 1p $f) $(sed -n 2p $f) 2>err &&
+		git -C k-$algo config --unset midx.version &&
+		grep "cannot perform MIDX compaction with v1 format" err
+	'
+
+	test_expect_success GIT255 "compact: the same files as git 2.55, which reads them ($algo)" '
+		rm -rf kk-$algo kk-$algo.git kk-$algo.gp &&
+		git init -q -b main --object-format=$algo kk-$algo &&
+		git -C kk-$algo config maintenance.auto false &&
+		for c in D C A B E
+		do
+			echo $c >kk-$algo/$c &&
+			git -C kk-$algo add $c &&
+			git -C kk-$algo commit -q -m $c &&
+			git -C kk-$algo pack-objects -q --all --unpacked \
+				.git/objects/pack/pack-$c </dev/null >/dev/null &&
+			git -C kk-$algo prune-packed &&
+			"$GP_TEST_GIT255" -C kk-$algo multi-pack-index write --incremental --bitmap ||
+			return 1
+		done &&
+		cp -R kk-$algo kk-$algo.git &&
+		cp -R kk-$algo kk-$algo.gp &&
+		f=$(chain_file kk-$algo) &&
+		"$GP_TEST_GIT255" -C kk-$algo.git multi-pack-index compact --incremental --bitmap \
+			$(sed -n 2p $f) $(sed -n 4p $f) &&
+		gitpack -C kk-$algo.gp multi-pack-index compact --incremental --bitmap \
+			$(sed -n 2p $f) $(sed -n 4p $f) &&
+		(cd kk-$algo.git/.git/objects/pack && find . -type f ! -name "*.bitmap" | sort) >expect &&
+		(cd kk-$algo.gp/.git/objects/pack && find . -type f ! -name "*.bitmap" | sort) >actual &&
+		test_cmp expect actual &&
+		for x in $(cat expect)
+		do
+			test_cmp_bin kk-$algo.git/.git/objects/pack/$x kk-$algo.gp/.git/objects/pack/$x ||
+			return 1
+		done &&
+		"$GP_TEST_GIT255" -C kk-$algo.gp multi-pack-index verify &&
+		"$GP_TEST_GIT255" -C kk-$algo.gp rev-list --test-bitmap HEAD
+	'
+
 	# The corruption group: each case is a copy of a good chain of three
 	# layers (written by gitpack, with bitmaps), damaged in one place.
 	test_expect_success "corruption setup ($algo)" '
