@@ -162,6 +162,35 @@ do
 		test_must_be_empty err
 	'
 
+	test_expect_success "gitpack reads the bitmaps of every layer ($algo)" '
+		for c in c9 c5 c3 c1
+		do
+			gitpack -C $r rev-list --test-bitmap $c 2>err ||
+			return 1
+		done &&
+		git -C $r rev-list --objects --all | cut -d" " -f1 | sort >expect &&
+		gitpack -C $r rev-list --objects --all --use-bitmap-index | cut -d" " -f1 | sort >actual &&
+		test_cmp expect actual &&
+		git -C $r rev-list --objects c9 --not c3 | cut -d" " -f1 | sort >expect &&
+		gitpack -C $r rev-list --objects --use-bitmap-index c9 --not c3 | cut -d" " -f1 | sort >actual &&
+		test_cmp expect actual &&
+		git -C $r rev-list --count --objects --all >expect &&
+		gitpack -C $r rev-list --count --objects --all --use-bitmap-index >actual &&
+		test_cmp expect actual
+	'
+
+	test_expect_success "a layer without its bitmap: no MIDX bitmap, the walk answers ($algo)" '
+		rm -rf nb-$algo &&
+		cp -R $r nb-$algo &&
+		chmod -R u+w nb-$algo &&
+		rm $(chain_dir nb-$algo)/multi-pack-index-$(head -n 1 $(chain_file nb-$algo)).bitmap &&
+		test_must_fail gitpack -C nb-$algo rev-list --test-bitmap c9 2>err &&
+		git -C nb-$algo rev-list --objects c9 --not c3 | cut -d" " -f1 | sort >expect &&
+		gitpack -C nb-$algo rev-list --objects --use-bitmap-index c9 --not c3 |
+			cut -d" " -f1 | sort >actual &&
+		test_cmp expect actual
+	'
+
 	test_expect_success "expire and repack refuse a chain, as git does ($algo)" '
 		test_must_fail gitpack -C $r multi-pack-index expire 2>err &&
 		grep "cannot expire packs from an incremental multi-pack-index" err &&
@@ -178,6 +207,26 @@ do
 		done &&
 		"$GP_TEST_GIT255" -C $r rev-list --objects --all >expect &&
 		git -C $r rev-list --objects --all >actual &&
+		test_cmp expect actual
+	'
+
+	test_expect_success GIT255 "gitpack reads a chain git 2.55 wrote, bitmaps and all ($algo)" '
+		rm -rf g-$algo &&
+		git init -q -b main --object-format=$algo g-$algo &&
+		git -C g-$algo config maintenance.auto false &&
+		for i in 1 2 3
+		do
+			add_packs g-$algo $((2 * i - 1)) $((2 * i)) &&
+			"$GP_TEST_GIT255" -C g-$algo multi-pack-index write --incremental --bitmap ||
+			return 1
+		done &&
+		test_line_count = 3 $(chain_file g-$algo) &&
+		gitpack -C g-$algo multi-pack-index verify &&
+		same_objects g-$algo &&
+		gitpack -C g-$algo rev-list --test-bitmap c6 &&
+		git -C g-$algo rev-list --objects c6 --not c2 | cut -d" " -f1 | sort >expect &&
+		gitpack -C g-$algo rev-list --objects --use-bitmap-index c6 --not c2 |
+			cut -d" " -f1 | sort >actual &&
 		test_cmp expect actual
 	'
 
