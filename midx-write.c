@@ -700,8 +700,6 @@ static void remove_midx_files(const char *dir, const char *const *exts, size_t n
 		if (!skip_prefix(de->d_name, "multi-pack-index-", &rest))
 			continue;
 		hexlen = strcspn(rest, ".");
-		if (hexlen != 2 * rawsz || strspn(rest, "0123456789abcdef") != hexlen)
-			continue; /* not a name git gives */
 		for (size_t i = 0; i < nr_exts; i++) {
 			char *path;
 			if (strcmp(rest + hexlen, exts[i]))

@@ -137,9 +137,10 @@ void midx_write_result_release(struct midx_write_result *result);
 /*
  * Remove the repository's MIDX: the chain file first (then the lone
  * file), so that readers stop finding it, then the files that only
- * describe it (layers, bitmaps, .rev files). Only names git gives
- * them (multi-pack-index, multi-pack-index-<hex>.{bitmap,rev,midx},
- * multi-pack-index-chain): nothing else in the directory. For repack
+ * describe it (layers, bitmaps, .rev files). Only the names git
+ * removes (multi-pack-index, multi-pack-index-*.{bitmap,rev} and in
+ * the chain directory also *.midx, multi-pack-index-chain; not, say,
+ * a ".bitmap.bak"): nothing else in the directory. For repack
  * -d without --write-midx, once the new packs are durable and before
  * any old pack goes (pack-remove.h).
  */
