@@ -2050,6 +2050,19 @@ static void add_write_tip(struct tip_list *tl, const struct object_id *oid, bool
 	tl->tips[tl->nr++].preferred = preferred;
 }
 
+/*
+ * git reads a pack.preferBitmapTips value as a hierarchy: "refs/tags"
+ * and "refs/tags/" both mean the refs below refs/tags/, and a full ref
+ * name matches only the refs below it, not itself.
+ */
+static bool ref_in_hierarchy(const char *refname, const char *prefix)
+{
+	size_t len = strlen(prefix);
+	if (strncmp(refname, prefix, len))
+		return false;
+	return (len && prefix[len - 1] == '/') || refname[len] == '/';
+}
+
 static int add_ref_tip(const char *refname, const struct object_id *oid,
 		       const struct object_id *peeled, unsigned flags, void *data)
 {
@@ -2058,7 +2071,7 @@ static int add_ref_tip(const char *refname, const struct object_id *oid,
 	for (size_t i = 0; i < tl->config->nr && !preferred; i++) {
 		const struct config_entry *e = &tl->config->items[i];
 		if (!strcasecmp(e->key, "pack.preferbitmaptips") && e->value)
-			preferred = starts_with(refname, e->value);
+			preferred = ref_in_hierarchy(refname, e->value);
 	}
 	add_write_tip(tl, oid, preferred);
 	return 0;
