@@ -69,8 +69,9 @@ struct bitmap_write_tip {
 
 /*
  * The tips git chooses bitmapped commits from: every ref under refs/,
- * marked preferred when its name starts with a pack.preferBitmapTips
- * value, and HEAD's value, always preferred. *tips is allocated (caller frees) and *nr set. Errors: those
+ * marked preferred when it is below a pack.preferBitmapTips hierarchy
+ * (as git: "refs/tags" and "refs/tags/" mean the refs under refs/tags/),
+ * and HEAD's value, always preferred. *tips is allocated (caller frees) and *nr set. Errors: those
  * of refs_for_each().
  */
 int bitmap_tips_from_refs(struct repository *repo, struct bitmap_write_tip **tips,
