@@ -110,7 +110,11 @@ struct bitmap_index;
 /*
  * Open the repository's bitmap, as git chooses it: the MIDX's
  * (multi-pack-index-<checksum>.bitmap) when there is one, otherwise the
- * first pack's with a .bitmap beside it.
+ * first pack's with a .bitmap beside it. For an incremental MIDX chain,
+ * the bitmaps of every layer (each in multi-pack-index.d, covering its
+ * own objects' types and name hashes and its own commits; none at all
+ * when one layer has none), opened as one: the queries below answer
+ * for the whole chain.
  *
  * At open the whole file is checked: its trailing checksum, the header,
  * that it belongs to the pack or MIDX as it is now (a stale bitmap is
