@@ -580,6 +580,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			die_error(&err);
 		if (oidset_size(&shallow))
 			rev_walk_set_shallow(walk, &shallow);
+		if (shallow_opt)
+			rev_walk_set_edge_aggressive(walk);
 		rev_walk_set_missing(walk, missing, NULL, NULL);
 		if (walk_filter.active)
 			rev_walk_set_filter(walk, &walk_filter);
