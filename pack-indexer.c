@@ -1121,6 +1121,7 @@ int pack_spool(int in_fd, int out_fd, const struct pack_spool_opts *opts,
 			if (done)
 				break;
 		}
+		progress_set_bytes(sp.progress, sp.consumed);
 		progress_update(sp.progress, (uint64_t)n + 1);
 	}
 	ret = spool_fill(&sp, rawsz, err);

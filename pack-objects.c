@@ -95,6 +95,9 @@ struct pack_objects {
 	struct packed_git *reuse_pack;
 	uint32_t reuse_nr;
 	uint64_t reuse_end;
+	/* "Enumerating objects": from the walk until prepare(), preferred bases counted too */
+	struct progress *enum_progress;
+	uint64_t enumerated;
 	/* thin pack from bitmaps: what the receiver has (borrowed) */
 	const struct bitmap_result *haves;
 	bool prepared;
@@ -174,6 +177,7 @@ void pack_objects_free(struct pack_objects *po)
 		return;
 	for (uint32_t n = 0; n < po->nr; n++)
 		free(po->entries[n].delta_z);
+	progress_stop(&po->enum_progress);
 	free(po->entries);
 	free(po->slots);
 	pthread_mutex_destroy(&po->odb_lock);
@@ -264,6 +268,7 @@ void pack_objects_add_base(struct pack_objects *po, const struct object_id *oid,
 	pack_objects_add_hashed(po, oid, type, name_hash);
 	po->entries[po->nr - 1].external = true;
 	po->nr_external++;
+	progress_update(po->enum_progress, ++po->enumerated);
 }
 
 void pack_objects_stats(const struct pack_objects *po, struct pack_objects_stats *out)
@@ -335,15 +340,13 @@ bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_fi
 struct walk_add {
 	struct pack_objects *po;
 	const struct pack_objects_filter *filter;
-	struct progress *progress;
-	uint64_t seen;
 };
 
 static int add_walked(const struct object_id *oid, enum object_type type,
 		      const char *path, void *data)
 {
 	struct walk_add *wa = data;
-	progress_update(wa->progress, ++wa->seen);
+	progress_update(wa->po->enum_progress, ++wa->po->enumerated);
 	if (pack_objects_filtered(wa->po, wa->filter, oid))
 		return 0;
 	/* A tag's path is its own name, which says nothing of its content. */
@@ -354,12 +357,10 @@ static int add_walked(const struct object_id *oid, enum object_type type,
 int pack_objects_add_walk(struct pack_objects *po, struct rev_walk *walk,
 			  const struct pack_objects_filter *f, struct gp_error *err)
 {
-	struct walk_add wa = { po, f, NULL, 0 };
-	int ret;
-	wa.progress = progress_start("Enumerating objects", 0, po->opts.progress);
-	ret = rev_walk_run(walk, REV_OBJECTS, add_walked, &wa, err);
-	progress_stop(&wa.progress);
-	return ret;
+	struct walk_add wa = { po, f };
+	if (!po->enum_progress)
+		po->enum_progress = progress_start("Enumerating objects", 0, po->opts.progress);
+	return rev_walk_run(walk, REV_OBJECTS, add_walked, &wa, err);
 }
 
 static struct packed_git *pack_named(struct pack_objects *po, const char *name)
@@ -1015,6 +1016,7 @@ static int prepare(struct pack_objects *po, struct gp_error *err)
 	int ret = 0;
 	if (po->prepared)
 		return 0;
+	progress_stop(&po->enum_progress);
 	/* What the walk read (trees, commits) is not read again. */
 	drop_source_pages(po);
 	progress = progress_start("Counting objects", po->nr - po->reuse_nr,
@@ -1289,6 +1291,7 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 	e->written = true;
 	e->part = w->part;
 	w->order[w->nr_written++] = n;
+	progress_set_bytes(w->progress, hashfile_total(w->f));
 	progress_update(w->progress, w->nr_written);
 	return 0;
 }
@@ -1494,7 +1497,9 @@ static int add_edge_bases(const struct object_id *root, void *data)
 	size_t nr = 0, alloc = 0;
 	int ret = 0;
 
-	pack_objects_add_base(po, root, OBJ_TREE, 0);
+	/* As git: a base only where a packed object of the same name may use it. */
+	if (hash_packed(tc, 0))
+		pack_objects_add_base(po, root, OBJ_TREE, 0);
 	ALLOC_GROW(stack, nr + 1, alloc);
 	stack[nr].oid = *root;
 	stack[nr++].path = xstrdup("");

@@ -14,7 +14,27 @@ struct progress {
 	uint64_t last_ns;
 	int last_percent;
 	pthread_mutex_t lock;
+	/* throughput, when the caller reports bytes (progress_set_bytes()) */
+	bool has_bytes;
+	uint64_t bytes;         /* updated atomically */
+	uint64_t start_ns;
 };
+
+/* A size as git prints it: "123 bytes", "1.50 KiB", "12.00 MiB", "1.25 GiB". */
+static void human_size(char *buf, size_t len, uint64_t n)
+{
+	if (n >= (uint64_t)1 << 30)
+		snprintf(buf, len, "%" PRIu64 ".%2.2" PRIu64 " GiB", n >> 30,
+			 ((n & ((1u << 30) - 1)) * 100) >> 30);
+	else if (n >= 1 << 20)
+		snprintf(buf, len, "%" PRIu64 ".%2.2" PRIu64 " MiB", n >> 20,
+			 ((n & ((1u << 20) - 1)) * 100) >> 20);
+	else if (n >= 1 << 10)
+		snprintf(buf, len, "%" PRIu64 ".%2.2" PRIu64 " KiB", n >> 10,
+			 ((n & ((1u << 10) - 1)) * 100) >> 10);
+	else
+		snprintf(buf, len, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
+}
 
 static uint64_t now_ns(void)
 {
@@ -30,6 +50,7 @@ struct progress *progress_start(const char *title, uint64_t total, bool enabled)
 		return NULL;
 	p = xcalloc(1, sizeof(*p));
 	p->title = title;
+	p->start_ns = now_ns();
 	trace2_region_enter("progress", title);
 	p->total = total;
 	p->last_percent = -1;
@@ -39,15 +60,33 @@ struct progress *progress_start(const char *title, uint64_t total, bool enabled)
 
 static void display(struct progress *p, uint64_t done, const char *end)
 {
+	char rate[80] = "";
+	if (p->has_bytes) {
+		uint64_t bytes = __atomic_load_n(&p->bytes, __ATOMIC_RELAXED);
+		uint64_t ns = now_ns() - p->start_ns;
+		char total[32], per_sec[32];
+		human_size(total, sizeof(total), bytes);
+		human_size(per_sec, sizeof(per_sec),
+			   ns ? (uint64_t)((double)bytes * 1e9 / (double)ns) : 0);
+		snprintf(rate, sizeof(rate), ", %s | %s/s", total, per_sec);
+	}
 	if (p->total) {
 		int percent = (int)(done * 100 / p->total);
-		fprintf(stderr, "%s: %3d%% (%" PRIu64 "/%" PRIu64 ")%s", p->title,
-			percent, done, p->total, end);
+		fprintf(stderr, "%s: %3d%% (%" PRIu64 "/%" PRIu64 ")%s%s", p->title,
+			percent, done, p->total, rate, end);
 		p->last_percent = percent;
 	} else {
-		fprintf(stderr, "%s: %" PRIu64 "%s", p->title, done, end);
+		fprintf(stderr, "%s: %" PRIu64 "%s%s", p->title, done, rate, end);
 	}
 	fflush(stderr);
+}
+
+void progress_set_bytes(struct progress *p, uint64_t bytes)
+{
+	if (!p)
+		return;
+	p->has_bytes = true;
+	__atomic_store_n(&p->bytes, bytes, __ATOMIC_RELAXED);
 }
 
 static void maybe_display(struct progress *p, uint64_t done)

@@ -16,6 +16,11 @@ struct progress;
 /* NULL when !enabled. total 0 means unknown (no percentage). */
 struct progress *progress_start(const char *title, uint64_t total, bool enabled);
 void progress_update(struct progress *p, uint64_t done);
+/*
+ * The bytes moved so far: the meter then shows them and the rate as git
+ * does (", 1.20 MiB | 3.40 MiB/s").
+ */
+void progress_set_bytes(struct progress *p, uint64_t bytes);
 /* Thread-safe increment. */
 void progress_add(struct progress *p, uint64_t delta);
 /* Print the final line and free. Accepts NULL. */

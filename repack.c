@@ -14,6 +14,9 @@
 #include "pack-objects.h"
 #include "packfile.h"
 #include "reachable.h"
+#include "shallow.h"
+#include "oidset.h"
+#include "hashfile.h"
 #include "refs.h"
 #include "repository.h"
 #include "revision.h"
@@ -39,6 +42,7 @@ struct repack {
 	size_t nr_packs;
 	struct pack_objects *po;   /* freed once the new packs are written */
 	struct pack_objects *po_promisor; /* geometric: promisor packs rolled up */
+	struct oidset shallow;     /* the shallow file's commits */
 	struct pack_objects_opts po_opts;
 	struct packed_git **new_packs; /* their indexes, for what they hold */
 	size_t nr_new_packs;
@@ -274,6 +278,14 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	filter.keep_packs = keep;
 	filter.nr_keep_packs = nr_keep;
 	rev_walk_new(&rt.walk, r->odb, r->repo->hash_algo);
+	/* A shallow repository's boundary commits have no parents to walk. */
+	if (shallow_read(r->repo, &r->shallow, err)) {
+		rev_walk_free(rt.walk);
+		free(keep);
+		return GP_ECORRUPT;
+	}
+	if (oidset_size(&r->shallow))
+		rev_walk_set_shallow(rt.walk, &r->shallow);
 	/*
 	 * A partial clone lacks what its promisor packs point at: the walk
 	 * goes around it, as git's repack does (--missing=allow-promisor).
@@ -581,11 +593,61 @@ static void prune_packed(struct repack *r, struct repack_result *result)
 	result->nr_loose_pruned = pl.pruned;
 }
 
+/*
+ * After -d, the shallow file names only commits still here, as git's
+ * repack leaves it: a boundary commit that went away with its branch
+ * would otherwise stay listed forever.
+ */
+static int cmp_oid(const void *a, const void *b)
+{
+	return oidcmp(a, b);
+}
+
+static void prune_shallow(struct repack *r)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct strbuf kept = STRBUF_INIT;
+	char *path = repo_shallow_path(r->repo);
+	const struct object_id *oid;
+	size_t pos = 0, nr_kept = 0;
+
+	if (!path)
+		return;
+	odb_reprepare(r->odb);
+	struct object_id *list = xcalloc(oidset_size(&r->shallow) + 1, sizeof(*list));
+	/* The odb still holds the packs just deleted: ask what stays. */
+	while ((oid = oidset_next(&r->shallow, &pos)))
+		if (in_new_pack(r, oid) || in_staying_pack(r, oid) ||
+		    loose_has(odb_objdir(r->odb), oid))
+			list[nr_kept++] = *oid;
+	/* In name order, as git writes it. */
+	qsort(list, nr_kept, sizeof(*list), cmp_oid);
+	for (size_t i = 0; i < nr_kept; i++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		strbuf_addf(&kept, "%s\n", oid_to_hex_r(hex, &list[i]));
+	}
+	free(list);
+	if (nr_kept == oidset_size(&r->shallow)) {
+		/* unchanged */
+	} else if (!nr_kept) {
+		unlink(path);
+	} else {
+		struct hashfile *f;
+		if (!hashfile_create(&f, path, r->repo->hash_algo, &err)) {
+			hashfile_write(f, kept.buf, kept.len);
+			hashfile_commit(f, NULL, HASHFILE_NO_TRAILER, &err);
+		}
+	}
+	gp_error_clear(&err);
+	strbuf_release(&kept);
+	free(path);
+}
+
 int repack_run(struct repository *repo, const struct repack_opts *opts,
 	       struct repack_result *result, struct gp_error *err)
 {
 	struct pack_objects_opts po_opts = PACK_OBJECTS_OPTS_INIT;
-	struct repack r = { .repo = repo, .opts = opts };
+	struct repack r = { .repo = repo, .opts = opts, .shallow = OIDSET_INIT };
 	struct pack_objects_names *written = &result->new_packs;
 	char *base = NULL;
 	int ret;
@@ -728,7 +790,10 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		result->nr_deleted++;
 	}
 	prune_packed(&r, result);
+	if (oidset_size(&r.shallow))
+		prune_shallow(&r);
 out:
+	oidset_release(&r.shallow);
 	pack_objects_free(r.po);
 	pack_objects_free(r.po_promisor);
 	for (size_t k = 0; k < r.nr_new_packs; k++)

@@ -385,8 +385,9 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	int progress = -1, reuse_delta = 1, reuse_object = 1, delta_base_offset = 0;
 	int non_empty = 0, write_rev = 1, ignored = 0, thin = 0, include_tag = 0;
 	int shallow_opt = 0, use_bitmap_index = -1, all_progress = 0, reflog = 0, indexed_objects = 0;
+	int all_progress_implied = 0;
 	int cruft = 0, keep_unreachable = 0, pack_loose_unreachable = 0;
-	int exclude_promisor = 0, name_hash_version = -2, path_walk = 0;
+	int exclude_promisor = 0, name_hash_version = -2, path_walk = -1;
 	struct unpacked_opt unpacked_packs = { 0 };
 	struct expiry_opt cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	enum rev_missing missing = REV_MISSING_ERROR;
@@ -426,7 +427,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT__QUIET(&quiet, "no progress meters"),
 		OPT_BOOL(0, "progress", &progress, "progress meters on stderr"),
 		OPT_BOOL(0, "all-progress", &all_progress, "show the writing meter with --stdout too"),
-		OPT_BOOL(0, "all-progress-implied", &ignored, "(accepted)"),
+		OPT_BOOL(0, "all-progress-implied", &all_progress_implied,
+			 "--all-progress whenever progress is shown"),
 		OPT_BOOL(0, "thin", &thin, "make a thin pack: deltas against objects the receiver has"),
 		OPT_BOOL(0, "include-tag", &include_tag, "include annotated tags of packed objects"),
 		OPT_BOOL(0, "shallow", &shallow_opt, "the receiver is a shallow repository"),
@@ -475,6 +477,13 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		name_hash_version = 1;
 	}
 	opts.name_hash_version = name_hash_version;
+	if (path_walk < 0) {
+		const char *env = getenv("GIT_TEST_PACK_PATH_WALK");
+		bool b;
+		path_walk = env && config_parse_bool(env, &b) ? b
+			: config_bool_default(repo, "pack.usepathwalk", false);
+	}
+	opts.by_path = path_walk;
 	if (object_filter.kind != OBJECT_FILTER_NONE &&
 	    rev_filter_from_object_filter(&walk_filter, &object_filter, &err))
 		die_error(&err);
@@ -492,7 +501,6 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		}
 		gp_error_clear(&err);
 	}
-	opts.by_path = path_walk;
 	if (cruft) {
 		if (revs || all)
 			die("cannot use internal rev list with --cruft");
@@ -528,7 +536,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
 	if (thin && !revs)
 		thin = 0;   /* as git: thin packs come from a walk */
-	opts.no_write_progress = to_stdout && !all_progress;
+	opts.no_write_progress = to_stdout && !all_progress && !all_progress_implied;
 	filter.unpacked = unpacked || incremental;
 	filter.local = local;
 	filter.honor_pack_keep = honor_pack_keep;
@@ -585,8 +593,12 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		rev_walk_set_missing(walk, missing, NULL, NULL);
 		if (walk_filter.active)
 			rev_walk_set_filter(walk, &walk_filter);
+		if (path_walk)
+			trace2_region_enter("pack-objects", "path-walk");
 		if (pack_objects_add_walk(po, walk, &filter, &err))
 			die_error(&err);
+		if (path_walk)
+			trace2_region_leave("pack-objects", "path-walk");
 		if (thin && pack_objects_add_thin_bases(po, walk, &err))
 			die_error(&err);
 		rev_walk_free(walk);
