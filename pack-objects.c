@@ -301,8 +301,21 @@ bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_fi
 		uint64_t ofs;
 		const char *dir;
 		if (odb_locate(po->odb, oid, &p, &ofs, &dir)) {
-			if (f->unpacked && p)
+			if (f->unpacked && p && !f->nr_unpacked_packs)
 				return true;
+			if (f->unpacked && p) {
+				/* packed only in packs named --unpacked=: still "unpacked" */
+				for (size_t i = 0; i < odb_nr_packs(po->odb); i++) {
+					struct packed_git *q = odb_pack(po->odb, i);
+					const char *name = base_name(q->pack_path);
+					uint32_t idx_pos;
+					bool listed = false;
+					for (size_t k = 0; k < f->nr_unpacked_packs && !listed; k++)
+						listed = !strcmp(name, f->unpacked_packs[k]);
+					if (!listed && pack_find_oid(q, oid, &idx_pos))
+						return true;
+				}
+			}
 			if (f->local && !p && strcmp(dir, odb_objdir(po->odb)))
 				return true;
 		}

@@ -131,6 +131,9 @@ struct pack_objects_filter {
 	const char *const *keep_packs; /* --keep-pack: pack names ("pack-X.pack") */
 	size_t nr_keep_packs;
 	bool exclude_promisor;  /* --exclude-promisor-objects: objects of .promisor packs */
+	/* --unpacked=<pack>: packs whose objects count as unpacked ("pack-X.pack") */
+	const char *const *unpacked_packs;
+	size_t nr_unpacked_packs;
 };
 
 bool pack_objects_filtered(struct pack_objects *po, const struct pack_objects_filter *f,

@@ -286,6 +286,8 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	}
 	if (oidset_size(&r->shallow))
 		rev_walk_set_shallow(rt.walk, &r->shallow);
+	if (r->opts->filter && !only_loose)
+		rev_walk_set_filter(rt.walk, r->opts->filter);
 	/*
 	 * A partial clone lacks what its promisor packs point at: the walk
 	 * goes around it, as git's repack does (--missing=allow-promisor).
@@ -439,6 +441,52 @@ static int write_cruft_pack(struct repack *r, const char *base, struct repack_re
 	}
 	pack_objects_names_release(&names);
 	free(discard);
+	return ret;
+}
+
+/*
+ * --filter: the objects of the packs being replaced (and of .keep packs,
+ * when their objects were packed too) and the loose ones that the new
+ * pack does not hold: what the filter left out, and anything
+ * unreachable, as git's repack gathers them.
+ */
+static int write_filtered_pack(struct repack *r, struct repack_result *result,
+			       struct gp_error *err)
+{
+	struct pack_objects *po;
+	struct pack_objects_names names = { 0 };
+	struct packed_git **include = xcalloc(r->nr_packs + 1, sizeof(*include));
+	size_t nr_include = 0;
+	char *base = r->opts->filter_to ? xstrdup(r->opts->filter_to)
+					: xstrfmt("%s/pack", r->pack_dir);
+	bool here = !r->opts->filter_to;
+	int ret;
+
+	for (size_t i = 0; i < r->nr_packs; i++)
+		if (r->packs[i].replaced ||
+		    (r->packs[i].pack->is_keep && pack_kept_objects(r->opts)))
+			include[nr_include++] = r->packs[i].pack;
+	odb_reprepare(r->odb);
+	pack_objects_new(&po, r->odb, &r->po_opts);
+	ret = pack_objects_add_pack_list(po, include, nr_include, r->new_packs,
+					 r->nr_new_packs, err);
+	if (!ret)
+		ret = pack_objects_add_loose_unpacked(po, err);
+	if (!ret && pack_objects_nr(po))
+		ret = pack_objects_write_files(po, base, !r->opts->no_rev_index, &names, err);
+	pack_objects_free(po);
+	for (size_t k = 0; !ret && here && k < names.nr; k++) {
+		ret = add_new_pack(r, base, names.hex[k], err);
+		if (!ret) {
+			ALLOC_GROW(result->new_packs.hex, result->new_packs.nr + 1,
+				   result->new_packs.alloc);
+			memcpy(result->new_packs.hex[result->new_packs.nr++], names.hex[k],
+			       sizeof(names.hex[k]));
+		}
+	}
+	pack_objects_names_release(&names);
+	free(include);
+	free(base);
 	return ret;
 }
 
@@ -735,6 +783,11 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			unlink(bitmap);
 			free(bitmap);
 		}
+	}
+	if (opts->filter && opts->all && !opts->geometric) {
+		ret = write_filtered_pack(&r, result, err);
+		if (ret)
+			goto out;
 	}
 	if (r.po_promisor && pack_objects_nr(r.po_promisor)) {
 		ret = write_promisor_pack(&r, result, err);

@@ -36,6 +36,7 @@
 
 struct gp_error;
 struct repository;
+struct rev_filter;
 
 struct repack_opts {
 	bool all;               /* -a */
@@ -72,6 +73,13 @@ struct repack_opts {
 	bool keep_unreachable;
 	/* -A: only objects of packs not older than this are loosened (0: all) */
 	int64_t unpack_unreachable;
+	/*
+	 * --filter: what the filter leaves out of the new pack goes into
+	 * a pack of its own, written with the prefix filter_to (a path
+	 * such as "../other.git/objects/pack/pack") or beside the new one.
+	 */
+	const struct rev_filter *filter;
+	const char *filter_to;
 	/* repack.cruftWindow and friends: the cruft pack's delta search */
 	int cruft_window, cruft_depth, cruft_threads;
 };

@@ -462,7 +462,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	argc = parse_options(argc, argv, options, pack_objects_usage);
 	if (to_stdout ? argc != 0 : argc != 1)
 		usage_with_options(pack_objects_usage, options);
-	unpacked = unpacked_packs.set;
+	unpacked = unpacked_packs.set || incremental;
 	if (name_hash_version == -2) {
 		/* Git's test suite picks the default through the environment. */
 		const char *env = getenv("GIT_TEST_NAME_HASH_VERSION");
@@ -537,7 +537,9 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	if (thin && !revs)
 		thin = 0;   /* as git: thin packs come from a walk */
 	opts.no_write_progress = to_stdout && !all_progress && !all_progress_implied;
-	filter.unpacked = unpacked || incremental;
+	filter.unpacked = unpacked;
+	filter.unpacked_packs = unpacked_packs.packs.items;
+	filter.nr_unpacked_packs = unpacked_packs.packs.nr;
 	filter.local = local;
 	filter.honor_pack_keep = honor_pack_keep;
 	filter.keep_packs = keep.items;

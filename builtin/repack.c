@@ -6,6 +6,8 @@
 #include "../config.h"
 #include "../date.h"
 #include "../error.h"
+#include "../object-filter.h"
+#include "../revision.h"
 #include "../parse-options.h"
 #include "../repack.h"
 #include "../repository.h"
@@ -58,6 +60,19 @@ static int parse_size(const struct option *opt, const char *arg, int unset)
 	if (*end)
 		return error("invalid size '%s'", arg);
 	*out = (uint64_t)v;
+	return 0;
+}
+
+static int parse_filter(const struct option *opt, const char *arg, int unset)
+{
+	struct object_filter *f = opt->value;
+	struct gp_error err = GP_ERROR_INIT;
+	if (unset) {
+		object_filter_release(f);
+		return 0;
+	}
+	if (object_filter_add(f, arg, &err))
+		die_error(&err);
 	return 0;
 }
 
@@ -115,7 +130,9 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	int cruft = 0, keep_unreachable = 0, name_hash_version = 1, path_walk = 0;
 	struct repack_expiry cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	uint64_t max_cruft_size = 0, combine_cruft_below_size = 0, window_memory = 0;
-	const char *expire_to = NULL, *filter = NULL, *filter_to = NULL;
+	const char *expire_to = NULL, *filter_to = NULL;
+	struct object_filter filter = OBJECT_FILTER_INIT;
+	struct rev_filter walk_filter = REV_FILTER_INIT;
 	unsigned long max_pack_size = 0;
 	struct option options[] = {
 		OPT_BOOL('a', NULL, &all, "pack everything in a single pack"),
@@ -155,7 +172,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		OPT_INTEGER(0, "name-hash-version", &name_hash_version, "the name hash function (1 or 2)"),
 		OPT_BOOL(0, "path-walk", &path_walk, "(accepted)"),
 		OPT_CALLBACK(0, "window-memory", &window_memory, "bytes", "(accepted)", parse_size),
-		OPT_STRING(0, "filter", &filter, "args", "object filtering"),
+		OPT_CALLBACK(0, "filter", &filter, "args", "object filtering", parse_filter),
 		OPT_STRING(0, "filter-to", &filter_to, "dir", "pack prefix to store a pack containing filtered out objects"),
 		OPT_END(),
 	};
@@ -174,8 +191,14 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		all_loosen = 1;
 	if (geometric && (all || all_loosen))
 		die("options '--geometric' and '-A/-a' cannot be used together");
-	if (filter || filter_to)
-		die("--filter is not supported yet");
+	if (filter_to && filter.kind == OBJECT_FILTER_NONE)
+		die("option '%s' can only be used along with '%s'", "--filter-to", "--filter");
+	if (filter.kind != OBJECT_FILTER_NONE) {
+		if (rev_filter_from_object_filter(&walk_filter, &filter, &err))
+			die_error(&err);
+		opts.filter = &walk_filter;
+		opts.filter_to = filter_to;
+	}
 	if (expire_to && !cruft)
 		die("--expire-to is only useful with --cruft");
 	if (cruft_expiration.set && !cruft)
@@ -239,6 +262,10 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	opts.nr_keep_packs = keep.nr;
 	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
 
+	if (opts.write_bitmap && opts.filter && opts.bitmap_quiet)
+		opts.write_bitmap = false;
+	if (opts.write_bitmap && opts.filter)
+		die("options '%s' and '%s' cannot be used together", "--filter", "--write-bitmap-index");
 	if (opts.write_bitmap)
 		warn_bitmap_config(repo);
 	if (repack_run(repo, &opts, &result, &err))
@@ -254,6 +281,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	if (!quiet && !result.new_packs.nr)
 		printf("Nothing new to pack.\n");
 	repack_result_release(&result);
+	object_filter_release(&filter);
 	free(keep.items);
 	return 0;
 }
