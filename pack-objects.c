@@ -15,6 +15,8 @@
 #include "hash.h"
 #include "hashfile.h"
 #include "loose.h"
+#include "midx.h"
+#include "ewah/ewah.h"
 #include "odb.h"
 #include "pack-bitmap.h"
 #include "pack-write.h"
@@ -88,13 +90,18 @@ struct pack_objects {
 	pthread_mutex_t odb_lock; /* odb reads from the search threads */
 	bool cruft;             /* write a .mtimes with each pack */
 	/*
-	 * Verbatim reuse: the first reuse_nr objects of reuse_pack, in
-	 * pack order, are all sent and are copied as one block, bytes
-	 * [PACK_HEADER_SIZE, reuse_end) of it, to the same offsets.
+	 * Verbatim reuse: entries copied from stored packs as they are
+	 * (an offset delta's distance rewritten when gaps moved it),
+	 * written first, pack by pack, in pack order.
 	 */
-	struct packed_git *reuse_pack;
-	uint32_t reuse_nr;
-	uint64_t reuse_end;
+	struct reused_entry {
+		uint32_t entry;        /* in entries */
+		uint32_t base;         /* entry of an offset delta's base, else NO_ENTRY */
+		uint64_t end;          /* end of the stored entry */
+		uint32_t type_len;     /* type-and-size bytes before the base reference */
+		uint32_t ref_len;      /* bytes of the stored base reference */
+	} *reuse;
+	uint32_t reuse_nr, reuse_alloc, reuse_packs;
 	/* "Enumerating objects": from the walk until prepare(), preferred bases counted too */
 	struct progress *enum_progress;
 	uint64_t enumerated;
@@ -180,6 +187,7 @@ void pack_objects_free(struct pack_objects *po)
 	progress_stop(&po->enum_progress);
 	free(po->entries);
 	free(po->slots);
+	free(po->reuse);
 	pthread_mutex_destroy(&po->odb_lock);
 	free(po);
 }
@@ -1318,26 +1326,61 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 static int write_verbatim_block(struct writer *w, struct gp_error *err)
 {
 	struct pack_objects *po = w->po;
-	struct packed_git *p = po->reuse_pack;
-	uint64_t from = PACK_HEADER_SIZE;
+	struct strbuf buf = STRBUF_INIT;
+	/* A run of entries that keep their distances is copied in one go. */
+	const unsigned char *run = NULL;
+	size_t run_len = 0;
 
-	while (from < po->reuse_end) {
-		size_t chunk = (size_t)MIN((uint64_t)8 << 20, po->reuse_end - from);
-		hashfile_write(w->f, p->pack_map + from, chunk);
-		pack_drop_range(p, from, from + chunk);
-		from += chunk;
-	}
-	for (uint32_t n = 0; n < po->nr; n++) {
-		struct po_entry *e = &po->entries[n];
-		if (e->how != WRITE_VERBATIM)
-			continue;
-		e->out_ofs = e->ofs;
+	for (uint32_t k = 0; k < po->reuse_nr; k++) {
+		struct reused_entry *r = &po->reuse[k];
+		struct po_entry *e = &po->entries[r->entry];
+		const unsigned char *src = e->pack->pack_map + e->ofs;
+		size_t len = (size_t)(r->end - e->ofs);
+		uint64_t out_ofs = hashfile_total(w->f) + run_len;
+		bool same = r->base == NO_ENTRY ||
+			out_ofs - po->entries[r->base].out_ofs == e->ofs - po->entries[r->base].ofs;
+
+		e->out_ofs = out_ofs;
+		if (same && run && run + run_len == src) {
+			run_len += len;
+		} else {
+			if (run)
+				hashfile_write(w->f, run, run_len);
+			run = NULL;
+			run_len = 0;
+			e->out_ofs = hashfile_total(w->f);
+			if (same) {
+				run = src;
+				run_len = len;
+			} else {
+				unsigned char head[16];
+				size_t head_len;
+				strbuf_reset(&buf);
+				strbuf_add(&buf, src, r->type_len);
+				head_len = pack_encode_ofs_distance(head, e->out_ofs -
+								    po->entries[r->base].out_ofs);
+				strbuf_add(&buf, head, head_len);
+				strbuf_add(&buf, src + r->type_len + r->ref_len,
+					   len - r->type_len - r->ref_len);
+				hashfile_write(w->f, buf.buf, buf.len);
+				e->crc = gp_crc32(0, buf.buf, buf.len);
+			}
+		}
 		e->written = true;
 		e->part = w->part;
-		w->order[w->nr_written++] = n;
+		w->order[w->nr_written++] = r->entry;
+		if (run_len >= ((size_t)8 << 20)) {
+			hashfile_write(w->f, run, run_len);
+			run = NULL;
+			run_len = 0;
+		}
 	}
+	if (run)
+		hashfile_write(w->f, run, run_len);
+	strbuf_release(&buf);
 	po->stats.pack_reused = po->reuse_nr;
-	po->stats.pack_reused_packs = 1;
+	po->stats.pack_reused_packs = po->reuse_packs;
+	progress_set_bytes(w->progress, hashfile_total(w->f));
 	progress_update(w->progress, w->nr_written);
 	return 0;
 }
@@ -1903,79 +1946,178 @@ static int add_bitmapped(uint32_t bit_pos, const struct object_id *oid, enum obj
 }
 
 /*
- * The longest run of the bitmapped pack's first objects (its own pack
- * order, which a MIDX's pseudo-pack order starts with for its preferred
- * pack) that are all sent and can be copied as they are: offset deltas
- * only (their bases lie before them, in the run), and every entry's
- * CRC-32 matching the .idx, so that no damage is passed on.
+ * Git's partial pack reuse, over the packs of reuse[] (each with its run
+ * of bit positions): every object whose bit is set is copied as stored,
+ * unless it is a delta whose base is not copied too (a delta against
+ * an object of another pack, or one not sent, is found again by the
+ * usual way). Entries whose stored CRC-32 does not match the .idx are
+ * not copied: no damage is passed on.
  */
-static uint32_t reusable_prefix(struct pack_objects *po, const struct bitmap_order *order,
-				const struct bitmap_result *res, struct packed_git **out)
+struct reuse_range {
+	struct packed_git *pack;
+	uint32_t bit_start, bit_nr;
+};
+
+static int reuse_from_pack(struct pack_objects *po, const struct bitmap_order *order,
+			   const struct bitmap_result *res, const struct reuse_range *rr,
+			   struct bitmap *reused)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	struct packed_git *p;
-	uint64_t ofs;
-	uint32_t k = 0;
+	struct packed_git *p = rr->pack;
+	uint32_t before = po->reuse_nr;
 
-	if (!bitmap_order_nr(order) || !bitmap_result_has_bit(res, 0))
-		return 0;
-	bitmap_order_locate(order, 0, &p, &ofs);
-	if (!p || pack_open_pack(p, &err) || pack_load_revindex(p, &err) || p->idx_version < 2) {
+	if (pack_open_pack(p, &err) || pack_load_revindex(p, &err) || p->idx_version < 2) {
 		gp_error_clear(&err);
 		return 0;
 	}
-	while (k < p->nr_objects && k < bitmap_order_nr(order) && bitmap_result_has_bit(res, k)) {
+	for (uint32_t bit = rr->bit_start; bit < rr->bit_start + rr->bit_nr; bit++) {
 		struct packed_git *q;
 		struct pack_entry_header hdr;
-		uint64_t at, end;
-		bitmap_order_locate(order, k, &q, &at);
-		if (q != p || at != pack_pos_to_offset(p, k))
-			break;
-		end = pack_pos_to_end(p, k);
-		if (pack_parse_entry_header(p->pack_map + at, (size_t)(end - at), at, po->algo, &hdr,
-					    &err) || hdr.type == OBJ_REF_DELTA ||
-		    gp_crc32(0, p->pack_map + at, (size_t)(end - at)) !=
-		    pack_nth_crc(p, pack_pos_to_idx(p, k)))
-			break;
-		k++;
+		uint64_t ofs, end;
+		uint32_t pack_pos, idx_pos, n, base = NO_ENTRY;
+		struct reused_entry *r;
+
+		if (!bitmap_result_has_bit(res, bit))
+			continue;
+		bitmap_order_locate(order, bit, &q, &ofs);
+		if (q != p || !pack_offset_to_pos(p, ofs, &pack_pos))
+			continue;
+		end = pack_pos_to_end(p, pack_pos);
+		idx_pos = pack_pos_to_idx(p, pack_pos);
+		if (pack_parse_entry_header(p->pack_map + ofs, (size_t)(end - ofs), ofs, po->algo,
+					    &hdr, &err) ||
+		    gp_crc32(0, p->pack_map + ofs, (size_t)(end - ofs)) != pack_nth_crc(p, idx_pos)) {
+			gp_error_clear(&err);
+			continue;
+		}
+		if (hdr.type == OBJ_OFS_DELTA || hdr.type == OBJ_REF_DELTA) {
+			/* Its base must be copied from this very pack, earlier. */
+			struct object_id base_oid;
+			uint32_t base_pos, base_bit;
+			uint64_t base_ofs;
+			if (hdr.type == OBJ_REF_DELTA) {
+				uint32_t base_idx;
+				if (!pack_find_oid(p, &hdr.base_oid, &base_idx))
+					continue;
+				base_ofs = pack_nth_offset(p, base_idx);
+				base_oid = hdr.base_oid;
+			} else {
+				base_ofs = hdr.base_ofs;
+				if (!pack_offset_to_pos(p, base_ofs, &base_pos))
+					continue;
+				pack_nth_oid(p, pack_pos_to_idx(p, base_pos), &base_oid);
+			}
+			if (!bitmap_order_find(order, &base_oid, &base_bit) ||
+			    !bitmap_get(reused, base_bit))
+				continue;
+			bitmap_order_locate(order, base_bit, &q, &base_ofs);
+			if (q != p || base_ofs >= ofs)
+				continue;
+			base = find_entry(po, &base_oid);
+			if (base == NO_ENTRY)
+				continue;
+			/* A REF_DELTA keeps its reference: its base comes along anyway. */
+			if (hdr.type == OBJ_REF_DELTA)
+				base = NO_ENTRY;
+		}
+		n = find_entry_raw(po, pack_nth_oid_raw(p, idx_pos));
+		if (n == NO_ENTRY)
+			continue;
+		bitmap_set(reused, bit);
+		ALLOC_GROW(po->reuse, po->reuse_nr + 1, po->reuse_alloc);
+		r = &po->reuse[po->reuse_nr++];
+		r->entry = n;
+		r->base = base;
+		r->end = end;
+		r->type_len = (uint32_t)pack_encode_entry_header((unsigned char[16]){ 0 },
+								  hdr.type, hdr.size);
+		r->ref_len = (uint32_t)(hdr.hdr_len - r->type_len);
+		po->entries[n].how = WRITE_VERBATIM;
+		po->entries[n].pack = p;
+		po->entries[n].ofs = ofs;
+		po->entries[n].crc = pack_nth_crc(p, idx_pos);
 	}
-	gp_error_clear(&err);
-	*out = p;
-	return k;
+	if (po->reuse_nr > before)
+		po->reuse_packs++;
+	return 0;
+}
+
+/* Which packs verbatim reuse may copy from, with their runs of bit positions. */
+static size_t reuse_ranges(struct odb *odb, const struct bitmap_order *order, bool multi,
+			   struct reuse_range **out)
+{
+	struct midx *m = odb_midx(odb);
+	struct reuse_range *rr;
+	size_t nr = 0;
+	struct packed_git *first;
+	uint64_t ofs;
+
+	if (!bitmap_order_nr(order))
+		return 0;
+	bitmap_order_locate(order, 0, &first, &ofs);
+	if (!first)
+		return 0;
+	if (!m || !multi || !midx_has_btmp(m)) {
+		/* The pack whose objects come first: a pack bitmap's, a MIDX's preferred one. */
+		uint32_t nr_bits = MIN(first->nr_objects, bitmap_order_nr(order));
+		if (m && midx_has_btmp(m)) {
+			for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
+				uint32_t pos, cnt;
+				if (odb_midx_pack(odb, id) == first &&
+				    midx_bitmapped_pack(m, id, &pos, &cnt) && pos == 0)
+					nr_bits = cnt;
+			}
+		}
+		rr = xcalloc(1, sizeof(*rr));
+		rr->pack = first;
+		rr->bit_start = 0;
+		rr->bit_nr = nr_bits;
+		*out = rr;
+		return 1;
+	}
+	rr = xcalloc(midx_nr_packs(m) + 1, sizeof(*rr));
+	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
+		uint32_t pos, cnt;
+		struct packed_git *p = odb_midx_pack(odb, id);
+		if (!p || !midx_bitmapped_pack(m, id, &pos, &cnt) || !cnt)
+			continue;
+		rr[nr].pack = p;
+		rr[nr].bit_start = pos;
+		rr[nr].bit_nr = cnt;
+		nr++;
+	}
+	/* In bit order: a base's pack before its deltas' when deltas cross. */
+	for (size_t i = 1; i < nr; i++)
+		for (size_t j = i; j > 0 && rr[j - 1].bit_start > rr[j].bit_start; j--) {
+			struct reuse_range t = rr[j];
+			rr[j] = rr[j - 1];
+			rr[j - 1] = t;
+		}
+	*out = rr;
+	return nr;
 }
 
 int pack_objects_add_from_bitmap(struct pack_objects *po, struct bitmap_index *bi,
-				 const struct bitmap_result *res, bool reuse, bool thin,
+				 const struct bitmap_result *res, enum pack_reuse reuse, bool thin,
 				 struct gp_error *err)
 {
 	struct bitmap_add ba = { po, bi, bitmap_index_order(bi) };
-	struct packed_git *p = NULL;
-	uint32_t k;
+	struct reuse_range *ranges = NULL;
+	size_t nr_ranges;
+	struct bitmap reused;
 	int ret = bitmap_result_for_each_pos(res, add_bitmapped, &ba);
 
 	if (ret)
 		return ret;
 	if (thin)
 		po->haves = res;
-	if (!reuse || !ba.order)
+	if (reuse == PACK_REUSE_NONE || !ba.order)
 		return 0;
-	k = reusable_prefix(po, ba.order, res, &p);
-	if (!k)
-		return 0;
-	for (uint32_t pack_pos = 0; pack_pos < k; pack_pos++) {
-		uint32_t idx_pos = pack_pos_to_idx(p, pack_pos);
-		uint32_t n = find_entry_raw(po, pack_nth_oid_raw(p, idx_pos));
-		struct po_entry *e;
-		if (n == NO_ENTRY)
-			BUG("a reused object was not added");
-		e = &po->entries[n];
-		e->how = WRITE_VERBATIM;
-		e->pack = p;
-		e->ofs = pack_pos_to_offset(p, pack_pos);
-		e->crc = pack_nth_crc(p, idx_pos);
-	}
-	po->reuse_pack = p;
-	po->reuse_nr = k;
-	po->reuse_end = pack_pos_to_end(p, k - 1);
+	nr_ranges = reuse_ranges(po->odb, ba.order, reuse == PACK_REUSE_MULTI, &ranges);
+	bitmap_init(&reused);
+	for (size_t i = 0; i < nr_ranges; i++)
+		reuse_from_pack(po, ba.order, res, &ranges[i], &reused);
+	bitmap_release(&reused);
+	free(ranges);
 	return 0;
 }

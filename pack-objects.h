@@ -223,17 +223,24 @@ int pack_objects_add_pack_list(struct pack_objects *po, struct packed_git *const
 
 struct bitmap_index;
 struct bitmap_result;
+/* git's pack.allowPackReuse */
+enum pack_reuse {
+	PACK_REUSE_NONE = 0,
+	PACK_REUSE_SINGLE,   /* the bitmapped pack, or the MIDX's preferred one */
+	PACK_REUSE_MULTI,    /* every pack of the MIDX's BTMP chunk */
+};
 /*
  * Add the objects of a bitmap query (pack-bitmap.h), with the name
- * hashes the bitmap caches. With reuse, the longest run of the
- * bitmapped pack's first objects that are all sent is copied into the
- * new pack as one block, as stored (git's verbatim pack reuse; only for
- * one pack written as a whole, not with max_pack_size). With thin, a
- * stored delta whose base the receiver has (res's uninteresting side)
- * is kept as a delta against it. bi and res must outlive the writing.
+ * hashes the bitmap caches. With reuse, objects of the reusable packs
+ * that are sent are copied as stored (git's verbatim pack reuse: a
+ * delta only with its base; offset deltas' distances rewritten), first
+ * in the new pack; only for one pack written whole (no max_pack_size).
+ * With thin, a stored delta whose base the receiver has (res's
+ * uninteresting side) is kept as a delta against it. bi and res must
+ * outlive the writing.
  */
 int pack_objects_add_from_bitmap(struct pack_objects *po, struct bitmap_index *bi,
-				 const struct bitmap_result *res, bool reuse, bool thin,
+				 const struct bitmap_result *res, enum pack_reuse reuse, bool thin,
 				 struct gp_error *err);
 
 /* Every loose object of the repository's own objects directory that no pack holds. */

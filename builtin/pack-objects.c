@@ -135,7 +135,7 @@ static void read_revs(struct repository *repo, struct odb *odb, struct tip_list 
  * when it answered (the objects are added), false when the walk must.
  */
 static bool count_with_bitmap(struct pack_objects *po, struct odb *odb,
-			      const struct tip_list *tl, bool reuse, bool thin,
+			      const struct tip_list *tl, enum pack_reuse reuse, bool thin,
 			      struct bitmap_index **bi_out, struct bitmap_result **res_out,
 			      bool progress)
 {
@@ -224,6 +224,41 @@ static bool config_bool_default(struct repository *repo, const char *key, bool d
 	int ret = config_get_bool(&repo->config, key, &v, &err);
 	gp_error_clear(&err);
 	return ret ? dflt : v;
+}
+
+/* *out = key's value unless *out was set already (!= INT_MIN); dflt when absent. */
+static void config_int_default(struct repository *repo, const char *key, int *out, int dflt)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	int v, ret;
+	if (*out != INT_MIN)
+		return;
+	ret = config_get_int(&repo->config, key, &v, &err);
+	if (!ret)
+		*out = v;
+	else if (ret != GP_ENOTFOUND)
+		die_error(&err);
+	else
+		*out = dflt;
+	gp_error_clear(&err);
+}
+
+/* pack.allowPackReuse: true or "single", "multi", false; feature.experimental means multi. */
+static enum pack_reuse pack_reuse_config(struct repository *repo)
+{
+	const char *value;
+	bool b;
+	if (!config_get_value(&repo->config, "pack.allowpackreuse", &value)) {
+		if (value && !strcasecmp(value, "multi"))
+			return PACK_REUSE_MULTI;
+		if (value && !strcasecmp(value, "single"))
+			return PACK_REUSE_SINGLE;
+		if (!value || config_parse_bool(value, &b))
+			return !value || b ? PACK_REUSE_SINGLE : PACK_REUSE_NONE;
+		die("invalid value for pack.allowPackReuse: '%s'", value);
+	}
+	return config_bool_default(repo, "feature.experimental", false) ? PACK_REUSE_MULTI
+									 : PACK_REUSE_SINGLE;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -459,7 +494,14 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_END(),
 	};
 
+	/* What the command line does not set comes from pack.* (core.compression), as in git. */
+	opts.window = opts.depth = opts.threads = opts.compression = INT_MIN;
 	argc = parse_options(argc, argv, options, pack_objects_usage);
+	config_int_default(repo, "pack.window", &opts.window, 10);
+	config_int_default(repo, "pack.depth", &opts.depth, 50);
+	config_int_default(repo, "pack.threads", &opts.threads, 0);
+	config_int_default(repo, "pack.compression", &opts.compression, INT_MIN);
+	config_int_default(repo, "core.compression", &opts.compression, -1);
 	if (to_stdout ? argc != 0 : argc != 1)
 		usage_with_options(pack_objects_usage, options);
 	unpacked = unpacked_packs.set || incremental;
@@ -572,8 +614,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		    !walk_filter.active && !unpacked && !local && !honor_pack_keep && !keep.nr &&
 		    !reflog && !indexed_objects && !exclude_promisor && !keep_unreachable &&
 		    !pack_loose_unreachable && !unpack_unreachable.set &&
-		    count_with_bitmap(po, odb, &tips, to_stdout &&
-				      config_bool_default(repo, "pack.allowpackreuse", true),
+		    count_with_bitmap(po, odb, &tips, to_stdout ? pack_reuse_config(repo)
+							       : PACK_REUSE_NONE,
 				      thin, &bitmap, &bitmap_res, opts.progress)) {
 			free(tips.items);
 			goto counted;
