@@ -43,6 +43,8 @@ struct odb {
 	struct pack_reader *reader;
 	char **warnings;
 	size_t nr_warnings, alloc_warnings;
+	odb_missing_fn *missing_fn;   /* a partial clone's lazy fetch */
+	void *missing_data;
 };
 
 GP_PRINTF(2, 3) static void add_warning(struct odb *odb, const char *fmt, ...)
@@ -467,6 +469,22 @@ static bool is_empty_tree(const struct odb *odb, const struct object_id *oid)
 	return oideq(oid, &odb->empty_tree);
 }
 
+void odb_set_missing_hook(struct odb *odb, odb_missing_fn *fn, void *data)
+{
+	odb->missing_fn = fn;
+	odb->missing_data = data;
+}
+
+/* Not stored anywhere: a partial clone may fetch it, then it is looked for again. */
+static bool fetched_missing(struct odb *odb, const struct object_id *oid,
+			    struct packed_git **pack, uint64_t *ofs, const char **dir)
+{
+	if (!odb->missing_fn || odb->missing_fn(odb->missing_data, oid))
+		return false;
+	rescan(odb);
+	return find_stored(odb, oid, pack, ofs, dir);
+}
+
 static int not_found(const struct object_id *oid, struct gp_error *err)
 {
 	char hex[GP_MAX_HEXSZ + 1];
@@ -517,7 +535,7 @@ int odb_read_object_info(struct odb *odb, const struct object_id *oid,
 		info->source = OBJECT_LOOSE;
 		return 0;
 	}
-	if (!find_stored(odb, oid, &p, &ofs, &dir))
+	if (!find_stored(odb, oid, &p, &ofs, &dir) && !fetched_missing(odb, oid, &p, &ofs, &dir))
 		return not_found(oid, err);
 	if (!p) {
 		struct gp_error loose_err = GP_ERROR_INIT;
@@ -693,7 +711,7 @@ int odb_read_object(struct odb *odb, const struct object_id *oid,
 		*size = 0;
 		return 0;
 	}
-	if (!find_stored(odb, oid, &p, &ofs, &dir))
+	if (!find_stored(odb, oid, &p, &ofs, &dir) && !fetched_missing(odb, oid, &p, &ofs, &dir))
 		return not_found(oid, err);
 	if (!p) {
 		struct gp_error loose_err = GP_ERROR_INIT;

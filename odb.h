@@ -27,6 +27,14 @@ struct midx;
 
 struct odb;
 
+/*
+ * A hook for objects stored nowhere, which reading (not odb_has_object())
+ * calls once per lookup before giving up: a partial clone fetches the
+ * object from its promisor remote there. Returns 0 when the object may
+ * be stored now (the odb looks again).
+ */
+typedef int odb_missing_fn(void *data, const struct object_id *oid);
+
 /* Errors: GP_EIO when objdir cannot be read. */
 int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *err);
 enum odb_open_flags {
@@ -35,6 +43,7 @@ enum odb_open_flags {
 int odb_open_flags(struct odb **out, const char *objdir, int algo, unsigned flags,
 		   struct gp_error *err);
 void odb_free(struct odb *odb);
+void odb_set_missing_hook(struct odb *odb, odb_missing_fn *fn, void *data);
 /*
  * Add an alternate object directory (and the alternates it names), as
  * GIT_ALTERNATE_OBJECT_DIRECTORIES does. Errors: GP_EIO when it cannot

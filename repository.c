@@ -22,6 +22,8 @@
 #include "odb.h"
 #include "refs.h"
 #include "strbuf.h"
+#include "oidset.h"
+#include "run-command.h"
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -707,6 +709,67 @@ static void add_env_alternates(struct odb *odb, const char *env)
 	strbuf_release(&path);
 }
 
+/*
+ * The promisor remote of a partial clone: extensions.partialClone, else
+ * the first remote.<name>.promisor that is true. NULL when none.
+ */
+static char *promisor_remote(const struct repository *repo)
+{
+	const char *name;
+	if (!config_get_string(&repo->config, "extensions.partialclone", &name) && *name)
+		return xstrdup(name);
+	for (size_t i = 0; i < repo->config.nr; i++) {
+		const struct config_entry *e = &repo->config.items[i];
+		const char *rest;
+		bool v;
+		if (skip_prefix(e->key, "remote.", &rest) && ends_with(rest, ".promisor") &&
+		    strlen(rest) > strlen(".promisor") &&
+		    (!e->value || (config_parse_bool(e->value, &v) && v)))
+			return xstrndup(rest, strlen(rest) - strlen(".promisor"));
+	}
+	return NULL;
+}
+
+/*
+ * Fetch a missing object as git does in a partial clone, by running
+ * git fetch against the promisor remote with the name on its standard
+ * input; each name is tried once per process.
+ */
+static int lazy_fetch(void *data, const struct object_id *oid)
+{
+	struct repository *repo = data;
+	char hex[GP_MAX_HEXSZ + 2];
+	struct gp_error err = GP_ERROR_INIT;
+	bool quiet = false;
+	const char *argv[16];
+	size_t n = 0;
+	int code = -1;
+
+	if (!oidset_insert(&repo->lazy_fetched, oid))
+		return -1;
+	oid_to_hex_r(hex, oid);
+	strcat(hex, "\n");
+	argv[n++] = "git";
+	argv[n++] = "-c";
+	argv[n++] = "fetch.negotiationAlgorithm=noop";
+	argv[n++] = "fetch";
+	argv[n++] = repo->promisor;
+	argv[n++] = "--no-tags";
+	argv[n++] = "--no-write-fetch-head";
+	argv[n++] = "--recurse-submodules=no";
+	argv[n++] = "--filter=blob:none";
+	argv[n++] = "--stdin";
+	if (!config_get_bool(&repo->config, "promisor.quiet", &quiet, &err) && quiet)
+		argv[n++] = "--quiet";
+	argv[n] = NULL;
+	gp_error_clear(&err);
+	if (run_command(argv, hex, strlen(hex), RUN_STDOUT_TO_STDERR, &code, &err)) {
+		gp_error_clear(&err);
+		return -1;
+	}
+	return code ? -1 : 0;
+}
+
 int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err)
 {
 	if (!repo->odb) {
@@ -722,6 +785,11 @@ int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err)
 			return ret;
 		if (env && *env)
 			add_env_alternates(repo->odb, env);
+		/* A partial clone fetches what it lacks, unless told not to (--no-lazy-fetch). */
+		env = getenv("GIT_NO_LAZY_FETCH");
+		repo->promisor = promisor_remote(repo);
+		if (repo->promisor && !(env && *env && strcmp(env, "0")))
+			odb_set_missing_hook(repo->odb, lazy_fetch, repo);
 	}
 	*out = repo->odb;
 	return 0;
@@ -746,6 +814,8 @@ void repo_free(struct repository *repo)
 	free(repo->objdir);
 	free(repo->worktree);
 	free(repo->shallow_file);
+	free(repo->promisor);
+	oidset_release(&repo->lazy_fetched);
 	free(repo);
 }
 

@@ -32,6 +32,7 @@
 #define GP_REPOSITORY_H
 
 #include "config.h"
+#include "oidset.h"
 
 struct gp_error;
 struct odb;
@@ -58,6 +59,8 @@ struct repository {
 	 * for <gitdir>/shallow, "" for none. Git's --shallow-file sets it.
 	 */
 	char *shallow_file;
+	char *promisor;          /* a partial clone's promisor remote, or NULL */
+	struct oidset lazy_fetched; /* names fetched on demand (or tried) */
 };
 
 /*

@@ -717,10 +717,17 @@ static int visit_blob(struct rev_walk *w, struct node *blob, uint32_t depth,
 	if (f->omit_blobs || !type_kept(w, OBJ_BLOB))
 		return 0;
 	if (!odb_has_object(w->odb, &blob->oid)) {
-		int ret = gp_error_set(err, GP_ENOTFOUND, "missing blob object '%s'",
-				       oid_to_hex_r(hex, &blob->oid));
+		/* Reading may still fetch it (a partial clone); git's walk asks that way too. */
+		struct object_info info;
+		int ret = odb_read_object_info(w->odb, &blob->oid, &info, 0, err);
+		if (!ret)
+			goto present;
+		gp_error_clear(err);
+		ret = gp_error_set(err, GP_ENOTFOUND, "missing blob object '%s'",
+				   oid_to_hex_r(hex, &blob->oid));
 		return skip_missing(w, &blob->oid, ret, err) ? 0 : ret;
 	}
+present:
 	if (f->has_blob_limit) {
 		struct object_info info;
 		int ret = odb_read_object_info(w->odb, &blob->oid, &info, 0, err);
