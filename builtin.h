@@ -55,6 +55,13 @@ GP_PRINTF(1, 2) void warning(const char *fmt, ...);
 uint64_t max_pack_size_option(struct repository *repo, unsigned long given);
 
 /*
+ * Report what the bitmap writer skips in the configuration, as git
+ * does: a pack.preferBitmapTips without a value ("error: missing value
+ * for 'pack.preferbitmaptips'").
+ */
+void warn_bitmap_config(struct repository *repo);
+
+/*
  * verify-pack -v's report of a pack indexed with keep_stats: one line
  * per object, then the histogram of delta chain lengths; index-pack
  * --verify-stat prints the same.

@@ -28,6 +28,21 @@ int chunk_table_parse(struct chunk_table *t, const unsigned char *map,
 	if (toc_ofs > data_end || toc_len > data_end - toc_ofs)
 		return CORRUPT(err, "%s: chunk table of %u entries does not fit in the file",
 			       name, nr_chunks);
+	/*
+	 * The ids first, as git checks them before the offsets they are
+	 * paired with: a chunk count that is off then reads as git says.
+	 */
+	for (unsigned i = 0; i <= nr_chunks; i++) {
+		uint32_t id = get_be32(map + toc_ofs + (size_t)i * CHUNK_TOC_ENTRY_SIZE);
+		if (!id && i < nr_chunks)
+			return CORRUPT(err, "terminating chunk id appears earlier than expected (%s: chunk table"
+				       " entry %u of %u, offset %zu)", name, i, nr_chunks,
+				       toc_ofs + (size_t)i * CHUNK_TOC_ENTRY_SIZE);
+		if (id && i == nr_chunks)
+			return CORRUPT(err, "final chunk has non-zero id %" PRIx32 " (%s: chunk table entry %u,"
+				       " offset %zu)", id, name, i,
+				       toc_ofs + (size_t)i * CHUNK_TOC_ENTRY_SIZE);
+	}
 	t->entries = xcalloc(nr_chunks ? nr_chunks : 1, sizeof(*t->entries));
 	for (unsigned i = 0; i <= nr_chunks; i++) {
 		const unsigned char *e = map + toc_ofs + (size_t)i * CHUNK_TOC_ENTRY_SIZE;
@@ -35,21 +50,20 @@ int chunk_table_parse(struct chunk_table *t, const unsigned char *map,
 		uint64_t ofs = get_be64(e + 4);
 		if (ofs < toc_ofs + toc_len || ofs > data_end) {
 			chunk_table_release(t);
-			return CORRUPT(err, "%s: chunk table entry %u (%s) has offset %" PRIu64
-				       " outside the chunk data [%zu, %zu]", name, i,
-				       chunk_id_name(id, idbuf), ofs, toc_ofs + toc_len, data_end);
+			return CORRUPT(err, "improper chunk offset(s) %" PRIx64 " (%s: chunk table entry %u (%s),"
+				       " offset %zu, points outside the chunk data [%zu, %zu])", ofs,
+				       name, i, chunk_id_name(id, idbuf),
+				       toc_ofs + (size_t)i * CHUNK_TOC_ENTRY_SIZE + 4,
+				       toc_ofs + toc_len, data_end);
 		}
 		if (i && ofs < t->entries[i - 1].offset) {
+			uint64_t prev = t->entries[i - 1].offset;
 			chunk_table_release(t);
-			return CORRUPT(err, "%s: chunk %s at offset %" PRIu64
-				       " comes before the previous chunk's offset", name,
-				       chunk_id_name(id, idbuf), ofs);
+			return CORRUPT(err, "improper chunk offset(s) %" PRIx64 " and %" PRIx64
+				       " (%s: chunk %s, table entry %u, starts before the previous one)",
+				       prev, ofs, name, chunk_id_name(id, idbuf), i);
 		}
 		if (i == nr_chunks) {
-			if (id) {
-				chunk_table_release(t);
-				return CORRUPT(err, "%s: chunk table has no terminating entry", name);
-			}
 			/* The chunks fill the file up to its trailer: nothing unaccounted. */
 			if (ofs != data_end) {
 				uint32_t last = i ? t->entries[i - 1].id : 0;
@@ -61,10 +75,6 @@ int chunk_table_parse(struct chunk_table *t, const unsigned char *map,
 			if (i)
 				t->entries[i - 1].size = ofs - t->entries[i - 1].offset;
 			break;
-		}
-		if (!id) {
-			chunk_table_release(t);
-			return CORRUPT(err, "%s: chunk table entry %u has id 0 before the end", name, i);
 		}
 		for (unsigned j = 0; j < i; j++)
 			if (t->entries[j].id == id) {

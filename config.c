@@ -58,6 +58,12 @@ struct reader {
 	size_t len, pos;
 	size_t linenr;    /* 1-based line of the byte at pos */
 	size_t char_line; /* line of the character next_char() last returned */
+	/*
+	 * Read as git 2.55 reads a blob: NUL bytes kept in values and
+	 * subsections (its callers see the string cut at the NUL), blanks
+	 * inside a value kept as they are rather than made spaces.
+	 */
+	bool blob;
 };
 
 /*
@@ -84,6 +90,11 @@ static int next_char(struct reader *rd)
 
 struct parse_ctx {
 	struct config_set *cs;
+	/* When set, entries go to fn (include.path is not followed). */
+	config_entry_fn *fn;
+	void *fn_data;
+	/* Read as git reads a blob: NULs kept, no byte order mark. */
+	bool blob;
 	enum config_scope scope;
 	const char *path;   /* the file being read; NULL for memory or -c */
 	const char *origin; /* names the source in messages */
@@ -262,6 +273,11 @@ static int append_entry(struct parse_ctx *ctx, char *key, const char *value)
 	struct config_set *cs = ctx->cs;
 	struct config_entry *e;
 
+	if (ctx->fn) {
+		int ret = ctx->fn(key, value, ctx->fn_data);
+		free(key);
+		return ret;
+	}
 	ALLOC_GROW(cs->items, cs->nr + 1, cs->alloc);
 	e = &cs->items[cs->nr++];
 	e->key = key;
@@ -296,7 +312,7 @@ static int parse_subsection(struct reader *rd, struct strbuf *section)
 		else if (c == '"')
 			break;
 		/* git would silently cut the key at a NUL byte. */
-		if (c == CH_EOF || c == '\n' || c == '\0')
+		if (c == CH_EOF || c == '\n' || (c == '\0' && !rd->blob))
 			return PARSE_SYNTAX;
 		strbuf_addch(section, c);
 	}
@@ -335,17 +351,25 @@ static int parse_value(struct reader *rd, struct strbuf *value)
 {
 	bool quoted = false, in_comment = false;
 	size_t pending_spaces = 0;
+	/* Blob mode: the length without the trailing blanks kept so far. */
+	size_t kept_len = 0;
 
 	strbuf_reset(value);
 	for (;;) {
 		int c = next_char(rd);
 
-		if (c == '\n' || c == CH_EOF)
+		if (c == '\n' || c == CH_EOF) {
+			if (rd->blob)
+				strbuf_setlen(value, kept_len);
 			return quoted ? PARSE_SYNTAX : 0;
+		}
 		if (in_comment)
 			continue;
 		if (is_blank(c) && !quoted) {
-			if (value->len)
+			/* git 2.55 keeps blanks between words as they are. */
+			if (value->len && rd->blob)
+				strbuf_addch(value, (char)c);
+			else if (value->len)
 				pending_spaces++;
 			continue;
 		}
@@ -377,16 +401,19 @@ static int parse_value(struct reader *rd, struct strbuf *value)
 				return PARSE_SYNTAX;
 			}
 			strbuf_addch(value, c);
+			kept_len = value->len;
 			continue;
 		}
 		if (c == '"') {
 			quoted = !quoted;
+			kept_len = value->len;
 			continue;
 		}
 		/* Values are C strings for every caller; refuse to truncate. */
-		if (c == '\0')
+		if (c == '\0' && !rd->blob)
 			return PARSE_SYNTAX;
 		strbuf_addch(value, c);
+		kept_len = value->len;
 	}
 }
 
@@ -433,13 +460,13 @@ out:
 
 static int parse_text(struct parse_ctx *ctx, const char *buf, size_t len)
 {
-	struct reader rd = { (const unsigned char *)buf, len, 0, 1, 1 };
+	struct reader rd = { (const unsigned char *)buf, len, 0, 1, 1, ctx->blob };
 	struct strbuf section = STRBUF_INIT, value = STRBUF_INIT;
 	const char *in_file = ctx->path ? "file " : "";
 	int ret = 0;
 
 	/* Some editors start UTF-8 files with a byte order mark. */
-	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+	if (!ctx->blob && len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
 		rd.pos = 3;
 	for (;;) {
 		int c = next_char(&rd);
@@ -477,7 +504,8 @@ out:
 int config_set_add_file(struct config_set *cs, const char *path,
 			enum config_scope scope, struct gp_error *err)
 {
-	struct parse_ctx ctx = { cs, scope, path, path, 0, GP_ECORRUPT, 0, err };
+	struct parse_ctx ctx = { .cs = cs, .scope = scope, .path = path,
+				 .origin = path, .bad_code = GP_ECORRUPT, .err = err };
 	struct strbuf text = STRBUF_INIT;
 	size_t nr_before = cs->nr;
 	int ret;
@@ -497,13 +525,23 @@ int config_set_add_buf(struct config_set *cs, const char *name,
 		       const char *buf, size_t len, enum config_scope scope,
 		       struct gp_error *err)
 {
-	struct parse_ctx ctx = { cs, scope, NULL, name ? name : "config text",
-				 0, GP_ECORRUPT, 0, err };
+	struct parse_ctx ctx = { .cs = cs, .scope = scope,
+				 .origin = name ? name : "config text",
+				 .bad_code = GP_ECORRUPT, .err = err };
 	size_t nr_before = cs->nr;
 	int ret = parse_text(&ctx, buf, len);
 	if (ret < 0)
 		config_set_truncate(cs, nr_before);
 	return ret;
+}
+
+int config_parse_blob(const char *name, const char *buf, size_t len,
+		      config_entry_fn *fn, void *data, struct gp_error *err)
+{
+	struct parse_ctx ctx = { .fn = fn, .fn_data = data, .blob = true,
+				 .origin = name ? name : "blob",
+				 .bad_code = GP_ECORRUPT, .err = err };
+	return parse_text(&ctx, buf, len);
 }
 
 /*
@@ -550,7 +588,8 @@ invalid:
 int config_set_add(struct config_set *cs, const char *key, const char *value,
 		   enum config_scope scope, struct gp_error *err)
 {
-	struct parse_ctx ctx = { cs, scope, NULL, "command line", 0, GP_EINVAL, 0, err };
+	struct parse_ctx ctx = { .cs = cs, .scope = scope, .origin = "command line",
+				 .bad_code = GP_EINVAL, .err = err };
 	struct strbuf canon = STRBUF_INIT;
 	size_t nr_before = cs->nr;
 	int ret;

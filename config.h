@@ -84,6 +84,31 @@ int config_set_add(struct config_set *cs, const char *key, const char *value,
 		   enum config_scope scope, struct gp_error *err);
 
 /*
+ * Called for each entry of a streamed text, in order: key canonical as
+ * above, value NULL for a bare "key". Returns 0 to go on, or a
+ * negative GP_E* code, which stops the parse and is returned.
+ */
+typedef int config_entry_fn(const char *key, const char *value, void *data);
+
+/*
+ * Parse buf[0..len) the way git reads a config text held in a blob
+ * (git config --blob, and fsck's check of .gitmodules files), handing
+ * each entry to fn as it is read rather than storing it:
+ *  - include.path is an ordinary entry: nothing is ever read from disk;
+ *  - a byte order mark is not skipped (it is a syntax error);
+ *  - blanks between the words of a value are kept as they are (git
+ *    2.55; files are read as git 2.39 reads them, one space each);
+ *  - a NUL byte inside a value or a quoted subsection does not end the
+ *    line: the string fn sees is cut at the NUL, as git's are;
+ *  - entries before a syntax error have been passed to fn when the
+ *    error (GP_ECORRUPT, "bad config line N in NAME") is returned.
+ * Any bytes are accepted; nothing is read outside buf. name only
+ * appears in messages ("blob" when NULL). O(len).
+ */
+int config_parse_blob(const char *name, const char *buf, size_t len,
+		      config_entry_fn *fn, void *data, struct gp_error *err);
+
+/*
  * Read system, global, then the repository's config (gitdir/config,
  * when gitdir is not NULL), then command-line settings, the precedence
  * git uses:

@@ -42,6 +42,10 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char msg[4096];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* As git: control characters (tabs and newlines aside) print as '?'. */
+	for (char *p = msg; *p; p++)
+		if (((unsigned char)*p < 0x20 || *p == 0x7f) && *p != '\t' && *p != '\n')
+			*p = '?';
 	fflush(stdout);
 	fprintf(stderr, "%s%s\n", prefix, msg);
 }

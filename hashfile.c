@@ -178,6 +178,11 @@ void hashfile_write_be64(struct hashfile *f, uint64_t v)
 	hashfile_write(f, b, 8);
 }
 
+const char *hashfile_tmp_path(const struct hashfile *f)
+{
+	return f->tmp_path;
+}
+
 uint64_t hashfile_total(const struct hashfile *f)
 {
 	return f->total;

@@ -53,6 +53,8 @@ struct hashfile *hashfile_new_memory(int algo);
 void hashfile_write(struct hashfile *f, const void *data, size_t len);
 void hashfile_write_be32(struct hashfile *f, uint32_t v);
 void hashfile_write_be64(struct hashfile *f, uint64_t v);
+/* The temporary file being written (NULL for memory and stream hashfiles). */
+const char *hashfile_tmp_path(const struct hashfile *f);
 /* Bytes written so far (excluding the trailing hash). */
 uint64_t hashfile_total(const struct hashfile *f);
 /*

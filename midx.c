@@ -1,18 +1,23 @@
 /*
- * midx.c: reading and verifying the multi-pack-index.
+ * midx.c: reading and verifying the multi-pack-index, lone or as an
+ * incremental chain of layers.
  *
- * Layout (gitformat-pack; all integers big-endian):
+ * Layout of a MIDX file, lone or one layer (gitformat-pack; all integers
+ * big-endian):
  *
  *   offset   size              contents
  *   0        4                 "MIDX" (MIDX_SIGNATURE)
- *   4        1                 version (1; 2 also read)
+ *   4        1                 version (1, or 2: PNAM in any order)
  *   5        1                 hash id: 1 = SHA-1, 2 = SHA-256
  *   6        1                 number of chunks C
- *   7        1                 number of base MIDX files (0)
+ *   7        1                 number of base MIDX files (0; a layer
+ *                              learns its base from the chain file)
  *   8        4                 number of packs P
  *   12       (C + 1) * 12      chunk table (chunk-format.h)
  *   ...                        chunks:
- *     PNAM   P NUL-terminated idx names, sorted, padded to 4 bytes
+ *     PNAM   P NUL-terminated idx names, padded to 4 bytes
+ *     BTMP   P * 8             first pseudo position, object count
+ *                              (optional)
  *     OIDF   256 * 4           fanout
  *     OIDL   N * rawsz         object names, sorted
  *     OOFF   N * 8             pack id, offset (MSB: LOFF index when
@@ -21,6 +26,17 @@
  *     RIDX   N * 4             midx positions in pseudo-pack order
  *                              (optional)
  *   end - rawsz  rawsz         checksum of all the above
+ *
+ * Chain (technical/multi-pack-index, "Incremental multi-pack indexes"):
+ * multi-pack-index.d/multi-pack-index-chain lists the layers' checksums
+ * in hex, base first, one a line; layer H is
+ * multi-pack-index.d/multi-pack-index-H.midx. Pack ids and positions
+ * in a layer are offset by the packs and objects of the layers below.
+ *
+ * A MIDX's pseudo-pack order may also sit in a .rev file beside it
+ * (multi-pack-index-<checksum>.rev, the .rev layout of pack-revindex.h
+ * with the MIDX checksum where a pack's would be), as git writes it
+ * under GIT_TEST_MIDX_WRITE_REV and older gits did always.
  */
 #include "midx.h"
 #include "chunk-format.h"
@@ -43,9 +59,17 @@ struct midx {
 	size_t map_size;
 	bool mapped;            /* munmap at free (not for borrowed buffers) */
 	uint32_t version;
-	uint32_t nr_packs;
-	uint32_t nr_objects;
+	uint32_t nr_packs;      /* of this layer */
+	uint32_t nr_objects;    /* of this layer */
 	struct chunk_table chunks;
+
+	/* the chain below this layer (NULL for a lone MIDX and the base) */
+	struct midx *base;
+	uint32_t nr_packs_in_base;
+	uint32_t nr_objects_in_base;
+	uint32_t layer;         /* 0 for the base or a lone MIDX */
+	bool in_chain;
+	bool base_borrowed;     /* midx_open_layer(): base is the caller's */
 
 	char **pack_names;      /* nr_packs, pointing into PNAM */
 	const unsigned char *fanout;
@@ -53,44 +77,100 @@ struct midx {
 	const unsigned char *ooff;
 	const unsigned char *loff;
 	uint32_t nr_loff;
-	const unsigned char *ridx;
+	const unsigned char *ridx;  /* NULL when absent or hidden */
+	const unsigned char *btmp;  /* NULL when absent or hidden */
+	const unsigned char *btmp_chunk; /* even when hidden */
 
 	pthread_mutex_t lock;
-	uint32_t *pseudo_to_pos;  /* computed when there is no RIDX */
-	uint32_t *pos_to_pseudo;
+	/* the pseudo-pack order when not from RIDX: the .rev or computed */
+	const unsigned char *rev_map;  /* .rev file image, entries at RIDX_HEADER_SIZE */
+	size_t rev_size;
+	uint32_t *pseudo_to_pos;       /* computed (local positions) */
+	uint32_t *pos_to_pseudo;       /* local inverse */
 };
 
+static bool env_false(const char *name)
+{
+	const char *v = getenv(name);
+	return v && (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") ||
+		     !strcasecmp(v, "off"));
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static int parse_pack_names(struct midx *m, const unsigned char *pnam,
-			    uint64_t size, const char *name, struct gp_error *err)
+			    uint64_t size, uint64_t chunk_ofs, const char *name,
+			    struct gp_error *err)
 {
 	uint64_t pos = 0;
 	/* Each name takes at least two bytes: bound the count before allocating. */
 	if (m->nr_packs > size / 2)
-		return CORRUPT(err, "%s: %" PRIu32 " pack names cannot fit in a PNAM chunk of %" PRIu64
-			       " bytes", name, m->nr_packs, size);
+		return CORRUPT(err, "multi-pack-index pack-name chunk is too short (%s: %" PRIu32
+			       " pack names cannot fit in the PNAM chunk of %" PRIu64 " bytes at offset %" PRIu64 ")",
+			       name, m->nr_packs, size, chunk_ofs);
 	m->pack_names = xcalloc(m->nr_packs ? m->nr_packs : 1, sizeof(char *));
 	for (uint32_t id = 0; id < m->nr_packs; id++) {
 		const unsigned char *nul;
 		if (pos >= size)
-			return CORRUPT(err, "%s: PNAM chunk ends after %" PRIu32 " of %" PRIu32 " pack names",
-				       name, id, m->nr_packs);
+			return CORRUPT(err, "multi-pack-index pack-name chunk is too short (%s: the PNAM chunk ends after %"
+				       PRIu32 " of %" PRIu32 " pack names, offset %" PRIu64 ")",
+				       name, id, m->nr_packs, chunk_ofs + pos);
 		nul = memchr(pnam + pos, '\0', (size_t)(size - pos));
 		if (!nul)
-			return CORRUPT(err, "%s: PNAM chunk: pack name %" PRIu32 " is not terminated", name, id);
+			return CORRUPT(err, "multi-pack-index pack-name chunk is too short (%s: PNAM chunk: pack name %"
+				       PRIu32 " at offset %" PRIu64 " is not terminated)",
+				       name, id, chunk_ofs + pos);
 		m->pack_names[id] = (char *)(pnam + pos);
 		if (!ends_with(m->pack_names[id], ".idx") || strchr(m->pack_names[id], '/'))
-			return CORRUPT(err, "%s: PNAM chunk: pack name %" PRIu32 " ('%.64s') is not an .idx file name",
-				       name, id, m->pack_names[id]);
+			return CORRUPT(err, "%s: PNAM chunk: pack name %" PRIu32 " ('%.64s', offset %"
+				       PRIu64 ") is not an .idx file name",
+				       name, id, m->pack_names[id], chunk_ofs + pos);
 		if (id && m->version == 1 && strcmp(m->pack_names[id - 1], m->pack_names[id]) >= 0)
-			return CORRUPT(err, "%s: PNAM chunk: pack names out of order ('%s' before '%s')",
-				       name, m->pack_names[id - 1], m->pack_names[id]);
+			return CORRUPT(err, "multi-pack-index pack names out of order: '%s' before '%s' (%s: PNAM chunk, offset %"
+				       PRIu64 ")", m->pack_names[id - 1], m->pack_names[id], name,
+				       chunk_ofs + pos);
 		pos = (uint64_t)(nul - pnam) + 1;
+	}
+	/* Version 2 may list packs in any order, but each only once. */
+	if (m->version != 1 && m->nr_packs > 1) {
+		char **sorted = xmalloc(sizeof(*sorted) * m->nr_packs);
+		memcpy(sorted, m->pack_names, sizeof(*sorted) * m->nr_packs);
+		qsort(sorted, m->nr_packs, sizeof(*sorted), cmp_names);
+		for (uint32_t i = 1; i < m->nr_packs; i++)
+			if (!strcmp(sorted[i - 1], sorted[i])) {
+				int ret = CORRUPT(err, "%s: PNAM chunk lists pack '%s' twice", name,
+						  sorted[i]);
+				free(sorted);
+				return ret;
+			}
+		free(sorted);
 	}
 	/* Only NUL padding may follow. */
 	for (; pos < size; pos++)
 		if (pnam[pos])
-			return CORRUPT(err, "%s: PNAM chunk has junk after the pack names", name);
+			return CORRUPT(err, "%s: PNAM chunk has junk after the pack names at offset %" PRIu64,
+				       name, chunk_ofs + pos);
 	return 0;
+}
+
+static uint64_t chunk_offset(const struct midx *m, const unsigned char *ptr)
+{
+	return (uint64_t)(ptr - m->map);
+}
+
+/* git's words for the required chunks, so that its tests find them. */
+static const char *chunk_long_name(uint32_t id)
+{
+	switch (id) {
+	case MIDX_CHUNK_PNAM: return "pack-name";
+	case MIDX_CHUNK_OIDF: return "OID fanout";
+	case MIDX_CHUNK_OIDL: return "OID lookup";
+	case MIDX_CHUNK_OOFF: return "object offsets";
+	default: return "unknown";
+	}
 }
 
 static int need_chunk(struct midx *m, uint32_t id, uint64_t want_size,
@@ -99,10 +179,13 @@ static int need_chunk(struct midx *m, uint32_t id, uint64_t want_size,
 	uint64_t size;
 	char idbuf[5];
 	if (!chunk_find(&m->chunks, id, ptr, &size))
-		return CORRUPT(err, "%s: required %s chunk is missing", name, chunk_id_name(id, idbuf));
+		return CORRUPT(err, "multi-pack-index required %s chunk missing or corrupted (%s: no %s chunk)",
+			       chunk_long_name(id), name, chunk_id_name(id, idbuf));
 	if (size != want_size)
-		return CORRUPT(err, "%s: %s chunk has %" PRIu64 " bytes, expected %" PRIu64,
-			       name, chunk_id_name(id, idbuf), size, want_size);
+		return CORRUPT(err, "multi-pack-index required %s chunk missing or corrupted (%s: %s chunk at offset %"
+			       PRIu64 " has %" PRIu64 " bytes, expected %" PRIu64 ")",
+			       chunk_long_name(id), name, chunk_id_name(id, idbuf),
+			       chunk_offset(m, *ptr), size, want_size);
 	return 0;
 }
 
@@ -116,18 +199,19 @@ static int parse_midx(struct midx *m, const char *name, struct gp_error *err)
 	int ret;
 
 	if (len < MIDX_HEADER_SIZE + m->rawsz)
-		return CORRUPT(err, "%s: file is too small (%zu bytes)", name, len);
+		return CORRUPT(err, "multi-pack-index file %s is too small (%zu bytes)", name, len);
 	if (get_be32(map) != MIDX_SIGNATURE)
-		return CORRUPT(err, "%s: at offset 0: bad signature", name);
+		return CORRUPT(err, "multi-pack-index signature 0x%08" PRIx32 " does not match signature 0x%08x"
+			       " (%s, offset 0)", get_be32(map), MIDX_SIGNATURE, name);
 	m->version = map[4];
-	if (m->version != 1 && m->version != 2)
-		return CORRUPT(err, "%s: at offset 4: unsupported version %u", name, map[4]);
+	if (m->version != MIDX_VERSION && m->version != MIDX_VERSION_2)
+		return CORRUPT(err, "multi-pack-index version %u not recognized (%s, offset 4)", map[4], name);
 	if (map[5] != (unsigned)m->algo)
-		return CORRUPT(err, "%s: at offset 5: hash id %u does not match the repository's %s",
-			       name, map[5], gp_hash_algos[m->algo].name);
+		return CORRUPT(err, "multi-pack-index hash version %u does not match version %u (%s, offset 5)",
+			       map[5], (unsigned)m->algo, name);
 	nr_chunks = map[6];
 	if (map[7])
-		return CORRUPT(err, "%s: at offset 7: %u base files (incremental MIDX) not supported",
+		return CORRUPT(err, "%s: at offset 7: %u base files in the header (git writes 0)",
 			       name, map[7]);
 	m->nr_packs = get_be32(map + 8);
 	ret = chunk_table_parse(&m->chunks, map, len - m->rawsz, MIDX_HEADER_SIZE,
@@ -136,8 +220,9 @@ static int parse_midx(struct midx *m, const char *name, struct gp_error *err)
 		return ret;
 
 	if (!chunk_find(&m->chunks, MIDX_CHUNK_PNAM, &pnam, &size))
-		return CORRUPT(err, "%s: required PNAM chunk is missing", name);
-	ret = parse_pack_names(m, pnam, size, name, err);
+		return CORRUPT(err, "multi-pack-index required pack-name chunk missing or corrupted (%s: no PNAM chunk)",
+			       name);
+	ret = parse_pack_names(m, pnam, size, chunk_offset(m, pnam), name, err);
 	if (ret)
 		return ret;
 
@@ -147,9 +232,10 @@ static int parse_midx(struct midx *m, const char *name, struct gp_error *err)
 	for (unsigned bucket = 0; bucket < 256; bucket++) {
 		uint32_t n = get_be32(m->fanout + 4 * bucket);
 		if (n < prev)
-			return CORRUPT(err, "%s: OIDF chunk: fanout entry %u (%" PRIu32
-				       ") is smaller than entry %u (%" PRIu32 ")",
-				       name, bucket, n, bucket - 1, prev);
+			return CORRUPT(err, "oid fanout out of order: fanout[%u] = %" PRIx32 " > %" PRIx32
+				       " = fanout[%u] (%s, offset %" PRIu64 ")",
+				       bucket - 1, prev, n, bucket, name,
+				       chunk_offset(m, m->fanout) + 4 * bucket);
 		prev = n;
 	}
 	m->nr_objects = prev;
@@ -160,7 +246,8 @@ static int parse_midx(struct midx *m, const char *name, struct gp_error *err)
 		return ret;
 	if (chunk_find(&m->chunks, MIDX_CHUNK_LOFF, &chunk, &size)) {
 		if (size % 8)
-			return CORRUPT(err, "%s: LOFF chunk size %" PRIu64 " is not a multiple of 8", name, size);
+			return CORRUPT(err, "%s: LOFF chunk at offset %" PRIu64 ": size %" PRIu64
+				       " is not a multiple of 8", name, chunk_offset(m, chunk), size);
 		if (size / 8 > UINT32_MAX)
 			return CORRUPT(err, "%s: LOFF chunk is too large", name);
 		m->loff = chunk;
@@ -168,9 +255,21 @@ static int parse_midx(struct midx *m, const char *name, struct gp_error *err)
 	}
 	if (chunk_find(&m->chunks, MIDX_CHUNK_RIDX, &chunk, &size)) {
 		if (size != (uint64_t)m->nr_objects * 4)
-			return CORRUPT(err, "%s: RIDX chunk has %" PRIu64 " bytes, expected %" PRIu64,
-				       name, size, (uint64_t)m->nr_objects * 4);
-		m->ridx = chunk;
+			return CORRUPT(err, "multi-pack-index reverse-index chunk is the wrong size (%s: %"
+				       PRIu64 " bytes at offset %" PRIu64 ", expected %" PRIu64 ")",
+				       name, size, chunk_offset(m, chunk), (uint64_t)m->nr_objects * 4);
+		if (!env_false("GIT_TEST_MIDX_READ_RIDX"))
+			m->ridx = chunk;
+	}
+	if (chunk_find(&m->chunks, MIDX_CHUNK_BTMP, &chunk, &size)) {
+		if (size != (uint64_t)m->nr_packs * 8)
+			return CORRUPT(err, "%s: BTMP chunk at offset %" PRIu64 " has %" PRIu64
+				       " bytes, expected %" PRIu64, name, chunk_offset(m, chunk), size,
+				       (uint64_t)m->nr_packs * 8);
+		/* Its ranges are checked with the RIDX, once the base is known. */
+		m->btmp_chunk = chunk;
+		if (!env_false("GIT_TEST_MIDX_READ_BTMP"))
+			m->btmp = chunk;
 	}
 
 	for (uint32_t pos = 0; pos < m->nr_objects; pos++) {
@@ -179,23 +278,62 @@ static int parse_midx(struct midx *m, const char *name, struct gp_error *err)
 		uint32_t hi = get_be32(m->fanout + 4 * cur[0]);
 		uint32_t pack = get_be32(m->ooff + 8 * (size_t)pos);
 		uint32_t ofs = get_be32(m->ooff + 8 * (size_t)pos + 4);
-		if (pos < lo || pos >= hi)
-			return CORRUPT(err, "%s: OIDL chunk: object %" PRIu32 " is outside its fanout bucket",
-				       name, pos);
 		if (pos && memcmp(cur - m->rawsz, cur, m->rawsz) >= 0)
-			return CORRUPT(err, "%s: OIDL chunk: object names out of order at %" PRIu32, name, pos);
+			return CORRUPT(err, "oid lookup out of order: oid[%" PRIu32 "] >= oid[%" PRIu32
+				       "] (%s, offset %" PRIu64 ")", pos - 1, pos, name,
+				       chunk_offset(m, cur));
+		if (pos < lo || pos >= hi)
+			return CORRUPT(err, "oid fanout out of order: oid[%" PRIu32 "] is outside its fanout"
+				       " bucket %u (%s, offset %" PRIu64 ")", pos, cur[0], name,
+				       chunk_offset(m, cur));
 		if (pack >= m->nr_packs)
-			return CORRUPT(err, "%s: OOFF chunk: object %" PRIu32 " names pack %" PRIu32
-				       " of %" PRIu32, name, pos, pack, m->nr_packs);
+			return CORRUPT(err, "bad pack-int-id: %" PRIu32 " (%" PRIu32 " total packs) for oid[%"
+				       PRIu32 "] (%s, offset %" PRIu64 ")", pack, m->nr_packs, pos, name,
+				       chunk_offset(m, m->ooff) + 8 * (uint64_t)pos);
 		if (m->loff && (ofs & MIDX_LARGE_OFFSET_FLAG) &&
 		    (ofs & ~MIDX_LARGE_OFFSET_FLAG) >= m->nr_loff)
-			return CORRUPT(err, "%s: OOFF chunk: object %" PRIu32 " refers to large offset %" PRIu32
-				       " of %" PRIu32, name, pos, ofs & ~MIDX_LARGE_OFFSET_FLAG, m->nr_loff);
-		if (m->ridx && get_be32(m->ridx + 4 * (size_t)pos) >= m->nr_objects)
-			return CORRUPT(err, "%s: RIDX chunk: entry %" PRIu32 " is out of range", name, pos);
+			return CORRUPT(err, "multi-pack-index large offset out of bounds: oid[%" PRIu32
+				       "] refers to large offset %" PRIu32 " of %" PRIu32 " (%s, offset %" PRIu64 ")",
+				       pos, ofs & ~MIDX_LARGE_OFFSET_FLAG, m->nr_loff, name,
+				       chunk_offset(m, m->ooff) + 8 * (uint64_t)pos + 4);
 	}
 	return 0;
 }
+
+/*
+ * RIDX entries are midx positions over the chain (git adds the objects
+ * of the layers below), so they are checked once the layer's base is
+ * known.
+ */
+static int check_ridx(struct midx *m, struct gp_error *err)
+{
+	const unsigned char *ridx = m->ridx;
+	uint64_t lo = m->nr_objects_in_base, hi = lo + m->nr_objects;
+	/* BTMP: bit positions over the chain too; an empty pack's range is 0+0. */
+	for (uint32_t id = 0; m->btmp_chunk && id < m->nr_packs; id++) {
+		uint64_t first = get_be32(m->btmp_chunk + 8 * (size_t)id);
+		uint64_t nr = get_be32(m->btmp_chunk + 8 * (size_t)id + 4);
+		if (nr && (first < lo || first + nr > hi))
+			return CORRUPT(err, "%s: BTMP chunk: pack %" PRIu32 " (offset %" PRIu64
+				       ") covers bits %" PRIu64 "..%" PRIu64 ", outside [%" PRIu64
+				       ", %" PRIu64 ")", base_name(m->path), id,
+				       chunk_offset(m, m->btmp_chunk) + 8 * (uint64_t)id, first,
+				       first + nr, lo, hi);
+	}
+	if (!ridx)
+		return 0; /* absent, or hidden and never read */
+	for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++) {
+		uint32_t pos = get_be32(ridx + 4 * (size_t)pseudo);
+		if (pos < lo || pos >= hi)
+			return CORRUPT(err, "invalid MIDX object position: RIDX entry %" PRIu32 " is %"
+				       PRIu32 ", outside [%" PRIu64 ", %" PRIu64 ") (%s, offset %" PRIu64 ")",
+				       pseudo, pos, lo, hi, base_name(m->path),
+				       chunk_offset(m, ridx) + 4 * (uint64_t)pseudo);
+	}
+	return 0;
+}
+
+#define FREE_AND_NULL_MIDX(m) do { midx_free(m); (m) = NULL; } while (0)
 
 static struct midx *midx_alloc(int algo)
 {
@@ -215,6 +353,8 @@ int midx_parse_buf(struct midx **out, const unsigned char *buf, size_t len,
 	m->map_size = len;
 	m->path = xstrdup(name);
 	ret = parse_midx(m, name, err);
+	if (!ret)
+		ret = check_ridx(m, err);
 	if (ret) {
 		midx_free(m);
 		return ret;
@@ -223,47 +363,49 @@ int midx_parse_buf(struct midx **out, const unsigned char *buf, size_t len,
 	return 0;
 }
 
-int midx_open(struct midx **out, const char *pack_dir, int algo,
-	      struct gp_error *err)
+/* mmap a whole file; GP_ENOTFOUND when it does not exist. */
+static int map_file(const char *path, const unsigned char **map, size_t *size,
+		    struct gp_error *err)
 {
-	char *path = xstrfmt("%s/multi-pack-index", pack_dir);
-	int ret = midx_open_path(out, path, algo, err);
-	free(path);
-	return ret;
-}
-
-int midx_open_path(struct midx **out, const char *path, int algo,
-		   struct gp_error *err)
-{
-	struct midx *m = midx_alloc(algo);
 	struct stat st;
-	int fd, ret;
-
-	m->path = xstrdup(path);
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = errno == ENOENT
-			? gp_error_set(err, GP_ENOTFOUND, "%s: no such file", m->path)
-			: gp_error_errno(err, "%s: cannot open", m->path);
-		goto fail;
-	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	*map = NULL;
+	*size = 0;
+	if (fd < 0)
+		return errno == ENOENT
+			? gp_error_set(err, GP_ENOTFOUND, "%s: no such file", path)
+			: gp_error_errno(err, "%s: cannot open", path);
 	if (fstat(fd, &st) < 0) {
-		ret = gp_error_errno(err, "%s: cannot stat", m->path);
+		int ret = gp_error_errno(err, "%s: cannot stat", path);
 		close(fd);
-		goto fail;
+		return ret;
 	}
-	m->map_size = (size_t)st.st_size;
-	if (m->map_size) {
-		void *map = mmap(NULL, m->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED) {
-			ret = gp_error_errno(err, "%s: cannot mmap", m->path);
+	*size = (size_t)st.st_size;
+	if (*size) {
+		void *p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			int ret = gp_error_errno(err, "%s: cannot mmap", path);
 			close(fd);
-			goto fail;
+			*size = 0;
+			return ret;
 		}
-		m->map = map;
-		m->mapped = true;
+		*map = p;
 	}
 	close(fd);
+	return 0;
+}
+
+/* Open and parse one file; its RIDX is checked by the caller. */
+static int open_one(struct midx **out, const char *path, int algo, struct gp_error *err)
+{
+	struct midx *m = midx_alloc(algo);
+	int ret;
+
+	m->path = xstrdup(path);
+	ret = map_file(m->path, &m->map, &m->map_size, err);
+	if (ret)
+		goto fail;
+	m->mapped = m->map_size != 0;
 	ret = parse_midx(m, base_name(m->path), err);
 	if (ret)
 		goto fail;
@@ -274,19 +416,207 @@ fail:
 	return ret;
 }
 
+int midx_open_path(struct midx **out, const char *path, int algo,
+		   struct gp_error *err)
+{
+	int ret = open_one(out, path, algo, err);
+	if (!ret && (ret = check_ridx(*out, err)))
+		FREE_AND_NULL_MIDX(*out);
+	return ret;
+}
+
+int midx_open_layer(struct midx **out, const char *path, struct midx *base, int algo,
+		    struct gp_error *err)
+{
+	struct midx *m;
+	int ret = open_one(&m, path, algo, err);
+	if (ret)
+		return ret;
+	if (base && (ret = midx_stack(m, base, err))) {
+		midx_free(m);
+		return ret;
+	}
+	m->base_borrowed = true;
+	if ((ret = check_ridx(m, err))) {
+		midx_free(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+int midx_stack(struct midx *layer, struct midx *base, struct gp_error *err)
+{
+	uint64_t packs = (uint64_t)base->nr_packs_in_base + base->nr_packs;
+	uint64_t objects = (uint64_t)base->nr_objects_in_base + base->nr_objects;
+	if (packs + layer->nr_packs > UINT32_MAX)
+		return CORRUPT(err, "pack count in base MIDX too high: %" PRIu64 " (%s)", packs,
+			       layer->path);
+	if (objects + layer->nr_objects > UINT32_MAX)
+		return CORRUPT(err, "object count in base MIDX too high: %" PRIu64 " (%s)", objects,
+			       layer->path);
+	layer->base = base;
+	layer->nr_packs_in_base = (uint32_t)packs;
+	layer->nr_objects_in_base = (uint32_t)objects;
+	layer->layer = base->layer + 1;
+	layer->in_chain = base->in_chain = true;
+	return 0;
+}
+
+int midx_chain_parse(const char *buf, size_t len, int algo, const char *name,
+		     unsigned char **hashes, uint32_t *nr, struct gp_error *err)
+{
+	size_t hexsz = gp_hash_algos[algo].hexsz, rawsz = gp_hash_algos[algo].rawsz;
+	size_t pos = 0, alloc = 0;
+	uint32_t n = 0;
+	unsigned char *out = NULL;
+
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t line_len = nl ? (size_t)(nl - (buf + pos)) : len - pos;
+		struct object_id oid;
+		char hex[GP_MAX_HEXSZ + 1];
+		if (line_len != hexsz) {
+			free(out);
+			return CORRUPT(err, "invalid multi-pack-index chain: line %" PRIu32
+				       " (offset %zu) is %zu characters, not a %zu-digit hash (%s)",
+				       n + 1, pos, line_len, hexsz, name);
+		}
+		memcpy(hex, buf + pos, hexsz);
+		hex[hexsz] = '\0';
+		if (parse_oid_hex_exact(hex, algo, &oid)) {
+			free(out);
+			return CORRUPT(err, "invalid multi-pack-index chain: line %" PRIu32 " (offset %zu)"
+				       " '%s' not a hash (%s)", n + 1, pos, hex, name);
+		}
+		if (!nl) {
+			free(out);
+			return CORRUPT(err, "invalid multi-pack-index chain: line %" PRIu32 " (offset %zu)"
+				       " is not terminated (%s)", n + 1, pos, name);
+		}
+		if (n == UINT32_MAX / 2) {
+			free(out);
+			return CORRUPT(err, "invalid multi-pack-index chain: too many layers (%s)", name);
+		}
+		ALLOC_GROW(out, ((size_t)n + 1) * rawsz, alloc);
+		memcpy(out + (size_t)n * rawsz, oid.hash, rawsz);
+		n++;
+		pos += line_len + 1;
+	}
+	*hashes = out;
+	*nr = n;
+	return 0;
+}
+
+int midx_open_chain(struct midx **out, const char *pack_dir, int algo,
+		    struct gp_error *err)
+{
+	char *chain_path = xstrfmt("%s/" MIDX_CHAIN_FILE, pack_dir);
+	const unsigned char *map;
+	size_t size, rawsz = gp_hash_algos[algo].rawsz;
+	unsigned char *hashes = NULL;
+	uint32_t nr = 0;
+	struct midx *top = NULL;
+	int ret = map_file(chain_path, &map, &size, err);
+
+	if (ret)
+		goto out;
+	ret = midx_chain_parse((const char *)map, size, algo, chain_path, &hashes, &nr, err);
+	if (map)
+		munmap((void *)map, size);
+	if (ret)
+		goto out;
+	if (!nr) {
+		/* As git: an empty chain file is no chain. */
+		ret = gp_error_set(err, GP_ENOTFOUND, "%s is empty", chain_path);
+		goto out;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		char *path = xstrfmt("%s/" MIDX_CHAIN_DIR "/multi-pack-index-%s.midx", pack_dir,
+				     hash_to_hex_r(hex, hashes + (size_t)i * rawsz, rawsz));
+		struct midx *layer;
+		ret = open_one(&layer, path, algo, err);
+		free(path);
+		if (ret) {
+			if (ret == GP_ENOTFOUND)
+				ret = CORRUPT(err, "unable to find all multi-pack index files: %s names"
+					      " layer %" PRIu32 " (%s), which is missing", chain_path,
+					      i + 1, hex);
+			goto out;
+		}
+		if (memcmp(midx_checksum(layer), hashes + (size_t)i * rawsz, rawsz)) {
+			ret = CORRUPT(err, "%s: layer %" PRIu32 " is named for checksum %s but its"
+				      " trailer differs", layer->path, i + 1, hex);
+			midx_free(layer);
+			goto out;
+		}
+		layer->in_chain = true;
+		if (top && (ret = midx_stack(layer, top, err))) {
+			midx_free(layer);
+			goto out;
+		}
+		if ((ret = check_ridx(layer, err))) {
+			layer->base = NULL;
+			midx_free(layer);
+			goto out;
+		}
+		top = layer;
+	}
+	*out = top;
+	top = NULL;
+out:
+	midx_free(top);
+	free(hashes);
+	free(chain_path);
+	return ret;
+}
+
+int midx_open(struct midx **out, const char *pack_dir, int algo,
+	      struct gp_error *err)
+{
+	char *path = xstrfmt("%s/" MIDX_FILE, pack_dir);
+	int ret = midx_open_path(out, path, algo, err);
+	free(path);
+	if (ret == GP_ENOTFOUND) {
+		gp_error_clear(err);
+		ret = midx_open_chain(out, pack_dir, algo, err);
+	}
+	return ret;
+}
+
 void midx_free(struct midx *m)
 {
-	if (!m)
-		return;
-	if (m->mapped)
-		munmap((void *)m->map, m->map_size);
-	chunk_table_release(&m->chunks);
-	free(m->pack_names);
-	free(m->pseudo_to_pos);
-	free(m->pos_to_pseudo);
-	pthread_mutex_destroy(&m->lock);
-	free(m->path);
-	free(m);
+	while (m) {
+		struct midx *base = m->base_borrowed ? NULL : m->base;
+		if (m->mapped)
+			munmap((void *)m->map, m->map_size);
+		if (m->rev_map)
+			munmap((void *)m->rev_map, m->rev_size);
+		chunk_table_release(&m->chunks);
+		free(m->pack_names);
+		free(m->pseudo_to_pos);
+		free(m->pos_to_pseudo);
+		pthread_mutex_destroy(&m->lock);
+		free(m->path);
+		free(m);
+		m = base;
+	}
+}
+
+/* The layer holding midx_pos (over the whole chain). */
+static inline const struct midx *layer_of_pos(const struct midx *m, uint32_t midx_pos)
+{
+	while (midx_pos < m->nr_objects_in_base)
+		m = m->base;
+	return m;
+}
+
+static inline const struct midx *layer_of_pack(const struct midx *m, uint32_t pack_int_id)
+{
+	while (pack_int_id < m->nr_packs_in_base)
+		m = m->base;
+	return m;
 }
 
 const char *midx_path(const struct midx *m)
@@ -294,19 +624,52 @@ const char *midx_path(const struct midx *m)
 	return m->path;
 }
 
+unsigned midx_version(const struct midx *m)
+{
+	return m->version;
+}
+
 uint32_t midx_nr_objects(const struct midx *m)
 {
-	return m->nr_objects;
+	return m->nr_objects_in_base + m->nr_objects;
 }
 
 uint32_t midx_nr_packs(const struct midx *m)
 {
-	return m->nr_packs;
+	return m->nr_packs_in_base + m->nr_packs;
+}
+
+bool midx_is_chain(const struct midx *m)
+{
+	return m->in_chain;
+}
+
+uint32_t midx_nr_layers(const struct midx *m)
+{
+	return m->layer + 1;
+}
+
+struct midx *midx_layer(struct midx *m, uint32_t layer)
+{
+	while (m && m->layer > layer)
+		m = m->base;
+	return m;
+}
+
+uint32_t midx_nr_objects_in_base(const struct midx *m)
+{
+	return m->nr_objects_in_base;
+}
+
+uint32_t midx_nr_packs_in_base(const struct midx *m)
+{
+	return m->nr_packs_in_base;
 }
 
 const char *midx_pack_name(const struct midx *m, uint32_t pack_int_id)
 {
-	return m->pack_names[pack_int_id];
+	m = layer_of_pack(m, pack_int_id);
+	return m->pack_names[pack_int_id - m->nr_packs_in_base];
 }
 
 bool midx_find_pack(const struct midx *m, const char *name, uint32_t *pack_int_id)
@@ -317,13 +680,14 @@ bool midx_find_pack(const struct midx *m, const char *name, uint32_t *pack_int_i
 		len -= 5;
 	else if (ends_with(name, ".idx"))
 		len -= 4;
-	for (uint32_t id = 0; id < m->nr_packs; id++) {
-		const char *have = m->pack_names[id];
-		if (!strncmp(have, name, len) && !strcmp(have + len, ".idx")) {
-			*pack_int_id = id;
-			return true;
+	for (; m; m = m->base)
+		for (uint32_t id = 0; id < m->nr_packs; id++) {
+			const char *have = m->pack_names[id];
+			if (!strncmp(have, name, len) && !strcmp(have + len, ".idx")) {
+				*pack_int_id = m->nr_packs_in_base + id;
+				return true;
+			}
 		}
-	}
 	return false;
 }
 
@@ -339,7 +703,8 @@ uint32_t midx_fanout(const struct midx *m, unsigned first_byte)
 
 const unsigned char *midx_nth_oid_raw(const struct midx *m, uint32_t midx_pos)
 {
-	return m->oids + (size_t)midx_pos * m->rawsz;
+	m = layer_of_pos(m, midx_pos);
+	return m->oids + (size_t)(midx_pos - m->nr_objects_in_base) * m->rawsz;
 }
 
 void midx_nth_oid(const struct midx *m, uint32_t midx_pos, struct object_id *oid)
@@ -349,12 +714,16 @@ void midx_nth_oid(const struct midx *m, uint32_t midx_pos, struct object_id *oid
 
 uint32_t midx_nth_pack(const struct midx *m, uint32_t midx_pos)
 {
-	return get_be32(m->ooff + 8 * (size_t)midx_pos);
+	m = layer_of_pos(m, midx_pos);
+	return m->nr_packs_in_base +
+	       get_be32(m->ooff + 8 * (size_t)(midx_pos - m->nr_objects_in_base));
 }
 
 uint64_t midx_nth_offset(const struct midx *m, uint32_t midx_pos)
 {
-	uint32_t ofs = get_be32(m->ooff + 8 * (size_t)midx_pos + 4);
+	uint32_t ofs;
+	m = layer_of_pos(m, midx_pos);
+	ofs = get_be32(m->ooff + 8 * (size_t)(midx_pos - m->nr_objects_in_base) + 4);
 	if (m->loff && (ofs & MIDX_LARGE_OFFSET_FLAG))
 		return get_be64(m->loff + 8 * (size_t)(ofs & ~MIDX_LARGE_OFFSET_FLAG));
 	return ofs;
@@ -363,153 +732,377 @@ uint64_t midx_nth_offset(const struct midx *m, uint32_t midx_pos)
 bool midx_find_oid(const struct midx *m, const struct object_id *oid,
 		   uint32_t *midx_pos)
 {
-	return oid_table_find(m->fanout, m->oids, m->rawsz, m->rawsz, oid->hash, midx_pos);
+	for (; m; m = m->base) {
+		uint32_t pos;
+		if (oid_table_find(m->fanout, m->oids, m->rawsz, m->rawsz, oid->hash, &pos)) {
+			*midx_pos = m->nr_objects_in_base + pos;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool midx_bitmapped_pack(const struct midx *m, uint32_t pack_int_id,
+			 uint32_t *bitmap_pos, uint32_t *bitmap_nr)
+{
+	uint32_t id;
+	m = layer_of_pack(m, pack_int_id);
+	if (!m->btmp)
+		return false;
+	id = pack_int_id - m->nr_packs_in_base;
+	*bitmap_pos = get_be32(m->btmp + 8 * (size_t)id); /* over the chain already */
+	*bitmap_nr = get_be32(m->btmp + 8 * (size_t)id + 4);
+	return true;
+}
+
+bool midx_has_btmp(const struct midx *m)
+{
+	for (; m; m = m->base)
+		if (!m->btmp)
+			return false;
+	return true;
 }
 
 bool midx_has_ridx(const struct midx *m)
 {
-	return m->ridx != NULL;
+	for (; m; m = m->base)
+		if (!m->ridx)
+			return false;
+	return true;
 }
 
 /*
- * Without RIDX: sort by (pack id, offset). The key packs the pack id
- * above a 40-bit offset, which covers every pack a MIDX can name.
+ * Without a stored order: sort by (pack id, offset). The key packs the
+ * pack id above a 40-bit offset, which covers every pack a MIDX can name.
  */
 static void compute_pseudo_order(struct midx *m)
 {
 	uint64_t *keys = xmalloc(sizeof(*keys) * (m->nr_objects ? m->nr_objects : 1));
-	for (uint32_t pos = 0; pos < m->nr_objects; pos++)
-		keys[pos] = (uint64_t)midx_nth_pack(m, pos) << 40 |
-			    (midx_nth_offset(m, pos) & ((1ull << 40) - 1));
+	for (uint32_t pos = 0; pos < m->nr_objects; pos++) {
+		uint32_t global = m->nr_objects_in_base + pos;
+		keys[pos] = (uint64_t)(midx_nth_pack(m, global) - m->nr_packs_in_base) << 40 |
+			    (midx_nth_offset(m, global) & ((1ull << 40) - 1));
+	}
 	m->pseudo_to_pos = sort_positions_by_u64(keys, m->nr_objects);
 	free(keys);
 }
 
-int midx_load_pseudo_order(struct midx *m, struct gp_error *err)
+/* The layer's .rev file, when there is one that fits it. */
+static int load_rev_file(struct midx *m, struct gp_error *err)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	const char *slash = strrchr(m->path, '/');
+	int dir_len = slash ? (int)(slash - m->path) : 0;
+	char *path = xstrfmt("%.*s%smulti-pack-index-%s.rev", dir_len, m->path, slash ? "/" : "",
+			     hash_to_hex_r(hex, midx_checksum(m), m->rawsz));
+	int ret = map_file(path, &m->rev_map, &m->rev_size, err);
+	if (!ret)
+		ret = revindex_parse(m->rev_map, m->rev_size, base_name(path), m->algo,
+				     m->nr_objects, midx_checksum(m), err);
+	if (!ret)
+		for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++)
+			if (revindex_entry(m->rev_map, pseudo) < m->nr_objects_in_base ||
+			    revindex_entry(m->rev_map, pseudo) - m->nr_objects_in_base >= m->nr_objects) {
+				ret = CORRUPT(err, "%s: entry %" PRIu32 " (offset %" PRIu64
+					      ") is out of range", base_name(path), pseudo,
+					      RIDX_HEADER_SIZE + 4 * (uint64_t)pseudo);
+				break;
+			}
+	if (ret && m->rev_map) {
+		munmap((void *)m->rev_map, m->rev_size);
+		m->rev_map = NULL;
+	}
+	free(path);
+	return ret;
+}
+
+/* Local pseudo position -> local midx position. */
+static inline uint32_t layer_pseudo_to_pos(const struct midx *m, uint32_t pseudo)
+{
+	/* Stored orders hold positions over the chain (checked in range). */
+	if (m->ridx)
+		return get_be32(m->ridx + 4 * (size_t)pseudo) - m->nr_objects_in_base;
+	if (m->rev_map)
+		return revindex_entry(m->rev_map, pseudo) - m->nr_objects_in_base;
+	return m->pseudo_to_pos[pseudo];
+}
+
+static int load_layer_order(struct midx *m, bool compute_missing, struct gp_error *err)
+{
+	uint32_t *inverse;
+	if (m->pos_to_pseudo)
+		return 0;
+	if (!m->ridx) {
+		struct gp_error rev_err = GP_ERROR_INIT;
+		int ret = load_rev_file(m, &rev_err);
+		if (ret == GP_ENOTFOUND && compute_missing) {
+			compute_pseudo_order(m);
+		} else if (ret == GP_ENOTFOUND) {
+			gp_error_clear(&rev_err);
+			return gp_error_set(err, GP_ENOTFOUND, "%s has no reverse index (no RIDX chunk,"
+					    " no .rev file)", m->path);
+		} else if (ret) {
+			gp_error_move(err, &rev_err);
+			return ret;
+		}
+		gp_error_clear(&rev_err);
+	}
+	inverse = xmalloc(sizeof(*inverse) * (m->nr_objects ? m->nr_objects : 1));
+	memset(inverse, 0xff, sizeof(*inverse) * m->nr_objects);
+	for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++) {
+		uint32_t pos = layer_pseudo_to_pos(m, pseudo);
+		/* Entries are in range (checked at open); each must appear once. */
+		if (inverse[pos] != UINT32_MAX) {
+			free(inverse);
+			return CORRUPT(err, "%s: the reverse index lists object %" PRIu32
+				       " twice (second time at %" PRIu32 ")", m->path, pos, pseudo);
+		}
+		inverse[pos] = pseudo;
+	}
+	m->pos_to_pseudo = inverse;
+	return 0;
+}
+
+int midx_load_pseudo_order(struct midx *m, bool compute_missing, struct gp_error *err)
 {
 	int ret = 0;
-	pthread_mutex_lock(&m->lock);
-	if (!m->pos_to_pseudo) {
-		uint32_t *inverse = xmalloc(sizeof(*inverse) * (m->nr_objects ? m->nr_objects : 1));
-		if (!m->ridx)
-			compute_pseudo_order(m);
-		memset(inverse, 0xff, sizeof(*inverse) * m->nr_objects);
-		for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++) {
-			uint32_t pos = midx_pseudo_to_pos(m, pseudo);
-			/* Entries are in range (checked at open); each must appear once. */
-			if (inverse[pos] != UINT32_MAX) {
-				ret = CORRUPT(err, "%s: RIDX chunk lists object %" PRIu32 " twice",
-					      m->path, pos);
-				free(inverse);
-				goto out;
-			}
-			inverse[pos] = pseudo;
-		}
-		m->pos_to_pseudo = inverse;
+	for (struct midx *layer = m; layer && !ret; layer = layer->base) {
+		pthread_mutex_lock(&layer->lock);
+		ret = load_layer_order(layer, compute_missing, err);
+		pthread_mutex_unlock(&layer->lock);
 	}
-out:
-	pthread_mutex_unlock(&m->lock);
 	return ret;
 }
 
 uint32_t midx_pseudo_to_pos(const struct midx *m, uint32_t pseudo_pos)
 {
-	if (m->ridx)
-		return get_be32(m->ridx + 4 * (size_t)pseudo_pos);
-	return m->pseudo_to_pos[pseudo_pos];
+	m = layer_of_pos(m, pseudo_pos);
+	return m->nr_objects_in_base + layer_pseudo_to_pos(m, pseudo_pos - m->nr_objects_in_base);
 }
 
 uint32_t midx_pos_to_pseudo(const struct midx *m, uint32_t midx_pos)
 {
-	return m->pos_to_pseudo[midx_pos];
+	m = layer_of_pos(m, midx_pos);
+	return m->nr_objects_in_base + m->pos_to_pseudo[midx_pos - m->nr_objects_in_base];
 }
 
 int midx_preferred_pack(struct midx *m, uint32_t *pack_int_id, struct gp_error *err)
 {
-	if (!m->ridx || !m->nr_objects)
-		return gp_error_set(err, GP_ENOTFOUND, "%s has no preferred pack", m->path);
-	*pack_int_id = midx_nth_pack(m, get_be32(m->ridx));
+	struct midx *base = m; /* the top layer's own, as git has it */
+	struct gp_error ignored = GP_ERROR_INIT;
+	uint32_t first;
+	if (!base->nr_objects)
+		return gp_error_set(err, GP_ENOTFOUND, "could not determine MIDX preferred pack"
+				    " (%s has no objects)", base->path);
+	if (base->ridx) {
+		first = layer_pseudo_to_pos(base, 0);
+	} else {
+		int ret;
+		pthread_mutex_lock(&base->lock);
+		ret = base->rev_map || base->pos_to_pseudo ? 0 : load_rev_file(base, &ignored);
+		pthread_mutex_unlock(&base->lock);
+		gp_error_clear(&ignored);
+		if (ret || !base->rev_map)
+			return gp_error_set(err, GP_ENOTFOUND, "could not determine MIDX preferred pack"
+					    " (%s has no reverse index)", base->path);
+		first = layer_pseudo_to_pos(base, 0);
+	}
+	*pack_int_id = base->nr_packs_in_base + get_be32(base->ooff + 8 * (size_t)first);
 	return 0;
 }
+
+bool midx_checksum_valid(const struct midx *m)
+{
+	for (; m; m = m->base) {
+		unsigned char hash[GP_MAX_RAWSZ];
+		hash_buf(m->algo, m->map, m->map_size - m->rawsz, hash);
+		if (memcmp(hash, midx_checksum(m), m->rawsz))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * verify reports every problem, as git does, one a line in err's
+ * message (up to a bound, then a count).
+ */
+#define MAX_PROBLEM_LINES 100
 
 GP_PRINTF(3, 4) static void problem(size_t *nr_problems, struct gp_error *err,
 				    const char *fmt, ...)
 {
-	if (!(*nr_problems)++) {
-		struct strbuf sb = STRBUF_INIT;
-		va_list ap;
-		va_start(ap, fmt);
-		strbuf_vaddf(&sb, fmt, ap);
-		va_end(ap);
-		gp_error_set(err, GP_ECORRUPT, "%s", sb.buf);
-		strbuf_release(&sb);
-	}
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	if (++*nr_problems > MAX_PROBLEM_LINES)
+		return;
+	if (*nr_problems > 1 && err && err->msg)
+		strbuf_addf(&sb, "%s\n", err->msg);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	gp_error_set(err, GP_ECORRUPT, "%s", sb.buf);
+	strbuf_release(&sb);
 }
 
-int midx_verify(struct midx *m, const char *pack_dir, struct progress *progress,
-		size_t *nr_problems, struct gp_error *err)
+/* Phase one: the layer's checksum and packs (opened into packs[]). */
+static void verify_layer_packs(struct midx *m, const char *pack_dir, struct packed_git **packs,
+			       struct progress *progress, uint64_t *done, size_t *nr_problems,
+			       struct gp_error *err)
 {
 	unsigned char hash[GP_MAX_RAWSZ];
-	struct packed_git **packs = xcalloc(m->nr_packs ? m->nr_packs : 1, sizeof(*packs));
 	const char *name = base_name(m->path);
-	uint32_t preferred = UINT32_MAX;
 
-	*nr_problems = 0;
 	hash_buf(m->algo, m->map, m->map_size - m->rawsz, hash);
 	if (memcmp(hash, midx_checksum(m), m->rawsz))
-		problem(nr_problems, err, "%s: incorrect checksum", name);
-
+		problem(nr_problems, err, "incorrect checksum (%s, offset %zu)", name,
+			m->map_size - m->rawsz);
 	for (uint32_t id = 0; id < m->nr_packs; id++) {
 		struct gp_error perr = GP_ERROR_INIT;
 		char *idx = xstrfmt("%s/%s", pack_dir, m->pack_names[id]);
 		if (pack_open_idx(&packs[id], idx, m->algo, &perr) ||
-		    pack_open_pack(packs[id], &perr))
-			problem(nr_problems, err, "%s: pack %" PRIu32 " (%s): %s", name, id,
-				m->pack_names[id], gp_error_msg(&perr));
+		    pack_open_pack(packs[id], &perr)) {
+			problem(nr_problems, err, "failed to load pack in position %" PRIu32
+				" (%s): %s (%s)", m->nr_packs_in_base + id, m->pack_names[id],
+				gp_error_msg(&perr), name);
+			pack_free(packs[id]);
+			packs[id] = NULL;
+		}
 		gp_error_clear(&perr);
 		free(idx);
+		progress_update(progress, ++*done);
 	}
+}
+
+/* Phase three: every object at its recorded offset; then RIDX and BTMP. */
+static void verify_layer_objects(struct midx *m, struct packed_git **packs,
+				 struct progress *progress, uint64_t *done, size_t *nr_problems,
+				 struct gp_error *err)
+{
+	const char *name = base_name(m->path);
+	uint32_t *pseudo_start = NULL;
+
 	for (uint32_t pos = 0; pos < m->nr_objects; pos++) {
-		struct packed_git *p = packs[midx_nth_pack(m, pos)];
+		uint32_t pack = get_be32(m->ooff + 8 * (size_t)pos);
+		struct packed_git *p = packs[pack];
+		uint64_t ofs = midx_nth_offset(m, m->nr_objects_in_base + pos);
 		struct object_id oid;
 		uint32_t idx_pos;
 		char hex[GP_MAX_HEXSZ + 1];
-		progress_update(progress, pos + 1);
+		progress_update(progress, ++*done);
 		if (!p)
 			continue;
-		midx_nth_oid(m, pos, &oid);
+		oid_from_raw(&oid, m->oids + (size_t)pos * m->rawsz, m->algo);
 		if (!pack_find_oid(p, &oid, &idx_pos))
-			problem(nr_problems, err, "%s: object %s is not in its pack %s", name,
-				oid_to_hex_r(hex, &oid), m->pack_names[midx_nth_pack(m, pos)]);
-		else if (pack_nth_offset(p, idx_pos) != midx_nth_offset(m, pos))
-			problem(nr_problems, err, "%s: object %s: offset %" PRIu64
-				" does not match its pack's %" PRIu64, name, oid_to_hex_r(hex, &oid),
-				midx_nth_offset(m, pos), pack_nth_offset(p, idx_pos));
+			problem(nr_problems, err, "failed to load pack entry for oid[%" PRIu32 "] = %s:"
+				" not in its pack %s (%s)", m->nr_objects_in_base + pos,
+				oid_to_hex_r(hex, &oid), m->pack_names[pack], name);
+		else if (pack_nth_offset(p, idx_pos) != ofs)
+			problem(nr_problems, err, "incorrect object offset for oid[%" PRIu32 "] = %s: %"
+				PRIx64 " != %" PRIx64 " (%s, offset %" PRIu64 ")",
+				m->nr_objects_in_base + pos, oid_to_hex_r(hex, &oid), ofs,
+				pack_nth_offset(p, idx_pos), name,
+				chunk_offset(m, m->ooff) + 8 * (uint64_t)pos + 4);
 	}
-	/* RIDX: preferred pack first, then ascending pack id, then offset. */
+	/*
+	 * RIDX: the preferred pack first (git picks one in every layer it
+	 * writes with --bitmap), then ascending pack id, then offset.
+	 */
 	if (m->ridx && m->nr_objects) {
 		uint8_t *seen = xcalloc(m->nr_objects, 1);
-		preferred = midx_nth_pack(m, get_be32(m->ridx));
+		uint32_t preferred = get_be32(m->ooff + 8 * (size_t)layer_pseudo_to_pos(m, 0));
+		if (m->btmp) {
+			pseudo_start = xcalloc((size_t)m->nr_packs + 1, sizeof(*pseudo_start));
+			memset(pseudo_start, 0xff, sizeof(*pseudo_start) * m->nr_packs);
+		}
 		for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++) {
-			uint32_t pos = get_be32(m->ridx + 4 * (size_t)pseudo);
+			uint32_t pos = layer_pseudo_to_pos(m, pseudo);
+			uint32_t pack = get_be32(m->ooff + 8 * (size_t)pos);
 			if (seen[pos]++) {
 				problem(nr_problems, err, "%s: RIDX chunk lists object %" PRIu32 " twice", name, pos);
 				continue;
 			}
+			if (pseudo_start && pseudo_start[pack] == UINT32_MAX)
+				pseudo_start[pack] = pseudo;
 			if (pseudo) {
-				uint32_t prev = get_be32(m->ridx + 4 * (size_t)(pseudo - 1));
-				uint32_t pa = midx_nth_pack(m, prev), pb = midx_nth_pack(m, pos);
+				uint32_t prev = layer_pseudo_to_pos(m, pseudo - 1);
+				uint32_t pa = get_be32(m->ooff + 8 * (size_t)prev);
 				uint64_t ka = pa == preferred ? 0 : (uint64_t)pa + 1;
-				uint64_t kb = pb == preferred ? 0 : (uint64_t)pb + 1;
-				if (ka > kb || (ka == kb && midx_nth_offset(m, prev) >= midx_nth_offset(m, pos)))
+				uint64_t kb = pack == preferred ? 0 : (uint64_t)pack + 1;
+				uint64_t oa = midx_nth_offset(m, m->nr_objects_in_base + prev);
+				uint64_t ob = midx_nth_offset(m, m->nr_objects_in_base + pos);
+				if (ka > kb || (ka == kb && oa >= ob))
 					problem(nr_problems, err, "%s: RIDX chunk: entry %" PRIu32
-						" is out of pseudo-pack order", name, pseudo);
+						" (offset %" PRIu64 ") is out of pseudo-pack order", name,
+						pseudo, chunk_offset(m, m->ridx) + 4 * (uint64_t)pseudo);
 			}
 		}
 		free(seen);
 	}
-	for (uint32_t id = 0; id < m->nr_packs; id++)
-		pack_free(packs[id]);
+	if (pseudo_start) {
+		uint32_t *count = xcalloc((size_t)m->nr_packs + 1, sizeof(*count));
+		for (uint32_t pos = 0; pos < m->nr_objects; pos++)
+			count[get_be32(m->ooff + 8 * (size_t)pos)]++;
+		for (uint32_t id = 0; id < m->nr_packs; id++) {
+			uint32_t first = get_be32(m->btmp + 8 * (size_t)id);
+			uint32_t nr = get_be32(m->btmp + 8 * (size_t)id + 4);
+			uint32_t want = count[id] ? m->nr_objects_in_base + pseudo_start[id] : 0;
+			if (nr != count[id] || first != want)
+				problem(nr_problems, err, "%s: BTMP chunk: pack %" PRIu32 " (offset %"
+					PRIu64 ") says bits %" PRIu32 "+%" PRIu32 ", the RIDX order has %"
+					PRIu32 "+%" PRIu32, name, id,
+					chunk_offset(m, m->btmp) + 8 * (uint64_t)id, first, nr,
+					want, count[id]);
+		}
+		free(count);
+		free(pseudo_start);
+	}
+}
+
+int midx_verify(struct midx *m, const char *pack_dir, bool show_progress,
+		size_t *nr_problems, struct gp_error *err)
+{
+	uint32_t nr_layers = midx_nr_layers(m);
+	struct packed_git ***packs = xcalloc(nr_layers, sizeof(*packs));
+	struct progress *progress;
+	uint64_t done = 0;
+
+	*nr_problems = 0;
+	progress = progress_start("Looking for referenced packfiles", midx_nr_packs(m), show_progress);
+	for (uint32_t l = 0; l < nr_layers; l++) {
+		struct midx *layer = midx_layer(m, l);
+		packs[l] = xcalloc(layer->nr_packs + 1, sizeof(**packs));
+		verify_layer_packs(layer, pack_dir, packs[l], progress, &done, nr_problems, err);
+	}
+	progress_stop(&progress);
+	if (!m->nr_objects) {
+		/* As git: the rest assumes objects. */
+		problem(nr_problems, err, "the midx contains no oid (%s)", base_name(m->path));
+		goto out;
+	}
+	/* Names are checked sorted at open; the meter is git's. */
+	progress = progress_start("Verifying OID order in multi-pack-index",
+				  midx_nr_objects(m) - 1, show_progress);
+	progress_update(progress, midx_nr_objects(m) - 1);
+	progress_stop(&progress);
+	done = 0;
+	progress = progress_start("Verifying object offsets", midx_nr_objects(m), show_progress);
+	for (uint32_t l = 0; l < nr_layers; l++)
+		verify_layer_objects(midx_layer(m, l), packs[l], progress, &done, nr_problems, err);
+	progress_stop(&progress);
+out:
+	for (uint32_t l = 0; l < nr_layers; l++) {
+		struct midx *layer = midx_layer(m, l);
+		for (uint32_t id = 0; id < layer->nr_packs; id++)
+			pack_free(packs[l][id]);
+		free(packs[l]);
+	}
 	free(packs);
+	if (*nr_problems > MAX_PROBLEM_LINES && err && err->msg) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "%s\n... and %zu more problems", err->msg,
+			    *nr_problems - MAX_PROBLEM_LINES);
+		gp_error_set(err, GP_ECORRUPT, "%s", sb.buf);
+		strbuf_release(&sb);
+	}
 	return *nr_problems ? GP_ECORRUPT : 0;
 }

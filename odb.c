@@ -19,11 +19,13 @@ struct odb_dir {
 	struct midx *midx;       /* NULL when absent or unusable */
 	size_t *midx_packs;      /* pack_int_id -> index in odb->packs, or SIZE_MAX */
 	struct stat midx_st;     /* the MIDX file as last looked at; */
+	struct stat chain_st;    /* and the chain file (multi-pack-index.d) */
 	bool midx_seen;          /* st_ino 0 when there was none */
 };
 
 struct odb {
 	int algo;
+	bool no_midx;               /* core.multiPackIndex=false */
 	struct odb_dir *dirs;       /* [0] is the odb's own directory */
 	size_t nr_dirs, alloc_dirs;
 	struct packed_git **packs;
@@ -124,27 +126,50 @@ static void load_packs(struct odb *odb, const char *objdir, bool local)
 
 static char *midx_file(const struct odb_dir *dir)
 {
-	return xstrfmt("%s/pack/multi-pack-index", dir->path);
+	return xstrfmt("%s/pack/" MIDX_FILE, dir->path);
+}
+
+static char *chain_file(const struct odb_dir *dir)
+{
+	return xstrfmt("%s/pack/" MIDX_CHAIN_FILE, dir->path);
+}
+
+static void stat_or_zero(const char *path, struct stat *st)
+{
+	if (stat(path, st) < 0)
+		memset(st, 0, sizeof(*st));
+}
+
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
 /*
- * Open the directory's MIDX and tie its packs to ours. A bad MIDX is
- * reported and ignored (the packs still answer); a pack it names that is
- * gone is reported, and lookups that land there fall back to the packs.
+ * Open the directory's MIDX (lone, or an incremental chain) and tie its
+ * packs to ours. A bad MIDX is reported and ignored (the packs still
+ * answer); a pack it names that is gone is reported, and lookups that
+ * land there fall back to the packs.
  */
 static void load_midx(struct odb *odb, struct odb_dir *dir)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	char *pack_dir = xstrfmt("%s/pack", dir->path);
-	char *file = midx_file(dir);
+	char *file = midx_file(dir), *chain = chain_file(dir);
 	struct midx *m;
 	int ret;
 
 	/* Stat first: a MIDX replaced after this is seen by the next rescan. */
-	if (stat(file, &dir->midx_st) < 0)
-		memset(&dir->midx_st, 0, sizeof(dir->midx_st));
+	stat_or_zero(file, &dir->midx_st);
+	stat_or_zero(chain, &dir->chain_st);
 	dir->midx_seen = true;
 	free(file);
+	free(chain);
+	if (odb->no_midx) {
+		free(pack_dir);
+		return;
+	}
 	ret = midx_open(&m, pack_dir, odb->algo, &err);
 	if (ret) {
 		if (ret != GP_ENOTFOUND)
@@ -173,17 +198,13 @@ static void load_midx(struct odb *odb, struct odb_dir *dir)
 
 static bool midx_changed(const struct odb_dir *dir)
 {
-	char *file = midx_file(dir);
-	struct stat st;
-	bool changed;
-	if (stat(file, &st) < 0)
-		memset(&st, 0, sizeof(st));
+	char *file = midx_file(dir), *chain = chain_file(dir);
+	struct stat st, cst;
+	stat_or_zero(file, &st);
+	stat_or_zero(chain, &cst);
 	free(file);
-	changed = !dir->midx_seen || st.st_ino != dir->midx_st.st_ino ||
-		  st.st_dev != dir->midx_st.st_dev || st.st_size != dir->midx_st.st_size ||
-		  st.st_mtim.tv_sec != dir->midx_st.st_mtim.tv_sec ||
-		  st.st_mtim.tv_nsec != dir->midx_st.st_mtim.tv_nsec;
-	return changed;
+	free(chain);
+	return !dir->midx_seen || !same_stat(&st, &dir->midx_st) || !same_stat(&cst, &dir->chain_st);
 }
 
 /*
@@ -295,12 +316,19 @@ static void add_dir(struct odb *odb, const char *path, bool local, int depth)
 
 int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *err)
 {
+	return odb_open_flags(out, objdir, algo, 0, err);
+}
+
+int odb_open_flags(struct odb **out, const char *objdir, int algo, unsigned flags,
+		   struct gp_error *err)
+{
 	struct odb *odb;
 	struct stat st;
 	if (stat(objdir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return gp_error_errno(err, "object directory '%s' is not readable", objdir);
 	odb = xcalloc(1, sizeof(*odb));
 	odb->algo = algo;
+	odb->no_midx = flags & ODB_NO_MIDX;
 	odb->reader = pack_reader_new(0);
 	hash_object(algo, OBJ_TREE, "", 0, &odb->empty_tree);
 	add_dir(odb, objdir, true, 0);

@@ -29,6 +29,11 @@ struct odb;
 
 /* Errors: GP_EIO when objdir cannot be read. */
 int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *err);
+enum odb_open_flags {
+	ODB_NO_MIDX = 1 << 0,  /* ignore multi-pack-indexes (core.multiPackIndex=false) */
+};
+int odb_open_flags(struct odb **out, const char *objdir, int algo, unsigned flags,
+		   struct gp_error *err);
 void odb_free(struct odb *odb);
 /*
  * Add an alternate object directory (and the alternates it names), as

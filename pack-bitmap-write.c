@@ -382,7 +382,8 @@ static int not_in_order(struct writer *w, const struct object_id *oid, const cha
 	char hex[GP_MAX_HEXSZ + 1];
 	return gp_error_set(w->err, GP_ENOTFOUND,
 			    "%s %s is reachable but not in the bitmapped pack or MIDX "
-			    "(a bitmap must cover everything reachable)",
+			    "(a bitmap must cover everything reachable; as git says, it"
+			    " doesn't have full closure)",
 			    what, oid_to_hex_r(hex, oid));
 }
 
@@ -670,6 +671,9 @@ static size_t window_after(size_t seen)
 static void select_commit(struct writer *w, uint32_t index)
 {
 	if (w->commits[index].selected != NO_POS)
+		return;
+	/* A layer's bitmap has only its own commits (the base layers have theirs). */
+	if (w->commits[index].bit_pos < w->opts->base_objects)
 		return;
 	ALLOC_GROW(w->selected, w->nr_selected + 1, w->alloc_selected);
 	w->commits[index].selected = (uint32_t)w->nr_selected;
@@ -1894,7 +1898,7 @@ static int write_file(struct writer *w, struct bitmap_write_stats *stats)
 
 	for (enum object_type type = OBJ_COMMIT; type <= OBJ_TAG && !ret; type++) {
 		struct ewah e = EWAH_INIT;
-		for (uint32_t bit_pos = 0; bit_pos < w->nr && !ret; bit_pos++)
+		for (uint32_t bit_pos = w->opts->base_objects; bit_pos < w->nr && !ret; bit_pos++)
 			if (w->types[bit_pos] == type && ewah_set(&e, bit_pos) < 0)
 				ret = gp_error_set(w->err, GP_ENOMEM, "out of memory");
 		if (!ret)
@@ -1936,7 +1940,7 @@ static int write_file(struct writer *w, struct bitmap_write_stats *stats)
 		trace2_region_leave("pack-bitmap-write", "writing_lookup_table");
 	}
 	if (!ret && w->hashes)
-		for (uint32_t index_pos = 0; index_pos < w->nr; index_pos++)
+		for (uint32_t index_pos = w->opts->base_objects; index_pos < w->nr; index_pos++)
 			hashfile_write_be32(f, w->hashes[bitmap_order_index_to_bit(w->order, index_pos)]);
 	if (ret) {
 		hashfile_abort(f);
@@ -2050,6 +2054,19 @@ static void add_write_tip(struct tip_list *tl, const struct object_id *oid, bool
 	tl->tips[tl->nr++].preferred = preferred;
 }
 
+/*
+ * git reads a pack.preferBitmapTips value as a hierarchy: "refs/tags"
+ * and "refs/tags/" both mean the refs below refs/tags/, and a full ref
+ * name matches only the refs below it, not itself.
+ */
+static bool ref_in_hierarchy(const char *refname, const char *prefix)
+{
+	size_t len = strlen(prefix);
+	if (strncmp(refname, prefix, len))
+		return false;
+	return (len && prefix[len - 1] == '/') || refname[len] == '/';
+}
+
 static int add_ref_tip(const char *refname, const struct object_id *oid,
 		       const struct object_id *peeled, unsigned flags, void *data)
 {
@@ -2058,7 +2075,7 @@ static int add_ref_tip(const char *refname, const struct object_id *oid,
 	for (size_t i = 0; i < tl->config->nr && !preferred; i++) {
 		const struct config_entry *e = &tl->config->items[i];
 		if (!strcasecmp(e->key, "pack.preferbitmaptips") && e->value)
-			preferred = starts_with(refname, e->value);
+			preferred = ref_in_hierarchy(refname, e->value);
 	}
 	add_write_tip(tl, oid, preferred);
 	return 0;
@@ -2185,13 +2202,15 @@ int midx_write_bitmap(struct repository *repo, const char *objdir,
 	struct bitmap_index *existing = NULL;
 	struct midx *m = NULL;
 	struct odb *odb = NULL;
-	char *path = NULL, *pack_dir = xstrfmt("%s/pack", objdir);
+	char *path = NULL;
 	int algo = repo->hash_algo;
-	int ret;
+	int ret = 0;
 
+	if (result->no_objects)
+		goto out; /* git: "refusing to write multi-pack .bitmap without any objects" */
 	ret = odb_open(&odb, objdir, algo, err);
-	if (!ret && result->pending) {
-		ret = midx_open_path(&m, result->pending_path, algo, err);
+	if (!ret && result->pending_path) {
+		ret = midx_open_layer(&m, result->pending_path, result->pending_base, algo, err);
 		if (!ret)
 			ret = bitmap_order_for_midx_file(&order, odb, m, err);
 	} else if (!ret) {
@@ -2218,17 +2237,26 @@ int midx_write_bitmap(struct repository *repo, const char *objdir,
 		opts.tips = tips;
 		opts.nr_tips = nr_tips;
 		opts.progress = progress;
+		if (m && midx_is_chain(m)) {
+			/* A layer: the bitmaps of the layers below stay as they are. */
+			opts.base_objects = midx_nr_objects_in_base(m);
+			opts.fresh = true;
+		}
 		ret = bitmap_write(order, odb, &opts, &stats, err);
-		if (ret)
+		if (ret == GP_ENOTFOUND && result->bitmap_optional) {
+			gp_error_clear(err);
+			result->bitmap_skipped = true;
+			ret = 0;
+		} else if (ret) {
 			gp_error_prefix(err, "could not write multi-pack bitmap");
+		}
 	}
 	if (!ret)
-		ret = midx_write_install(pack_dir, algo, result, err);
+		ret = midx_write_install(result, err);
 	if (ret)
 		midx_write_abort(result);
 out:
 	free(path);
-	free(pack_dir);
 	bitmap_index_free(existing);
 	bitmap_order_free(order);
 	midx_free(m);

@@ -69,8 +69,9 @@ struct bitmap_write_tip {
 
 /*
  * The tips git chooses bitmapped commits from: every ref under refs/,
- * marked preferred when its name starts with a pack.preferBitmapTips
- * value, and HEAD's value, always preferred. *tips is allocated (caller frees) and *nr set. Errors: those
+ * marked preferred when it is below a pack.preferBitmapTips hierarchy
+ * (as git: "refs/tags" and "refs/tags/" mean the refs under refs/tags/),
+ * and HEAD's value, always preferred. *tips is allocated (caller frees) and *nr set. Errors: those
  * of refs_for_each().
  */
 int bitmap_tips_from_refs(struct repository *repo, struct bitmap_write_tip **tips,
@@ -91,6 +92,14 @@ struct bitmap_write_opts {
 	int threads;        /* 0: one per CPU */
 	bool progress;
 	bool fresh;         /* build every bitmap anew, not from the repository's */
+	/*
+	 * The bitmap of one layer of an incremental MIDX chain
+	 * (technical/multi-pack-index): bits below base_objects belong to
+	 * the layers below, which have their own bitmaps. Their objects
+	 * get no type bits and no name hashes here, and none of their
+	 * commits is selected; reachability bitmaps still span every bit.
+	 */
+	uint32_t base_objects;
 };
 
 struct bitmap_write_stats {

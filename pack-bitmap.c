@@ -67,10 +67,10 @@ int bitmap_order_for_pack(struct bitmap_order **out, struct packed_git *p,
 }
 
 static int order_for_midx(struct bitmap_order **out, struct odb *odb, struct midx *m,
-			  bool by_name, struct gp_error *err)
+			  bool by_name, bool compute_missing, struct gp_error *err)
 {
 	struct bitmap_order *o;
-	int ret = midx_load_pseudo_order(m, err);
+	int ret = midx_load_pseudo_order(m, compute_missing, err);
 	if (ret)
 		return ret;
 	o = xcalloc(1, sizeof(*o));
@@ -109,13 +109,13 @@ int bitmap_order_for_midx(struct bitmap_order **out, struct odb *odb,
 	if (!m)
 		return gp_error_set(err, GP_ENOTFOUND, "%s: no usable multi-pack-index",
 				    odb_objdir(odb));
-	return order_for_midx(out, odb, m, false, err);
+	return order_for_midx(out, odb, m, false, false, err);
 }
 
 int bitmap_order_for_midx_file(struct bitmap_order **out, struct odb *odb,
 			       struct midx *m, struct gp_error *err)
 {
-	return order_for_midx(out, odb, m, true, err);
+	return order_for_midx(out, odb, m, true, false, err);
 }
 
 static struct bitmap_order *order_identity(int algo, uint32_t nr)
@@ -302,6 +302,15 @@ struct bitmap_index {
 	uint64_t entries_start, entries_end;
 	struct entry *entries;  /* by index_pos */
 	const unsigned char *hash_cache;
+	/*
+	 * A layer of an incremental MIDX chain: bits below base_objects
+	 * are the layers below, whose bitmap (base, owned) holds their
+	 * commits, types and name hashes. This file's own type bitmaps
+	 * and name hashes cover [base_objects, nr_objects); types[] holds
+	 * the whole chain's once open.
+	 */
+	uint32_t base_objects;
+	struct bitmap_index *base;
 };
 
 static const char *short_name(const struct bitmap_index *bi)
@@ -322,6 +331,7 @@ void bitmap_index_free(struct bitmap_index *bi)
 		munmap((void *)bi->map, bi->len);
 	bitmap_order_free(bi->order);
 	free(bi->path);
+	bitmap_index_free(bi->base);
 	free(bi);
 }
 
@@ -353,6 +363,19 @@ static int view_ewah(const struct bitmap_index *bi, uint64_t ofs, uint64_t end,
 			       short_name(bi), what, (unsigned long long)ofs,
 			       (unsigned long long)ewah_bit_size(out), bi->nr_objects);
 	return 0;
+}
+
+/* Set bits below n: a layer's type bitmaps leave its base's bits clear. */
+static uint64_t bitmap_popcount_below(const struct bitmap *b, size_t n)
+{
+	uint64_t count = 0;
+	for (size_t w = 0; w < b->word_nr && w * 64 < n; w++) {
+		uint64_t word = b->words[w];
+		if (n - w * 64 < 64)
+			word &= (UINT64_C(1) << (n - w * 64)) - 1;
+		count += (uint64_t)__builtin_popcountll(word);
+	}
+	return count;
 }
 
 static int parse_types(struct bitmap_index *bi, uint64_t *ofs, uint64_t end,
@@ -387,22 +410,31 @@ static int parse_types(struct bitmap_index *bi, uint64_t *ofs, uint64_t end,
 		sum += bitmap_popcount(&bi->types[i]);
 		*ofs += used;
 	}
-	if (sum != bi->nr_objects || bitmap_popcount(&all) != bi->nr_objects) {
-		/* name the first object with no type or with two */
+	if (sum != bi->nr_objects - bi->base_objects ||
+	    bitmap_popcount(&all) != bi->nr_objects - bi->base_objects ||
+	    (bi->base_objects && bitmap_popcount_below(&all, bi->base_objects))) {
+		/* name the first object with no type or with two (or, in a layer, one below it) */
 		uint64_t bad = 0;
 		for (uint32_t pos = 0; pos < bi->nr_objects; pos++) {
 			int types = 0;
 			for (int i = 0; i < 4; i++)
 				types += bitmap_get(&bi->types[i], pos);
-			if (types != 1) {
+			if (types != (pos >= bi->base_objects)) {
 				bad = pos;
 				break;
 			}
 		}
 		ret = CORRUPT(err, "%s: the type bitmaps (from offset %zu) give object %llu of %u %s",
 			      short_name(bi), 12 + bi->rawsz, (unsigned long long)bad,
-			      bi->nr_objects, bitmap_index_type_at(bi, (uint32_t)bad) == OBJ_BAD
+			      bi->nr_objects, bad < bi->base_objects ? "a type, but a layer below has it"
+			      : bitmap_index_type_at(bi, (uint32_t)bad) == OBJ_BAD
 			      ? "no type" : "more than one type");
+	}
+	/* A layer answers for the whole chain: its base's types join its own. */
+	for (int i = 0; !ret && bi->base && i < 4; i++) {
+		ret = bitmap_or(&bi->types[i], &bi->base->types[i]);
+		if (ret)
+			ret = ewah_err(err, ret, short_name(bi));
 	}
 out:
 	bitmap_release(&all);
@@ -571,10 +603,11 @@ static int parse_bitmap(struct bitmap_index *bi, const unsigned char *checksum,
 
 	end = bi->len - bi->rawsz;
 	if (bi->flags & BITMAP_OPT_HASH_CACHE) {
-		size = (uint64_t)bi->nr_objects * 4;
+		/* a layer's cache has its own objects only */
+		size = (uint64_t)(bi->nr_objects - bi->base_objects) * 4;
 		if (end - header < size)
 			return CORRUPT(err, "%s: too short for a name-hash cache of %u objects",
-				       short_name(bi), bi->nr_objects);
+				       short_name(bi), bi->nr_objects - bi->base_objects);
 		end -= size;
 		bi->hash_cache = bi->map + end;
 	}
@@ -652,14 +685,20 @@ static void *hash_worker(void *data)
 	return NULL;
 }
 
-/* Takes path, order and the mapping (map may be NULL: mapped here). */
-static int open_with_order(struct bitmap_index **out, char *path,
-			   struct bitmap_order *order, int algo,
-			   const unsigned char *map, size_t len,
-			   const unsigned char *digest, struct gp_error *err)
+/*
+ * Takes path, order and the mapping (map may be NULL: mapped here), and
+ * base (a chain layer's lower layers' bitmap, or NULL), on failure too.
+ */
+static int open_layer_with_order(struct bitmap_index **out, char *path,
+				 struct bitmap_order *order, int algo,
+				 const unsigned char *map, size_t len,
+				 const unsigned char *digest, struct bitmap_index *base,
+				 struct gp_error *err)
 {
 	struct bitmap_index *bi = xcalloc(1, sizeof(*bi));
 	int ret = 0;
+	bi->base = base;
+	bi->base_objects = base ? base->nr_objects : 0;
 	bi->path = path;
 	bi->order = order;
 	bi->algo = algo;
@@ -682,6 +721,50 @@ static int open_with_order(struct bitmap_index **out, char *path,
 fail:
 	bitmap_index_free(bi);
 	return ret;
+}
+
+static int open_with_order(struct bitmap_index **out, char *path,
+			   struct bitmap_order *order, int algo,
+			   const unsigned char *map, size_t len,
+			   const unsigned char *digest, struct gp_error *err)
+{
+	return open_layer_with_order(out, path, order, algo, map, len, digest, NULL, err);
+}
+
+/*
+ * The bitmaps of an incremental chain, one file a layer, base first
+ * (technical/multi-pack-index, "Reachability bitmaps and incremental
+ * MIDXs"): each layer's answers for its own commits; the top one
+ * answers for the chain. GP_ENOTFOUND when a layer has none.
+ */
+static int open_chain_bitmaps(struct bitmap_index **out, struct odb *odb, struct midx *m,
+			      struct gp_error *err)
+{
+	struct bitmap_index *below = NULL;
+	int ret = 0;
+	for (uint32_t l = 0; l < midx_nr_layers(m) && !ret; l++) {
+		struct bitmap_order *order = NULL;
+		struct bitmap_index *bi = NULL;
+		char *path;
+		ret = order_for_midx(&order, odb, midx_layer(m, l), false, false, err);
+		if (ret)
+			break;
+		path = bitmap_order_bitmap_path(order);
+		if (access(path, F_OK)) {
+			ret = gp_error_set(err, GP_ENOTFOUND, "%s: no bitmap for this layer", path);
+			free(path);
+			bitmap_order_free(order);
+			break;
+		}
+		ret = open_layer_with_order(&bi, path, order, odb_algo(odb), NULL, 0, NULL, below, err);
+		below = ret ? NULL : bi;
+	}
+	if (ret) {
+		bitmap_index_free(below);
+		return ret;
+	}
+	*out = below;
+	return 0;
 }
 
 static int open_pack_bitmap(struct bitmap_index **out, struct packed_git *p, char *path,
@@ -726,12 +809,44 @@ int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
 	char *path;
 	int ret;
 
-	if (odb_midx(odb)) {
-		ret = bitmap_order_for_midx(&order, odb, err);
-		if (ret == GP_ENOTFOUND)
-			gp_error_clear(err);
-		else if (ret)
+	if (odb_midx(odb) && midx_is_chain(odb_midx(odb))) {
+		/* As git: without every layer's bitmap, no MIDX bitmap. */
+		ret = open_chain_bitmaps(out, odb, odb_midx(odb), err);
+		if (ret != GP_ENOTFOUND)
 			return ret;
+		gp_error_clear(err);
+	} else if (odb_midx(odb)) {
+		ret = bitmap_order_for_midx(&order, odb, err);
+		if (ret == GP_ENOTFOUND) {
+			struct bitmap_index *stale = NULL;
+			gp_error_clear(err);
+			/*
+			 * A bitmap over a MIDX that has no reverse index (no
+			 * RIDX chunk, no .rev) counts in an order we cannot
+			 * know: git refuses it. Opened over the computed
+			 * order first, so that a stale one is named so.
+			 */
+			if (!order_for_midx(&order, odb, odb_midx(odb), false, true, err)) {
+				path = bitmap_order_bitmap_path(order);
+				if (access(path, F_OK)) {
+					free(path);
+					bitmap_order_free(order);
+				} else {
+					ret = open_with_order(&stale, path, order, odb_algo(odb), NULL, 0,
+							      NULL, err);
+					if (ret)
+						return ret;
+					bitmap_index_free(stale);
+					return CORRUPT(err, "multi-pack bitmap is missing required reverse index"
+						       " (%s has no RIDX chunk and no .rev file)",
+						       midx_path(odb_midx(odb)));
+				}
+			}
+			gp_error_clear(err);
+			order = NULL;
+		} else if (ret) {
+			return ret;
+		}
 		if (order) {
 			path = bitmap_order_bitmap_path(order);
 			if (!access(path, F_OK))
@@ -799,9 +914,11 @@ enum object_type bitmap_index_type_at(const struct bitmap_index *bi, uint32_t bi
 bool bitmap_index_name_hash(const struct bitmap_index *bi, uint32_t index_pos,
 			    uint32_t *hash)
 {
+	while (bi->base && index_pos < bi->base_objects)
+		bi = bi->base;
 	if (!bi->hash_cache || index_pos >= bi->nr_objects)
 		return false;
-	*hash = get_be32(bi->hash_cache + 4 * (size_t)index_pos);
+	*hash = get_be32(bi->hash_cache + 4 * (size_t)(index_pos - bi->base_objects));
 	return true;
 }
 
@@ -912,6 +1029,9 @@ int bitmap_index_for_commit(struct bitmap_index *bi, uint32_t bit_pos,
 		else
 			hi = mid;
 	}
+	/* A chain: the commit's bitmap may be in a layer below. */
+	if (bi->base && bit_pos < bi->base_objects)
+		return bitmap_index_for_commit(bi->base, bit_pos, bitmap, err);
 	return GP_ENOTFOUND;
 }
 
@@ -946,6 +1066,7 @@ struct bitmap_result {
 	struct bitmap_index *bi;
 	/* bit_pos below nr_objects; ext[i] at nr_objects + i */
 	struct bitmap bits;
+	struct bitmap haves;      /* what the uninteresting tips reach */
 	struct ext_object *ext;   /* all looked up, in the order met */
 	size_t ext_nr, ext_alloc;
 	size_t nr_outside;        /* those outside the bitmap */
@@ -962,6 +1083,7 @@ void bitmap_result_free(struct bitmap_result *res)
 	if (!res)
 		return;
 	bitmap_release(&res->bits);
+	bitmap_release(&res->haves);
 	free(res->ext);
 	free(res->ext_table);
 	free(res);
@@ -1441,6 +1563,8 @@ int bitmap_reachable(struct bitmap_index *bi, struct odb *odb,
 	if (ret)
 		goto out;
 	bitmap_and_not(&res->bits, &haves_bits);
+	res->haves = haves_bits;
+	bitmap_init(&haves_bits);
 	*out = res;
 	res = NULL;
 out:
@@ -1599,4 +1723,51 @@ out:
 	bitmap_release(&t.walked);
 	bitmap_release(&stored);
 	return ret;
+}
+
+int bitmap_result_for_each_pos(const struct bitmap_result *res, bitmap_pos_fn *fn, void *data)
+{
+	const struct bitmap_index *bi = res->bi;
+	size_t words = MIN((bi->nr_objects + 63) / 64, res->bits.word_nr);
+	struct object_id oid;
+	int ret;
+	for (size_t w = 0; w < words; w++) {
+		uint64_t word = res->bits.words[w];
+		while (word) {
+			uint32_t bit_pos = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(word));
+			word &= word - 1;
+			if (bit_pos >= bi->nr_objects)
+				break;
+			bitmap_order_oid(bi->order, bit_pos, &oid);
+			ret = fn(bit_pos, &oid, bitmap_index_type_at(bi, bit_pos), data);
+			if (ret)
+				return ret;
+		}
+	}
+	for (size_t i = 0; i < res->ext_nr; i++) {
+		if (res->ext[i].pos < bi->nr_objects || !bitmap_get(&res->bits, res->ext[i].pos))
+			continue;
+		ret = fn(res->ext[i].pos, &res->ext[i].oid, res->ext[i].type, data);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+bool bitmap_result_has_bit(const struct bitmap_result *res, uint32_t bit_pos)
+{
+	return bitmap_get(&res->bits, bit_pos);
+}
+
+bool bitmap_result_in_haves(const struct bitmap_result *res, const struct object_id *oid)
+{
+	uint32_t bit_pos;
+	if (!res->haves.word_nr)
+		return false;
+	if (bitmap_order_find(res->bi->order, oid, &bit_pos))
+		return bitmap_get(&res->haves, bit_pos);
+	for (size_t i = 0; i < res->ext_nr; i++)
+		if (oideq(&res->ext[i].oid, oid))
+			return bitmap_get(&res->haves, res->ext[i].pos);
+	return false;
 }

@@ -110,7 +110,11 @@ struct bitmap_index;
 /*
  * Open the repository's bitmap, as git chooses it: the MIDX's
  * (multi-pack-index-<checksum>.bitmap) when there is one, otherwise the
- * first pack's with a .bitmap beside it.
+ * first pack's with a .bitmap beside it. For an incremental MIDX chain,
+ * the bitmaps of every layer (each in multi-pack-index.d, covering its
+ * own objects' types and name hashes and its own commits; none at all
+ * when one layer has none), opened as one: the queries below answer
+ * for the whole chain.
  *
  * At open the whole file is checked: its trailing checksum, the header,
  * that it belongs to the pack or MIDX as it is now (a stale bitmap is
@@ -219,6 +223,17 @@ enum bitmap_type_mask {
  */
 int bitmap_result_for_each(const struct bitmap_result *res, unsigned mask,
 			   bitmap_show_fn *show, void *data);
+/*
+ * Every object of the result in bit_pos order (those outside the bitmap
+ * last, at positions past its end), with its type.
+ */
+typedef int bitmap_pos_fn(uint32_t bit_pos, const struct object_id *oid,
+			  enum object_type type, void *data);
+int bitmap_result_for_each_pos(const struct bitmap_result *res, bitmap_pos_fn *fn, void *data);
+bool bitmap_result_has_bit(const struct bitmap_result *res, uint32_t bit_pos);
+/* Whether oid is among what the uninteresting tips reach (a thin pack's bases). */
+bool bitmap_result_in_haves(const struct bitmap_result *res, const struct object_id *oid);
+
 /* Objects of the result per type: counts[OBJ_COMMIT] .. counts[OBJ_TAG]. */
 void bitmap_result_count(const struct bitmap_result *res, uint64_t counts[5]);
 

@@ -219,6 +219,21 @@ int pack_objects_add_pack_list(struct pack_objects *po, struct packed_git *const
 			       size_t nr_include, struct packed_git *const *exclude,
 			       size_t nr_exclude, struct gp_error *err);
 
+struct bitmap_index;
+struct bitmap_result;
+/*
+ * Add the objects of a bitmap query (pack-bitmap.h), with the name
+ * hashes the bitmap caches. With reuse, the longest run of the
+ * bitmapped pack's first objects that are all sent is copied into the
+ * new pack as one block, as stored (git's verbatim pack reuse; only for
+ * one pack written as a whole, not with max_pack_size). With thin, a
+ * stored delta whose base the receiver has (res's uninteresting side)
+ * is kept as a delta against it. bi and res must outlive the writing.
+ */
+int pack_objects_add_from_bitmap(struct pack_objects *po, struct bitmap_index *bi,
+				 const struct bitmap_result *res, bool reuse, bool thin,
+				 struct gp_error *err);
+
 /* Every loose object of the repository's own objects directory that no pack holds. */
 int pack_objects_add_loose_unpacked(struct pack_objects *po, struct gp_error *err);
 

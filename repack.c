@@ -4,6 +4,7 @@
  * durable before the next; only then remove what it replaces.
  */
 #include "repack.h"
+#include "pack-remove.h"
 #include "error.h"
 #include "loose.h"
 #include "midx-write.h"
@@ -463,7 +464,7 @@ static int write_promisor_pack(struct repack *r, struct repack_result *result,
 static int write_midx(struct repack *r, bool want_bitmap, struct gp_error *err)
 {
 	struct midx_write_opts mopts = MIDX_WRITE_OPTS_INIT;
-	struct midx_write_result mres;
+	struct midx_write_result mres = MIDX_WRITE_RESULT_INIT;
 	char **names = xcalloc(r->nr_packs + r->nr_new_packs + 1, sizeof(*names));
 	size_t nr_names = 0;
 	uint32_t best = 0;
@@ -511,6 +512,7 @@ static int write_midx(struct repack *r, bool want_bitmap, struct gp_error *err)
 		unlink(bitmap);
 		free(bitmap);
 	}
+	midx_write_result_release(&mres);
 	for (size_t i = 0; i < nr_names; i++)
 		free(names[i]);
 	free(names);
@@ -552,38 +554,6 @@ static bool objects_left_out(const struct repack *r)
 			if (r->packs[i].pack->is_keep)
 				return true;
 	return false;
-}
-
-/* The MIDX and its files, when packs go away and no new MIDX is written. */
-static void remove_midx(struct repack *r)
-{
-	DIR *dir = opendir(r->pack_dir);
-	struct dirent *de;
-	char *path = xstrfmt("%s/multi-pack-index", r->pack_dir);
-	unlink(path);
-	free(path);
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		if (!starts_with(de->d_name, "multi-pack-index-"))
-			continue;
-		path = xstrfmt("%s/%s", r->pack_dir, de->d_name);
-		unlink(path);
-		free(path);
-	}
-	closedir(dir);
-}
-
-static void delete_pack(struct packed_git *p)
-{
-	static const char *const exts[] = { ".idx", ".rev", ".bitmap", ".mtimes", ".promisor", ".pack" };
-	size_t len = strlen(p->pack_path) - strlen(".pack");
-	/* The .idx first: from then on no new reader takes the pack up. */
-	for (size_t i = 0; i < ARRAY_SIZE(exts); i++) {
-		char *path = xstrfmt("%.*s%s", (int)len, p->pack_path, exts[i]);
-		unlink(path);
-		free(path);
-	}
 }
 
 struct prune_loose {
@@ -738,12 +708,23 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	if (!opts->delete_old)
 		goto out;
 	/* Everything new is durable: now, and only now, remove what it replaces. */
-	if (!opts->write_midx && result->nr_rolled)
-		remove_midx(&r);
+	/* A MIDX that lists a pack about to go goes first (as git); others stay. */
+	if (!opts->write_midx && result->nr_rolled) {
+		const char **gone = xcalloc(r.nr_packs + 1, sizeof(*gone));
+		size_t nr_gone = 0;
+		for (size_t i = 0; i < r.nr_packs; i++)
+			if (r.packs[i].replaced)
+				gone[nr_gone++] = r.packs[i].pack->idx_path;
+		midx_remove_if_listed(r.pack_dir, r.repo->hash_algo, gone, nr_gone);
+		free(gone);
+	}
 	for (size_t i = 0; i < r.nr_packs; i++) {
+		struct gp_error rm_err = GP_ERROR_INIT;
 		if (!r.packs[i].replaced)
 			continue;
-		delete_pack(r.packs[i].pack);
+		/* pack-remove.h: the .idx first, the .pack last */
+		if (pack_remove(NULL, r.packs[i].pack->pack_path, &rm_err))
+			gp_error_clear(&rm_err);
 		result->nr_deleted++;
 	}
 	prune_packed(&r, result);

@@ -711,7 +711,13 @@ int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err)
 {
 	if (!repo->odb) {
 		const char *env = getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES");
-		int ret = odb_open(&repo->odb, repo->objdir, repo->hash_algo, err);
+		bool use_midx = true;
+		int ret;
+		/* core.multiPackIndex=false: git reads no MIDX (bad values read as true). */
+		if (config_get_bool(&repo->config, "core.multipackindex", &use_midx, NULL))
+			use_midx = true;
+		ret = odb_open_flags(&repo->odb, repo->objdir, repo->hash_algo,
+				     use_midx ? 0 : ODB_NO_MIDX, err);
 		if (ret)
 			return ret;
 		if (env && *env)

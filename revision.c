@@ -107,6 +107,7 @@ struct rev_walk {
 	void *missing_data;
 	struct node **edges;  /* uninteresting parents of shown commits */
 	size_t nr_edges, alloc_edges;
+	bool edge_aggressive;
 };
 
 int rev_walk_new(struct rev_walk **out, struct odb *odb, int algo)
@@ -148,6 +149,11 @@ void rev_walk_free(struct rev_walk *w)
 	free(w->edges);
 	strbuf_release(&w->path);
 	free(w);
+}
+
+void rev_walk_set_edge_aggressive(struct rev_walk *w)
+{
+	w->edge_aggressive = true;
 }
 
 void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow)
@@ -877,6 +883,16 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 		struct tip *t = &w->tips[i];
 		if (!t->uninteresting)
 			continue;
+		if (w->edge_aggressive && t->peeled->type == OBJ_COMMIT) {
+			ret = parse_commit(w, t->peeled, err);
+			if (!ret)
+				ret = mark_tree_uninteresting(w, lookup(w, &t->peeled->commit->tree), err);
+			if (!ret)
+				add_edge(w, t->peeled);
+			if (ret)
+				return ret;
+			continue;
+		}
 		if (t->peeled->type == OBJ_TREE)
 			ret = mark_tree_uninteresting(w, t->peeled, err);
 		else if (t->peeled->type == OBJ_BLOB)

@@ -35,6 +35,14 @@ enum rev_walk_flags {
 struct oidset;
 
 /*
+ * git's --objects-edge-aggressive (pack-objects --shallow): the trees
+ * of every uninteresting commit tip count as what the receiver has, not
+ * only those of the shown commits' parents (a shallow receiver's new
+ * boundary has no parents to tell).
+ */
+void rev_walk_set_edge_aggressive(struct rev_walk *w);
+
+/*
  * Commits in shallow are walked as if they had no parents (a shallow
  * repository's boundary, and upload-pack's --shallow lines). The set is
  * borrowed and must outlive the walk. Call before rev_walk_run().

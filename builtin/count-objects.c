@@ -284,8 +284,10 @@ static void scan_pack_dir(struct count_state *st, const char *objdir_shown,
 		goto out;
 	while ((de = readdir(d))) {
 		char *path;
+		/* the MIDX, lone or as an incremental chain, is no garbage (git 2.55) */
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    !strcmp(de->d_name, "multi-pack-index"))
+		    !strcmp(de->d_name, "multi-pack-index") ||
+		    !strcmp(de->d_name, "multi-pack-index.d"))
 			continue;
 		path = xstrfmt("%s/pack/%s", objdir_shown, de->d_name);
 		if (!has_pack_ext(de->d_name)) {

@@ -10,6 +10,7 @@
 #include "../commit.h"
 #include "../config.h"
 #include "../error.h"
+#include "../fsck.h"
 #include "../hashfile.h"
 #include "../object.h"
 #include "../odb.h"
@@ -38,6 +39,7 @@ struct index_pack_args {
 	const char *pack_name, *index_name, *keep_msg, *promisor_msg, *progress_title;
 	const char *object_format;
 	bool from_stdin, fix_thin, verify, stat, stat_only, strict, fsck_objects;
+	struct strbuf fsck_lists;   /* the <list>s of --strict= and --fsck-objects=, a line each */
 	bool check_self_contained, report_eoi;
 	int verbose, rev_index, threads;
 	unsigned char pack_header[PACK_HEADER_SIZE];
@@ -87,11 +89,15 @@ static void parse_args(int argc, const char **argv, struct index_pack_args *a)
 		} else if (!strcmp(arg, "--fix-thin")) {
 			a->fix_thin = true;
 		} else if (!strcmp(arg, "--strict")) {
-			a->strict = true;
+			a->strict = a->fsck_objects = true;
 		} else if (skip_prefix(arg, "--strict=", &val)) {
-			a->strict = true;
-		} else if (!strcmp(arg, "--fsck-objects") || skip_prefix(arg, "--fsck-objects=", &val)) {
+			a->strict = a->fsck_objects = true;
+			strbuf_addf(&a->fsck_lists, "%s\n", val);
+		} else if (!strcmp(arg, "--fsck-objects")) {
 			a->fsck_objects = true;
+		} else if (skip_prefix(arg, "--fsck-objects=", &val)) {
+			a->fsck_objects = true;
+			strbuf_addf(&a->fsck_lists, "%s\n", val);
 		} else if (!strcmp(arg, "--check-self-contained-and-connected")) {
 			a->strict = true;
 			a->check_self_contained = true;
@@ -155,14 +161,50 @@ static void parse_args(int argc, const char **argv, struct index_pack_args *a)
 
 /* ---- what the indexer reports, object by object ---------------------- */
 
+/* What the objects point at, each once, with the type the link says. */
+struct link_table {
+	struct link { struct object_id oid; uint8_t type; } *slots; /* algo 0: free */
+	size_t mask, nr;
+};
+
 struct check_state {
 	struct odb *odb;        /* NULL outside a repository */
 	int algo;
 	bool collision_check;   /* compare with copies the repository has */
 	bool want_links;        /* remember what each object points at */
-	struct oidset links;
+	struct link_table links;
 	struct oidset shallow;  /* commits whose parents need not be present */
+	struct fsck_options *fsck;   /* --strict, --fsck-objects */
+	bool current_shallow;       /* the object whose links are added is a shallow commit */
+	struct packed_git *written; /* the pack just indexed, for fsck_finish() */
+	struct pack_reader *reader;
 };
+
+static void link_add(struct link_table *t, const struct object_id *oid, enum object_type type)
+{
+	size_t at;
+	if ((t->nr + 1) * 2 > t->mask + 1) {
+		struct link *old = t->slots;
+		size_t old_size = t->slots ? t->mask + 1 : 0;
+		t->mask = old_size ? old_size * 2 - 1 : 1023;
+		t->slots = xcalloc(t->mask + 1, sizeof(*t->slots));
+		for (size_t i = 0; i < old_size; i++) {
+			if (!old[i].oid.algo)
+				continue;
+			for (at = get_be32(old[i].oid.hash) & t->mask; t->slots[at].oid.algo;
+			     at = (at + 1) & t->mask)
+				;
+			t->slots[at] = old[i];
+		}
+		free(old);
+	}
+	for (at = get_be32(oid->hash) & t->mask; t->slots[at].oid.algo; at = (at + 1) & t->mask)
+		if (oideq(&t->slots[at].oid, oid))
+			return;
+	t->slots[at].oid = *oid;
+	t->slots[at].type = (uint8_t)type;
+	t->nr++;
+}
 
 static int check_collision(struct check_state *st, const struct object_id *oid,
 			   enum object_type type, const unsigned char *data,
@@ -190,43 +232,87 @@ static int check_collision(struct check_state *st, const struct object_id *oid,
 	return ret;
 }
 
+static int add_link(const struct object_id *oid, enum object_type type, void *data)
+{
+	struct check_state *st = data;
+	/* A shallow commit's parents are not there to check. */
+	if (type == OBJ_COMMIT && st->current_shallow)
+		return 0;
+	link_add(&st->links, oid, type);
+	return 0;
+}
+
 static int record_links(struct check_state *st, const struct object_id *oid,
 			enum object_type type, const unsigned char *data,
 			size_t size, struct gp_error *err)
 {
 	char hex[GP_MAX_HEXSZ + 1];
-	int ret = 0;
-
-	if (type == OBJ_COMMIT) {
-		struct commit_info ci = COMMIT_INFO_INIT;
-		ret = commit_parse(data, size, st->algo, &ci, err);
-		if (ret)
-			goto bad;
-		oidset_insert(&st->links, &ci.tree);
-		if (!oidset_contains(&st->shallow, oid))
-			for (size_t i = 0; i < ci.nr_parents; i++)
-				oidset_insert(&st->links, &ci.parents[i]);
-		commit_info_release(&ci);
-	} else if (type == OBJ_TREE) {
-		struct tree_iter it;
-		struct tree_entry e;
-		tree_iter_init(&it, data, size, st->algo);
-		while ((ret = tree_iter_next(&it, &e, err)) > 0)
-			if ((e.mode & TREE_MODE_TYPE_MASK) != TREE_MODE_GITLINK)
-				oidset_insert(&st->links, &e.oid);
-		if (ret < 0)
-			goto bad;
-		ret = 0;
-	} else if (type == OBJ_TAG) {
-		struct tag_info ti;
-		ret = tag_parse(data, size, st->algo, &ti, err);
-		if (ret)
-			goto bad;
-		oidset_insert(&st->links, &ti.object);
-	}
+	if (type == OBJ_BLOB)
+		return 0;
+	st->current_shallow = type == OBJ_COMMIT && oidset_contains(&st->shallow, oid);
+	if (fsck_links(type, data, size, st->algo, add_link, st, err))
+		return gp_error_set(err, GP_ECORRUPT, "Not all child objects of %s are reachable",
+				    oid_to_hex_r(hex, oid));
 	return 0;
-bad:
-	return gp_error_prefix(err, "object %s", oid_to_hex_r(hex, oid));
+}
+
+/* The checks of git's fsck, as index-pack runs them on each object. */
+static int fsck_one(struct check_state *st, const struct object_id *oid, enum object_type type,
+		    const unsigned char *data, size_t size, struct gp_error *err)
+{
+	struct strbuf msg = STRBUF_INIT;
+	int ret = 0;
+	if (type != OBJ_BLOB && fsck_parse_check(type, data, size, oid, &msg) < 0) {
+		if (msg.len)
+			error("%s", msg.buf);
+		ret = gp_error_set(err, GP_ECORRUPT, "invalid %s", type_name(type));
+	} else if (fsck_object(st->fsck, oid, type, data, size)) {
+		ret = gp_error_set(err, GP_ECORRUPT, "fsck error in packed object");
+	}
+	strbuf_release(&msg);
+	return ret;
+}
+
+static int ip_fsck_report(const struct fsck_report *r, void *data)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	oid_to_hex_r(hex, r->oid);
+	/* --fsck-objects leaves missing .gitmodules blobs to the caller. */
+	if (r->id == FSCK_MSG_GITMODULES_MISSING) {
+		printf("%s\n", hex);
+		return 0;
+	}
+	if (r->severity == FSCK_ERROR)
+		error("object %s: %s", hex, r->message);
+	else
+		warning("object %s: %s", hex, r->message);
+	return r->severity == FSCK_ERROR;
+}
+
+static void ip_fsck_tree_error(const struct object_id *oid, const char *message, void *data)
+{
+	error("%s", message);
+}
+
+static int ip_fsck_read(const struct object_id *oid, enum object_type *type,
+			void **buf, size_t *len, void *data)
+{
+	struct check_state *st = data;
+	struct gp_error err = GP_ERROR_INIT;
+	unsigned char *out = NULL;
+	uint32_t idx_pos;
+	int ret = GP_ENOTFOUND;
+	/* The pack just indexed first: it need not be in the repository. */
+	if (st->written && pack_find_oid(st->written, oid, &idx_pos))
+		ret = pack_read_object(st->reader, st->written, pack_nth_offset(st->written, idx_pos),
+				       type, &out, len, &err);
+	if (ret && st->odb) {
+		gp_error_clear(&err);
+		ret = odb_read_object(st->odb, oid, type, &out, len, &err);
+	}
+	gp_error_clear(&err);
+	*buf = out;
+	return ret ? GP_ENOTFOUND : 0;
 }
 
 static int each_object(void *cb_data, const struct object_id *oid, enum object_type type,
@@ -236,6 +322,8 @@ static int each_object(void *cb_data, const struct object_id *oid, enum object_t
 	int ret = 0;
 	if (st->collision_check)
 		ret = check_collision(st, oid, type, data, size, err);
+	if (!ret && st->fsck)
+		ret = fsck_one(st, oid, type, data, size, err);
 	if (!ret && st->want_links)
 		ret = record_links(st, oid, type, data, size, err);
 	return ret;
@@ -250,15 +338,19 @@ static int read_base(void *cb_data, const struct object_id *oid, enum object_typ
 	return odb_read_object(st->odb, oid, type, data, size, err);
 }
 
-static bool pack_has(const struct indexed_pack *ip, const struct object_id *oid)
+
+static bool pack_lookup(const struct indexed_pack *ip, const struct object_id *oid,
+			uint32_t *pack_pos)
 {
 	size_t rawsz = gp_hash_algos[ip->algo].rawsz;
 	uint32_t lo = 0, hi = ip->nr;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		int cmp = memcmp(ip->oids + (size_t)ip->by_name[mid] * rawsz, oid->hash, rawsz);
-		if (!cmp)
+		if (!cmp) {
+			*pack_pos = ip->by_name[mid];
 			return true;
+		}
 		if (cmp < 0)
 			lo = mid + 1;
 		else
@@ -269,21 +361,35 @@ static bool pack_has(const struct indexed_pack *ip, const struct object_id *oid)
 
 /*
  * Every object the pack's objects point at must be in the pack or in
- * the repository. Returns whether all of them are in the pack.
+ * the repository, of the type the link says. Returns whether all of
+ * them are in the pack.
  */
 static bool check_connected(struct check_state *st, const struct indexed_pack *ip)
 {
-	const struct object_id *oid;
-	size_t pos = 0;
+	struct gp_error err = GP_ERROR_INIT;
 	bool self_contained = true;
-	while ((oid = oidset_next(&st->links, &pos))) {
+	for (size_t at = 0; st->links.slots && at <= st->links.mask; at++) {
+		const struct link *l = &st->links.slots[at];
 		char hex[GP_MAX_HEXSZ + 1];
-		if (pack_has(ip, oid))
+		struct object_info info;
+		uint32_t pack_pos;
+		enum object_type have;
+		if (!l->oid.algo)
 			continue;
-		self_contained = false;
-		if (!st->odb || !odb_has_object(st->odb, oid))
-			die("did not receive expected object %s", oid_to_hex_r(hex, oid));
+		oid_to_hex_r(hex, &l->oid);
+		if (pack_lookup(ip, &l->oid, &pack_pos)) {
+			have = (enum object_type)ip->real_types[pack_pos];
+		} else {
+			self_contained = false;
+			if (!st->odb || odb_read_object_info(st->odb, &l->oid, &info, 0, &err))
+				die("did not receive expected object %s", hex);
+			have = info.type;
+		}
+		if (l->type != OBJ_NONE && have != l->type)
+			die("object %s: expected type %s, found %s", hex, type_name(l->type),
+			    type_name(have));
 	}
+	gp_error_clear(&err);
 	return self_contained;
 }
 
@@ -419,9 +525,10 @@ static void print_verify_stats(const struct indexed_pack *ip, bool stat_only)
 
 int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 {
-	struct index_pack_args a = { .rev_index = -1, .threads = -1, .idx = PACK_IDX_OPTS_INIT };
+	struct index_pack_args a = { .rev_index = -1, .threads = -1, .idx = PACK_IDX_OPTS_INIT,
+				     .fsck_lists = STRBUF_INIT };
 	struct pack_indexer_opts opts = PACK_INDEXER_OPTS_INIT;
-	struct check_state st = { .links = OIDSET_INIT, .shallow = OIDSET_INIT };
+	struct check_state st = { .shallow = OIDSET_INIT };
 	struct gp_error err = GP_ERROR_INIT;
 	struct indexed_pack *ip = NULL;
 	struct strbuf rest = STRBUF_INIT;
@@ -481,6 +588,19 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 	st.want_links = a.strict;
 	if (st.want_links && repo && shallow_read(repo, &st.shallow, &err))
 		die_error(&err);
+	if (a.fsck_objects) {
+		st.fsck = fsck_options_new(opts.algo);
+		fsck_set_strict(st.fsck, true);
+		fsck_set_report(st.fsck, ip_fsck_report, &st);
+		fsck_set_tree_error(st.fsck, ip_fsck_tree_error, &st);
+		for (char *line = a.fsck_lists.buf; *line;) {
+			char *nl = strchr(line, '\n');
+			*nl = '\0';
+			if (fsck_set_msg_types(st.fsck, line, &err) < 0)
+				die_error(&err);
+			line = nl + 1;
+		}
+	}
 	opts.each_object = each_object;
 	opts.cb_data = &st;
 	if (a.fix_thin)
@@ -609,14 +729,39 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 	} else if (!a.verify) {
 		printf("%s\n", hex);
 	}
+	fflush(stdout);
+	/* The .gitmodules and .gitattributes blobs trees named, read now that the pack is in. */
+	if (st.fsck) {
+		if (fsck_pending_nr(st.fsck) && !repo)
+			die("cannot perform queued object checks outside of a repository");
+		if (st.odb)
+			odb_reprepare(st.odb);
+		if (fsck_pending_nr(st.fsck) && !a.verify &&
+		    !pack_open_idx(&st.written, idx_path, opts.algo, &err)) {
+			free(st.written->pack_path);
+			st.written->pack_path = xstrdup(pack_path);
+			if (pack_open_pack(st.written, &err)) {
+				pack_free(st.written);
+				st.written = NULL;
+			}
+			st.reader = pack_reader_new(0);
+		}
+		gp_error_clear(&err);
+		if (fsck_finish(st.fsck, ip_fsck_read, &st))
+			die("fsck error in pack objects");
+	}
 	goto out;
 fail_tmp:
 	unlink(tmp_pack);
 	die_error(&err);
 out:
 	indexed_pack_free(ip);
-	oidset_release(&st.links);
+	free(st.links.slots);
 	oidset_release(&st.shallow);
+	fsck_options_free(st.fsck);
+	pack_free(st.written);
+	pack_reader_free(st.reader);
+	strbuf_release(&a.fsck_lists);
 	strbuf_release(&rest);
 	free(pack_path);
 	free(idx_path);

@@ -1,27 +1,27 @@
 /*
  * builtin/multi-pack-index.c: gitpack multi-pack-index write, verify,
- * expire and repack.
+ * expire and repack. Options and messages are git 2.55's; the work is
+ * in midx-write.c, midx-maint.c and midx.c.
  */
 #include "../builtin.h"
+#include "../config.h"
 #include "../error.h"
 #include "../midx.h"
+#include "../midx-maint.h"
 #include "../midx-write.h"
-#include "../object.h"
-#include "../odb.h"
-#include "../pack-bitmap.h"
 #include "../pack-bitmap-write.h"
-#include "../refs.h"
-#include "../config.h"
-#include "../pack-write.h"
-#include "../packfile.h"
 #include "../parse-options.h"
-#include "../progress.h"
 #include "../repository.h"
 #include "../strbuf.h"
-#include <sys/stat.h>
 
 static const char *const midx_usage[] = {
-	"gitpack multi-pack-index [<options>] write [--preferred-pack=<pack>] [--[no-]bitmap] [--stdin-packs] [--refs-snapshot=<file>]",
+	"gitpack multi-pack-index [<options>] write [--preferred-pack=<pack>]\n"
+	"  [--[no-]bitmap] [--[no-]incremental] [--[no-]stdin-packs]\n"
+	"  [--refs-snapshot=<path>] [--[no-]write-chain-file]\n"
+	"  [--base=<checksum>]",
+	"gitpack multi-pack-index [<options>] compact [--[no-]incremental]\n"
+	"  [--[no-]bitmap] [--base=<checksum>] [--[no-]write-chain-file]\n"
+	"  <from> <to>",
 	"gitpack multi-pack-index [<options>] verify",
 	"gitpack multi-pack-index [<options>] expire",
 	"gitpack multi-pack-index [<options>] repack [--batch-size=<size>]",
@@ -30,47 +30,87 @@ static const char *const midx_usage[] = {
 
 struct midx_cmd {
 	struct repository *repo;
+	const char *object_dir;  /* --object-dir, or NULL */
+	int progress;            /* -1: when stderr is a terminal */
+	int algo;
 	char *objdir;
 	char *pack_dir;
-	int algo;
-	bool progress;
 };
 
-static int cmp_copy_offset(const void *a, const void *b)
+#define COMMON_OPTIONS(c) \
+	OPT_STRING(0, "object-dir", &(c)->object_dir, "directory", \
+		   "object directory containing set of packfile and pack-index pairs"), \
+	OPT_BOOL(0, "progress", &(c)->progress, "force progress reporting")
+
+/* After the subcommand's options: where the packs are, and progress. */
+static void setup(struct midx_cmd *c)
 {
-	const struct pack_copy_entry *ea = a, *eb = b;
-	return ea->ofs < eb->ofs ? -1 : ea->ofs > eb->ofs;
+	if (c->object_dir)
+		c->objdir = xstrdup(c->object_dir);
+	else if (c->repo)
+		c->objdir = xstrdup(c->repo->objdir);
+	else
+		die("not a git repository (or any of the parent directories): .git");
+	c->pack_dir = xstrfmt("%s/pack", c->objdir);
+	if (c->progress < 0)
+		c->progress = isatty(2);
 }
 
-/* Sort each pack's run of entries (runs are contiguous) by offset. */
-static void sort_copy_entries(struct pack_copy_entry *entries, uint32_t nr)
+/* midx.version, or 0 when unset (the writer's default); dies on a bad value, as git does. */
+static unsigned midx_version_config(struct midx_cmd *c)
 {
-	uint32_t start = 0;
-	while (start < nr) {
-		uint32_t end = start + 1;
-		while (end < nr && entries[end].pack == entries[start].pack)
-			end++;
-		qsort(entries + start, end - start, sizeof(*entries), cmp_copy_offset);
-		start = end;
+	struct gp_error err = GP_ERROR_INIT;
+	int v = 0;
+	int ret = c->repo ? config_get_int(&c->repo->config, "midx.version", &v, &err) : GP_ENOTFOUND;
+	if (ret == GP_ENOTFOUND) {
+		gp_error_clear(&err);
+		return 0;
 	}
+	if (ret)
+		die_error(&err);
+	if (v != MIDX_VERSION && v != MIDX_VERSION_2)
+		die("unknown MIDX version: %d", v);
+	return (unsigned)v;
+}
+
+static bool env_true(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no") &&
+	       strcasecmp(v, "off");
+}
+
+static void write_warnings(const struct midx_write_result *result, const char *preferred)
+{
+	if (result->old_corrupt)
+		warning("ignoring existing multi-pack-index; checksum mismatch");
+	if (result->preferred_unknown)
+		warning("unknown preferred pack: '%s'", preferred);
+	if (result->no_objects)
+		warning("refusing to write multi-pack .bitmap without any objects");
 }
 
 static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 {
 	struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
-	struct gp_error err = GP_ERROR_INIT;
-	const char *preferred = NULL, *refs_snapshot = NULL;
-	int stdin_packs = 0, bitmap = 0, progress = -1;
 	struct midx_write_result result;
+	struct gp_error err = GP_ERROR_INIT;
+	const char *preferred = NULL, *refs_snapshot = NULL, *base = NULL;
+	int stdin_packs = 0, bitmap = 0, incremental = 0, chain_file = 1;
 	char **names = NULL;
 	size_t nr_names = 0, alloc_names = 0;
 	struct option options[] = {
 		OPT_STRING(0, "preferred-pack", &preferred, "preferred-pack",
 			   "pack for reuse when computing a multi-pack bitmap"),
-		OPT_BOOL(0, "stdin-packs", &stdin_packs, "write a multi-pack index of the pack names given on stdin"),
-		OPT_STRING(0, "refs-snapshot", &refs_snapshot, "file", "refs snapshot for selecting bitmap commits"),
-		OPT_BOOL(0, "bitmap", &bitmap, "write a multi-pack bitmap"),
-		OPT_BOOL(0, "progress", &progress, "show progress (default: when stderr is a terminal)"),
+		OPT_BOOL(0, "bitmap", &bitmap, "write multi-pack bitmap"),
+		OPT_STRING(0, "base", &base, "checksum", "base MIDX for incremental writes"),
+		OPT_BOOL(0, "incremental", &incremental, "write a new incremental MIDX"),
+		OPT_BOOL(0, "write-chain-file", &chain_file, "write the multi-pack-index chain file"),
+		OPT_BOOL(0, "stdin-packs", &stdin_packs,
+			 "write multi-pack index containing only given indexes"),
+		OPT_STRING(0, "refs-snapshot", &refs_snapshot, "file",
+			   "refs snapshot for selecting bitmap commits"),
+		COMMON_OPTIONS(c),
 		OPT_END(),
 	};
 	int ret;
@@ -78,13 +118,20 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 	argc = parse_options(argc, argv, options, midx_usage);
 	if (argc)
 		usage_with_options(midx_usage, options);
+	if (!chain_file && !incremental) {
+		error("cannot use %s without %s", "--no-write-chain-file", "--incremental");
+		usage_with_options(midx_usage, options);
+	}
+	if (base && chain_file) {
+		error("cannot use --base without --no-write-chain-file");
+		usage_with_options(midx_usage, options);
+	}
+	setup(c);
 	if (bitmap && !c->repo)
 		die("--bitmap needs a repository (its refs choose the commits)");
 	if (stdin_packs) {
 		struct strbuf line = STRBUF_INIT;
 		while (strbuf_getline(&line, stdin)) {
-			if (!line.len)
-				continue;
 			ALLOC_GROW(names, nr_names + 1, alloc_names);
 			names[nr_names++] = strbuf_detach(&line, NULL);
 		}
@@ -94,21 +141,98 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 		opts.only_given = true;
 	}
 	opts.preferred_pack = preferred;
-	opts.progress = progress < 0 ? c->progress : progress;
+	opts.progress = c->progress;
+	opts.version = midx_version_config(c);
+	opts.incremental = incremental;
+	opts.no_chain_file = !chain_file;
+	opts.base = base;
 	/* A MIDX bitmap counts in the pseudo-pack order: RIDX holds it. */
 	opts.write_ridx = bitmap;
+	opts.write_rev_file = bitmap && env_true("GIT_TEST_MIDX_WRITE_REV");
 	opts.defer_install = bitmap;
 	ret = midx_write(c->pack_dir, c->algo, &opts, &result, &err);
 	for (size_t i = 0; i < nr_names; i++)
 		free(names[i]);
 	free(names);
+	write_warnings(&result, preferred);
+	if (ret == GP_EINVAL) {
+		error("%s", gp_error_msg(&err));
+		midx_write_result_release(&result);
+		return 1;
+	}
 	if (ret)
 		die_error(&err);
-	if (result.preferred_unknown)
-		warning("unknown preferred pack: '%s'", preferred);
-	if (bitmap && midx_write_bitmap(c->repo, c->objdir, &result, refs_snapshot,
-					opts.progress, &err))
+	/*
+	 * A layer on a base of the caller's choosing may not cover what
+	 * its commits reach: then it goes without a bitmap.
+	 */
+	result.bitmap_optional = base != NULL;
+	/* A layer with no new pack is not written: nothing to bitmap. */
+	if (bitmap && !(opts.incremental && !result.written) &&
+	    midx_write_bitmap(c->repo, c->objdir, &result, refs_snapshot, c->progress, &err))
 		die_error(&err);
+	if (result.bitmap_skipped)
+		warning("no multi-pack bitmap for this layer: its objects and those of its base"
+			" do not cover everything its commits reach");
+	/* --no-write-chain-file: the caller assembles the chain from this. */
+	if (result.written && opts.incremental && opts.no_chain_file) {
+		char hex[GP_MAX_HEXSZ + 1];
+		printf("%s\n", hash_to_hex_r(hex, result.checksum, gp_hash_algos[c->algo].rawsz));
+	}
+	midx_write_result_release(&result);
+	return 0;
+}
+
+static int cmd_compact(int argc, const char **argv, struct midx_cmd *c)
+{
+	struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
+	struct midx_write_result result;
+	struct gp_error err = GP_ERROR_INIT;
+	const char *base = NULL;
+	int bitmap = 0, incremental = 0, chain_file = 1;
+	struct option options[] = {
+		OPT_STRING(0, "base", &base, "checksum", "base MIDX for incremental writes"),
+		OPT_BOOL(0, "bitmap", &bitmap, "write multi-pack bitmap"),
+		OPT_BOOL(0, "incremental", &incremental, "write a new incremental MIDX"),
+		OPT_BOOL(0, "write-chain-file", &chain_file, "write the multi-pack-index chain file"),
+		COMMON_OPTIONS(c),
+		OPT_END(),
+	};
+	int ret;
+
+	argc = parse_options(argc, argv, options, midx_usage);
+	if (argc != 2)
+		usage_with_options(midx_usage, options);
+	if (!chain_file && !incremental) {
+		error("cannot use %s without %s", "--no-write-chain-file", "--incremental");
+		usage_with_options(midx_usage, options);
+	}
+	setup(c);
+	if (bitmap && !c->repo)
+		die("--bitmap needs a repository (its refs choose the commits)");
+	opts.compact_from = argv[0];
+	opts.compact_to = argv[1];
+	opts.progress = c->progress;
+	opts.version = midx_version_config(c);
+	opts.incremental = incremental;
+	opts.no_chain_file = !chain_file;
+	opts.base = base;
+	opts.write_ridx = bitmap;
+	opts.write_rev_file = bitmap && env_true("GIT_TEST_MIDX_WRITE_REV");
+	opts.defer_install = bitmap;
+	ret = midx_write(c->pack_dir, c->algo, &opts, &result, &err);
+	write_warnings(&result, "");
+	if (ret)
+		die_error(&err);
+	result.bitmap_optional = base != NULL;
+	if (bitmap && result.written &&
+	    midx_write_bitmap(c->repo, c->objdir, &result, NULL, c->progress, &err))
+		die_error(&err);
+	if (result.written && opts.incremental && opts.no_chain_file) {
+		char hex[GP_MAX_HEXSZ + 1];
+		printf("%s\n", hash_to_hex_r(hex, result.checksum, gp_hash_algos[c->algo].rawsz));
+	}
+	midx_write_result_release(&result);
 	return 0;
 }
 
@@ -116,286 +240,142 @@ static int cmd_verify(int argc, const char **argv, struct midx_cmd *c)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct midx *m;
-	struct progress *progress;
 	size_t nr_problems;
-	struct option options[] = { OPT_END() };
+	struct option options[] = { COMMON_OPTIONS(c), OPT_END() };
 	int ret;
 
 	argc = parse_options(argc, argv, options, midx_usage);
 	if (argc)
 		usage_with_options(midx_usage, options);
+	setup(c);
 	ret = midx_open(&m, c->pack_dir, c->algo, &err);
 	if (ret == GP_ENOTFOUND)
 		return 0; /* as git: nothing to verify */
 	if (ret) {
 		error("%s", gp_error_msg(&err));
-		die("multi-pack-index is corrupt");
+		error("multi-pack-index file exists, but failed to parse");
+		return 1;
 	}
-	progress = progress_start("Verifying OID order in multi-pack-index",
-				  midx_nr_objects(m), c->progress);
-	ret = midx_verify(m, c->pack_dir, progress, &nr_problems, &err);
-	progress_stop(&progress);
+	ret = midx_verify(m, c->pack_dir, c->progress, &nr_problems, &err);
 	midx_free(m);
 	if (ret) {
-		error("%s", gp_error_msg(&err));
-		if (nr_problems > 1)
-			error("... and %zu more problem%s", nr_problems - 1, nr_problems == 2 ? "" : "s");
+		const char *msg = gp_error_msg(&err), *nl;
+		/* One "error:" line a problem, as git prints them. */
+		while ((nl = strchr(msg, '\n'))) {
+			error("%.*s", (int)(nl - msg), msg);
+			msg = nl + 1;
+		}
+		error("%s", msg);
+		gp_error_clear(&err);
 		return 1;
 	}
 	return 0;
 }
 
-static void unlink_pack_files(const char *pack_dir, const char *idx_name)
+static void maint_warnings(const struct midx_maint_result *result)
 {
-	static const char *const exts[] = { ".bitmap", ".rev", ".promisor", ".mtimes", ".pack", ".idx" };
-	size_t base = strlen(idx_name) - 4;
-	for (size_t i = 0; i < ARRAY_SIZE(exts); i++) {
-		char *path = xstrfmt("%s/%.*s%s", pack_dir, (int)base, idx_name, exts[i]);
-		if (unlink(path) < 0 && errno != ENOENT)
-			warning("could not remove '%s': %s", path, strerror(errno));
-		free(path);
-	}
+	if (result->old_corrupt)
+		warning("ignoring existing multi-pack-index; checksum mismatch");
 }
 
 static int cmd_expire(int argc, const char **argv, struct midx_cmd *c)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
-	struct option options[] = { OPT_END() };
-	const char **drop = NULL;
-	size_t nr_drop = 0;
-	uint32_t *counts;
-	struct midx *m;
-	int ret;
+	struct midx_maint_opts opts = MIDX_MAINT_OPTS_INIT;
+	struct midx_maint_result result = { 0 };
+	struct option options[] = { COMMON_OPTIONS(c), OPT_END() };
 
 	argc = parse_options(argc, argv, options, midx_usage);
 	if (argc)
 		usage_with_options(midx_usage, options);
-	ret = midx_open(&m, c->pack_dir, c->algo, &err);
-	if (ret == GP_ENOTFOUND)
-		return 0;
-	if (ret)
+	setup(c);
+	opts.progress = c->progress;
+	opts.version = midx_version_config(c);
+	if (midx_expire(c->pack_dir, c->algo, &opts, &result, &err))
 		die_error(&err);
-	counts = xcalloc(midx_nr_packs(m) ? midx_nr_packs(m) : 1, sizeof(*counts));
-	for (uint32_t pos = 0; pos < midx_nr_objects(m); pos++)
-		counts[midx_nth_pack(m, pos)]++;
-	drop = xcalloc(midx_nr_packs(m) ? midx_nr_packs(m) : 1, sizeof(*drop));
-	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
-		char *keep;
-		const char *name = midx_pack_name(m, id);
-		if (counts[id])
-			continue;
-		keep = xstrfmt("%s/%.*s.keep", c->pack_dir, (int)(strlen(name) - 4), name);
-		if (access(keep, F_OK))
-			drop[nr_drop++] = name;
-		free(keep);
-	}
-	if (nr_drop) {
-		/* As git: the new MIDX has no RIDX and no preferred pack. */
-		opts.drop_packs = drop;
-		opts.nr_drop = nr_drop;
-		opts.progress = c->progress;
-		/* The new MIDX is durable before any pack it no longer lists goes. */
-		if (midx_write(c->pack_dir, c->algo, &opts, NULL, &err))
-			die_error(&err);
-		for (size_t i = 0; i < nr_drop; i++)
-			unlink_pack_files(c->pack_dir, drop[i]);
-	}
-	free(drop);
-	free(counts);
-	midx_free(m);
+	maint_warnings(&result);
 	return 0;
-}
-
-struct repack_pack {
-	uint32_t id;
-	struct packed_git *p;
-	uint64_t mtime;
-	uint32_t selected;      /* objects the MIDX takes from this pack */
-	bool chosen;
-};
-
-static int cmp_oldest(const void *a, const void *b)
-{
-	const struct repack_pack *pa = a, *pb = b;
-	if (pa->mtime != pb->mtime)
-		return pa->mtime < pb->mtime ? -1 : 1;
-	return pa->id < pb->id ? -1 : pa->id > pb->id;
-}
-
-/*
- * git's rule: from oldest to newest, take packs whose expected size
- * (pack size scaled by the share of its objects the MIDX selects) is
- * below the batch size, until they add up to the batch size or every
- * pack was considered. Nothing happens unless at least two packs are
- * taken. A batch size of 0 takes every pack. .keep packs never are.
- */
-static size_t choose_batch(struct repack_pack *packs, uint32_t nr, unsigned long batch_size)
-{
-	uint64_t total = 0;
-	size_t nr_chosen = 0;
-	qsort(packs, nr, sizeof(*packs), cmp_oldest);
-	for (uint32_t i = 0; i < nr; i++) {
-		struct repack_pack *rp = &packs[i];
-		uint64_t expected;
-		if (rp->p->is_keep || !rp->selected)
-			continue;
-		if (!batch_size) {
-			rp->chosen = true;
-			nr_chosen++;
-			continue;
-		}
-		expected = rp->p->nr_objects ? (uint64_t)rp->p->pack_size * rp->selected / rp->p->nr_objects : 0;
-		if (expected >= batch_size)
-			continue;
-		rp->chosen = true;
-		nr_chosen++;
-		total += expected;
-		if (total >= batch_size)
-			break;
-	}
-	if (nr_chosen < 2)
-		return 0;
-	return nr_chosen;
 }
 
 static int cmd_midx_repack(int argc, const char **argv, struct midx_cmd *c)
 {
 	struct gp_error err = GP_ERROR_INIT;
+	struct midx_maint_opts opts = MIDX_MAINT_OPTS_INIT;
+	struct midx_maint_result result = { 0 };
 	unsigned long batch_size = 0;
 	struct option options[] = {
-		OPT_ULONG(0, "batch-size", &batch_size, "during repack, collect pack-files of smaller size into a batch that is larger than this size"),
+		OPT_ULONG(0, "batch-size", &batch_size,
+			  "during repack, collect pack-files of smaller size into a batch that is larger than this size"),
+		COMMON_OPTIONS(c),
 		OPT_END(),
 	};
-	struct repack_pack *packs, **by_id;
-	struct pack_copy_entry *entries = NULL;
-	struct pack_reader *reader = NULL;
-	struct progress *progress = NULL;
-	uint32_t nr_entries = 0;
-	char hex[GP_MAX_HEXSZ + 1];
-	struct midx *m;
-	struct stat st;
 
 	argc = parse_options(argc, argv, options, midx_usage);
 	if (argc)
 		usage_with_options(midx_usage, options);
-	if (midx_open(&m, c->pack_dir, c->algo, &err)) {
-		if (err.code == GP_ENOTFOUND)
-			return 0;
+	setup(c);
+	opts.progress = c->progress;
+	opts.version = midx_version_config(c);
+	opts.batch_size = batch_size;
+	if (c->repo) {
+		bool keep = false;
+		int ret = config_get_bool(&c->repo->config, "repack.packkeptobjects", &keep, &err);
+		if (ret && ret != GP_ENOTFOUND)
+			die_error(&err);
+		gp_error_clear(&err);
+		opts.pack_kept_objects = keep;
+	}
+	if (midx_repack(c->pack_dir, c->algo, &opts, &result, &err))
 		die_error(&err);
-	}
-	packs = xcalloc(midx_nr_packs(m) ? midx_nr_packs(m) : 1, sizeof(*packs));
-	by_id = xcalloc(midx_nr_packs(m) ? midx_nr_packs(m) : 1, sizeof(*by_id));
-	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
-		char *idx = xstrfmt("%s/%s", c->pack_dir, midx_pack_name(m, id));
-		char *pack = xstrfmt("%.*s.pack", (int)(strlen(idx) - 4), idx);
-		packs[id].id = id;
-		if (pack_open_idx(&packs[id].p, idx, c->algo, &err) ||
-		    pack_open_pack(packs[id].p, &err) || stat(pack, &st) < 0)
-			die("%s", gp_error_msg(&err));
-		packs[id].mtime = (uint64_t)st.st_mtime;
-		free(idx);
-		free(pack);
-	}
-	for (uint32_t pos = 0; pos < midx_nr_objects(m); pos++)
-		packs[midx_nth_pack(m, pos)].selected++;
-
-	if (choose_batch(packs, midx_nr_packs(m), batch_size)) {
-		struct midx_write_opts opts = MIDX_WRITE_OPTS_INIT;
-		for (uint32_t i = 0; i < midx_nr_packs(m); i++)
-			by_id[packs[i].id] = &packs[i];
-		/* By pack id, then offset: each source pack's locality is kept. */
-		{
-			uint32_t *start = xcalloc((size_t)midx_nr_packs(m) + 1, sizeof(*start));
-			for (uint32_t id = 0; id < midx_nr_packs(m); id++)
-				start[id + 1] = start[id] + (by_id[id]->chosen ? by_id[id]->selected : 0);
-			nr_entries = start[midx_nr_packs(m)];
-			entries = xmalloc(sizeof(*entries) * (nr_entries ? nr_entries : 1));
-			for (uint32_t pos = 0; pos < midx_nr_objects(m); pos++) {
-				uint32_t id = midx_nth_pack(m, pos);
-				if (!by_id[id]->chosen)
-					continue;
-				entries[start[id]].pack = by_id[id]->p;
-				entries[start[id]].ofs = midx_nth_offset(m, pos);
-				start[id]++;
-			}
-			free(start);
-		}
-		sort_copy_entries(entries, nr_entries);
-		reader = pack_reader_new(0);
-		progress = progress_start("Writing objects", nr_entries, c->progress);
-		if (pack_write_by_copy(c->pack_dir, c->algo, entries, nr_entries, reader,
-				       progress, hex, &err))
-			die_error(&err);
-		progress_stop(&progress);
-		pack_reader_free(reader);
-		/*
-		 * The new pack joins the MIDX (as git: no RIDX, no preferred
-		 * pack); expire removes the old packs later.
-		 */
-		opts.progress = c->progress;
-		if (midx_write(c->pack_dir, c->algo, &opts, NULL, &err))
-			die_error(&err);
-	}
-	for (uint32_t id = 0; id < midx_nr_packs(m); id++)
-		pack_free(packs[id].p);
-	free(packs);
-	free(by_id);
-	free(entries);
-	midx_free(m);
+	maint_warnings(&result);
 	return 0;
 }
 
 int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo)
 {
-	struct midx_cmd c = { 0 };
-	const char *object_dir = NULL;
-	int progress = -1;
-	struct option options[] = {
-		OPT_STRING(0, "object-dir", &object_dir, "file", "object directory containing set of packfile and pack-index pairs"),
-		OPT_BOOL(0, "progress", &progress, "show progress (default: when stderr is a terminal)"),
-		OPT_END(),
-	};
-	int nr_sub = 0;
+	struct midx_cmd c = { .repo = repo, .progress = -1 };
+	struct option options[] = { COMMON_OPTIONS(&c), OPT_END() };
+	int nr_opts = 0;
 	int ret;
 
-	/* Options before the subcommand are ours; the rest belong to it. */
-	while (1 + nr_sub < argc && argv[1 + nr_sub][0] == '-')
-		nr_sub++;
+	/* Options before the subcommand are the common ones ("--object-dir DIR" too). */
+	while (1 + nr_opts < argc && argv[1 + nr_opts][0] == '-') {
+		if (!strcmp(argv[1 + nr_opts], "--object-dir") && 2 + nr_opts < argc)
+			nr_opts++;
+		nr_opts++;
+	}
 	{
-		const char **mine = xcalloc((size_t)nr_sub + 2, sizeof(*mine));
+		const char **mine = xcalloc((size_t)nr_opts + 2, sizeof(*mine));
 		mine[0] = argv[0];
-		for (int i = 0; i < nr_sub; i++)
+		for (int i = 0; i < nr_opts; i++)
 			mine[1 + i] = argv[1 + i];
-		if (parse_options(nr_sub + 1, mine, options, midx_usage))
+		if (parse_options(nr_opts + 1, mine, options, midx_usage))
 			usage_with_options(midx_usage, options);
 		free(mine);
 	}
-	argc -= nr_sub + 1;
-	argv += nr_sub + 1;
-	if (argc < 1)
+	argc -= nr_opts + 1;
+	argv += nr_opts + 1;
+	if (argc < 1) {
+		error("need a subcommand");
 		usage_with_options(midx_usage, options);
+	}
 	c.algo = repo ? repo->hash_algo : GP_HASH_SHA1;
-	c.repo = repo;
-	if (object_dir)
-		c.objdir = xstrdup(object_dir);
-	else if (repo)
-		c.objdir = xstrdup(repo->objdir);
-	else
-		die("not a git repository, and no --object-dir given");
-	c.pack_dir = xstrfmt("%s/pack", c.objdir);
-	c.progress = progress < 0 ? isatty(2) : progress;
 
 	if (!strcmp(argv[0], "write"))
 		ret = cmd_write(argc, argv, &c);
+	else if (!strcmp(argv[0], "compact"))
+		ret = cmd_compact(argc, argv, &c);
 	else if (!strcmp(argv[0], "verify"))
 		ret = cmd_verify(argc, argv, &c);
 	else if (!strcmp(argv[0], "expire"))
 		ret = cmd_expire(argc, argv, &c);
 	else if (!strcmp(argv[0], "repack"))
 		ret = cmd_midx_repack(argc, argv, &c);
-	else
-		die("unrecognized subcommand: %s", argv[0]);
+	else {
+		error("unknown subcommand: `%s'", argv[0]);
+		usage_with_options(midx_usage, options);
+	}
+	free(c.objdir);
 	free(c.pack_dir);
 	return ret;
 }

@@ -11,7 +11,9 @@
 #include "../object-filter.h"
 #include "../object-name.h"
 #include "../odb.h"
+#include "../pack-bitmap.h"
 #include "../pack-bitmap-write.h"
+#include "../progress.h"
 #include "../pack-objects.h"
 #include "../pack-write.h"
 #include "../parse-options.h"
@@ -32,35 +34,39 @@ static const char *const pack_objects_usage[] = {
 	NULL,
 };
 
-struct ref_add {
-	struct rev_walk *walk;
-	bool uninteresting;
+/* The revisions of --revs and --all, before they go to a walk or a bitmap query. */
+struct tip_list {
+	struct bitmap_tip *items;
+	size_t nr, alloc;
 };
+
+static void tip_list_add(struct tip_list *tl, const struct object_id *oid, bool uninteresting)
+{
+	ALLOC_GROW(tl->items, tl->nr + 1, tl->alloc);
+	tl->items[tl->nr].oid = *oid;
+	tl->items[tl->nr].uninteresting = uninteresting;
+	tl->nr++;
+}
 
 static int add_ref(const char *refname, const struct object_id *oid,
 		   const struct object_id *peeled, unsigned flags, void *data)
 {
-	struct ref_add *ra = data;
-	struct gp_error err = GP_ERROR_INIT;
-	if (rev_walk_add_tip(ra->walk, oid, ra->uninteresting, "", &err))
-		die_error(&err);
+	tip_list_add(data, oid, false);
 	return 0;
 }
 
-static void add_all_refs(struct repository *repo, struct rev_walk *walk)
+static void add_all_refs(struct repository *repo, struct tip_list *tl)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	struct ref_add ra = { walk, false };
 	struct object_id head;
-	if (!refs_resolve(repo, "HEAD", &head, NULL, &err) &&
-	    rev_walk_add_tip(walk, &head, false, "", &err))
-		die_error(&err);
+	if (!refs_resolve(repo, "HEAD", &head, NULL, &err))
+		tip_list_add(tl, &head, false);
 	gp_error_clear(&err);
-	if (refs_for_each(repo, "", add_ref, &ra, &err))
+	if (refs_for_each(repo, "", add_ref, tl, &err))
 		die_error(&err);
 }
 
-static void add_rev(struct repository *repo, struct odb *odb, struct rev_walk *walk,
+static void add_rev(struct repository *repo, struct odb *odb, struct tip_list *tl,
 		    const char *arg, bool uninteresting)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -70,8 +76,7 @@ static void add_rev(struct repository *repo, struct odb *odb, struct rev_walk *w
 			die("bad revision '%s'", arg);
 		die_error(&err);
 	}
-	if (rev_walk_add_tip(walk, &oid, uninteresting, "", &err))
-		die_error(&err);
+	tip_list_add(tl, &oid, uninteresting);
 }
 
 /*
@@ -79,7 +84,7 @@ static void add_rev(struct repository *repo, struct odb *odb, struct rev_walk *w
  * and "--shallow <oid>": a commit of the receiver's shallow boundary,
  * whose parents the walk does not follow.
  */
-static void read_revs(struct repository *repo, struct odb *odb, struct rev_walk *walk,
+static void read_revs(struct repository *repo, struct odb *odb, struct tip_list *tl,
 		      struct oidset *shallow)
 {
 	struct strbuf line = STRBUF_INIT;
@@ -114,15 +119,52 @@ static void read_revs(struct repository *repo, struct odb *odb, struct rev_walk 
 			if (dots && dots[2] != '.') {
 				char *left = dots == arg ? xstrdup("HEAD") : xstrndup(arg, dots - arg);
 				const char *right = dots[2] ? dots + 2 : "HEAD";
-				add_rev(repo, odb, walk, left, !uninteresting);
-				add_rev(repo, odb, walk, right, uninteresting);
+				add_rev(repo, odb, tl, left, !uninteresting);
+				add_rev(repo, odb, tl, right, uninteresting);
 				free(left);
 				continue;
 			}
 		}
-		add_rev(repo, odb, walk, arg, uninteresting);
+		add_rev(repo, odb, tl, arg, uninteresting);
 	}
 	strbuf_release(&line);
+}
+
+/*
+ * Count with the repository's bitmap, as git does for --stdout: true
+ * when it answered (the objects are added), false when the walk must.
+ */
+static bool count_with_bitmap(struct pack_objects *po, struct odb *odb,
+			      const struct tip_list *tl, bool reuse, bool thin,
+			      struct bitmap_index **bi_out, struct bitmap_result **res_out,
+			      bool progress)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct bitmap_index *bi = NULL;
+	struct bitmap_result *res = NULL;
+	struct progress *meter;
+	int ret;
+
+	if (bitmap_index_open(&bi, odb, &err)) {
+		gp_error_clear(&err);
+		return false;
+	}
+	ret = bitmap_reachable(bi, odb, tl->items, tl->nr, &res, &err);
+	if (ret) {
+		/* 1: bitmaps cannot answer; an error: the walk reports it better */
+		gp_error_clear(&err);
+		bitmap_index_free(bi);
+		return false;
+	}
+	meter = progress_start("Enumerating objects", 0, progress);
+	if (pack_objects_add_from_bitmap(po, bi, res, reuse, thin, &err))
+		die_error(&err);
+	progress_update(meter, pack_objects_nr(po));
+	progress_stop(&meter);
+	trace2_data_intmax("bitmap", "bitmap/hits", (int64_t)pack_objects_nr(po));
+	*bi_out = bi;
+	*res_out = res;
+	return true;
 }
 
 struct tag_add {
@@ -174,6 +216,15 @@ static void read_object_list(struct pack_objects *po, int algo,
 		die_error(&err);
 	free(bases);
 	strbuf_release(&line);
+}
+
+static bool config_bool_default(struct repository *repo, const char *key, bool dflt)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	bool v;
+	int ret = config_get_bool(&repo->config, key, &v, &err);
+	gp_error_clear(&err);
+	return ret ? dflt : v;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -295,6 +346,15 @@ static void read_cruft_packs(struct pack_objects *po, int64_t expiration)
 	strbuf_release(&line);
 }
 
+void warn_bitmap_config(struct repository *repo)
+{
+	for (size_t i = 0; i < repo->config.nr; i++) {
+		const struct config_entry *e = &repo->config.items[i];
+		if (!strcmp(e->key, "pack.preferbitmaptips") && !e->value)
+			error("missing value for '%s'", e->key);
+	}
+}
+
 uint64_t max_pack_size_option(struct repository *repo, unsigned long given)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -335,6 +395,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	struct rev_filter walk_filter = REV_FILTER_INIT;
 	unsigned long window_memory = 0;
 	struct oidset shallow = OIDSET_INIT;
+	struct bitmap_index *bitmap = NULL;
+	struct bitmap_result *bitmap_res = NULL;
 	bool v;
 	const char *index_version = NULL;
 	unsigned long max_pack_size = 0;
@@ -487,18 +549,44 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	pack_objects_new(&po, odb, &opts);
 	if (revs) {
 		struct rev_walk *walk;
-		rev_walk_new(&walk, odb, repo->hash_algo);
+		struct tip_list tips = { 0 };
 		if (shallow_read(repo, &shallow, &err))
 			die_error(&err);
 		if (all)
-			add_all_refs(repo, walk);
+			add_all_refs(repo, &tips);
+		read_revs(repo, odb, &tips, &shallow);
+		if (use_bitmap_index < 0)
+			use_bitmap_index = to_stdout &&
+				config_bool_default(repo, "pack.usebitmaps", true);
+		/*
+		 * What bitmaps cannot answer as git answers it goes to the
+		 * walk: shallow boundaries, filters, what is left out of
+		 * the pack, and reflogs and indexes.
+		 */
+		if (use_bitmap_index && !oidset_size(&shallow) && !shallow_opt &&
+		    !walk_filter.active && !unpacked && !local && !honor_pack_keep && !keep.nr &&
+		    !reflog && !indexed_objects && !exclude_promisor && !keep_unreachable &&
+		    !pack_loose_unreachable && !unpack_unreachable.set &&
+		    count_with_bitmap(po, odb, &tips, to_stdout &&
+				      config_bool_default(repo, "pack.allowpackreuse", true),
+				      thin, &bitmap, &bitmap_res, opts.progress)) {
+			free(tips.items);
+			goto counted;
+		}
+		rev_walk_new(&walk, odb, repo->hash_algo);
+		for (size_t i = 0; i < tips.nr; i++)
+			if (rev_walk_add_tip(walk, &tips.items[i].oid, tips.items[i].uninteresting,
+					     "", &err))
+				die_error(&err);
+		free(tips.items);
 		if ((reflog || indexed_objects) &&
 		    reachable_add_tips(repo, walk, (reflog ? REACH_REFLOGS : 0) |
 				       (indexed_objects ? REACH_INDEXES : 0), &err))
 			die_error(&err);
-		read_revs(repo, odb, walk, &shallow);
 		if (oidset_size(&shallow))
 			rev_walk_set_shallow(walk, &shallow);
+		if (shallow_opt)
+			rev_walk_set_edge_aggressive(walk);
 		rev_walk_set_missing(walk, missing, NULL, NULL);
 		if (walk_filter.active)
 			rev_walk_set_filter(walk, &walk_filter);
@@ -519,6 +607,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		read_object_list(po, repo->hash_algo, &filter);
 	}
 
+counted:
 	if (include_tag) {
 		struct tag_add ta = { po };
 		if (refs_for_each(repo, "refs/tags/", include_tag_ref, &ta, &err))
@@ -536,7 +625,9 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			warning("disabling bitmap writing, packs are split due to "
 				"--max-pack-size or pack.packSizeLimit");
 		else if (write_bitmap) {
-			char *idx = xstrfmt("%s-%s.idx", argv[0], names.hex[0]);
+			char *idx;
+			warn_bitmap_config(repo);
+			idx = xstrfmt("%s-%s.idx", argv[0], names.hex[0]);
 			if (bitmap_write_for_pack_file(repo, idx, opts.threads, opts.progress, &err)) {
 				fprintf(stderr, "warning: failed to write bitmap index: %s\n", gp_error_msg(&err));
 				gp_error_clear(&err);
@@ -559,6 +650,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			stats.pack_reused, stats.pack_reused_packs);
 out:
 	oidset_release(&shallow);
+	bitmap_result_free(bitmap_res);
+	bitmap_index_free(bitmap);
 	free(unpacked_packs.packs.items);
 	object_filter_release(&object_filter);
 	pack_objects_free(po);

@@ -204,11 +204,9 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		opts.bitmap_quiet = true;
 		write_bitmap = repo->bare && (all || all_loosen || cruft) && !write_midx;
 	}
-	if (write_bitmap && !(all || all_loosen) && !write_midx) {
-		fprintf(stderr, "warning: --write-bitmap-index without -a or --write-midx is ignored: "
-			"a bitmap needs every reachable object in one pack or MIDX\n");
-		write_bitmap = 0;
-	}
+	if (write_bitmap > 0 && !(all || all_loosen || cruft) && !write_midx)
+		die("Incremental repacks are incompatible with bitmap indexes.  Use\n"
+		    "--no-write-bitmap-index or disable the pack.writeBitmaps configuration.");
 	opts.no_rev_index = !config_bool(repo, "pack.writereverseindex", 1);
 	opts.all = all || all_loosen || cruft;
 	opts.cruft = cruft;
@@ -241,6 +239,8 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	opts.nr_keep_packs = keep.nr;
 	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
 
+	if (opts.write_bitmap)
+		warn_bitmap_config(repo);
 	if (repack_run(repo, &opts, &result, &err))
 		die_error(&err);
 	if (result.bitmap_skipped && !opts.bitmap_quiet)

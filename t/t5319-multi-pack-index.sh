@@ -168,7 +168,7 @@ test_expect_success GITPACK_IS_GITPACK "--[no-]progress before the subcommand ($
 	test_must_be_empty err
 '
 
-test_expect_success "write --preferred-pack with an unknown pack: as git, a warning ($algo)" '
+test_expect_success GIT255 "write --preferred-pack with an unknown pack: as git, a warning ($algo)" '
 	midx_write_both $r --preferred-pack=pack-nonesuch.pack &&
 	grep nonesuch actual.err &&
 	midx_write_both $r --ridx --preferred-pack=pack-nonesuch.pack
@@ -553,6 +553,51 @@ $expect_repack "repack --batch-size smaller than every pack: nothing ($algo)" '
 	test_must_be_empty new-gp &&
 	test_cmp_bin $(midx_pack_dir rp2-$algo)/multi-pack-index \
 		$(midx_pack_dir rp2-$algo.gp)/multi-pack-index
+'
+
+# git 2.55'"'"'s test knobs: GIT_TEST_MIDX_WRITE_REV writes the pseudo-pack
+# order to multi-pack-index-<sum>.rev too, and GIT_TEST_MIDX_READ_RIDX=0
+# makes readers ignore the RIDX chunk, so that the .rev must serve.
+test_expect_success "GIT_TEST_MIDX_WRITE_REV and GIT_TEST_MIDX_READ_RIDX=0 ($algo)" '
+	r=r50-$algo rawsz=20 &&
+	if test $algo = sha256
+	then
+		rawsz=32
+	fi &&
+	midx_copy $r $r.rev &&
+	rm -f $(midx_pack_dir $r.rev)/multi-pack-index* &&
+	GIT_TEST_MIDX_WRITE_REV=1 gitpack -C $r.rev multi-pack-index write --bitmap &&
+	dir=$(midx_pack_dir $r.rev) &&
+	sum=$(tail -c $rawsz $dir/multi-pack-index | od -An -tx1 | tr -d " \n") &&
+	test_path_is_file $dir/multi-pack-index-$sum.rev &&
+	test_path_is_file $dir/multi-pack-index-$sum.bitmap &&
+	# the .rev is the RIDX chunk as a file (positions, then the MIDX checksum)
+	ofs=$(midx_chunk_offset $dir/multi-pack-index RIDX) &&
+	size=$(midx_chunk_size $dir/multi-pack-index RIDX) &&
+	tail -c +$((ofs + 1)) $dir/multi-pack-index | head -c $size >ridx &&
+	tail -c +13 $dir/multi-pack-index-$sum.rev | head -c $size >rev &&
+	test_cmp_bin ridx rev &&
+	GIT_TEST_MIDX_READ_RIDX=0 gitpack -C $r.rev rev-list --test-bitmap main &&
+	GIT_TEST_MIDX_READ_RIDX=0 gitpack -C $r.rev multi-pack-index verify &&
+	rm $dir/multi-pack-index-$sum.rev &&
+	test_must_fail env GIT_TEST_MIDX_READ_RIDX=0 gitpack -C $r.rev rev-list --test-bitmap main 2>err &&
+	grep "multi-pack bitmap is missing required reverse index" err &&
+	gitpack -C $r.rev rev-list --test-bitmap main
+'
+
+test_expect_success GIT255 "GIT_TEST_MIDX_WRITE_REV: the same .rev as git 2.55 ($algo)" '
+	r=r50-$algo &&
+	for tool in midx_git gitpack
+	do
+		midx_copy $r $r.$tool &&
+		rm -f $(midx_pack_dir $r.$tool)/multi-pack-index* &&
+		GIT_TEST_MIDX_WRITE_REV=1 $tool -C $r.$tool multi-pack-index write --bitmap &&
+		(cd $(midx_pack_dir $r.$tool) && ls multi-pack-index-*.rev) >rev.$tool ||
+		return 1
+	done &&
+	test_cmp rev.midx_git rev.gitpack &&
+	test_cmp_bin $(midx_pack_dir $r.midx_git)/$(cat rev.midx_git) \
+		$(midx_pack_dir $r.gitpack)/$(cat rev.gitpack)
 '
 
 done

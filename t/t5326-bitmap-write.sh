@@ -636,9 +636,9 @@ test_expect_success "test-tool bitmap-write: a pack without closure fails, namin
 
 test_expect_success "file size: gitpack's MIDX bitmap against git's ($algo)" '
 	midx_copy big-$algo gitsize-$algo &&
-	git -C gitsize-$algo -c pack.writeBitmapLookupTable=true \
+	midx_git -C gitsize-$algo -c pack.writeBitmapLookupTable=true \
 		multi-pack-index write --bitmap &&
-	test_cmp_bin $(midx_pack_dir gitsize-$algo)/multi-pack-index \
+	midx_cmp_written $(midx_pack_dir gitsize-$algo)/multi-pack-index \
 		$(midx_pack_dir midx-$algo)/multi-pack-index &&
 	git_bitmap=$(bitmap_of gitsize-$algo) &&
 	gp_bitmap=$(bitmap_of midx-$algo) &&
@@ -718,7 +718,7 @@ test_expect_success "--refs-snapshot: a tag is peeled; a ref left out is not a t
 	grep "^OK!\$" err
 '
 
-test_expect_success GITPACK_IS_GITPACK "pack.preferBitmapTips: a tip under each prefix gets a bitmap ($algo)" '
+test_expect_success GITPACK_IS_GITPACK "pack.preferBitmapTips: a tip under each hierarchy gets a bitmap ($algo)" '
 	git -C big-$algo for-each-ref --format="%(objectname) %(refname)" \
 		refs/heads/many/ >many &&
 	awk "NR == FNR { e[\$1] = 1; next } !(\$1 in e) { print \$2 }" \
@@ -727,8 +727,12 @@ test_expect_success GITPACK_IS_GITPACK "pack.preferBitmapTips: a tip under each 
 	ref2=$(sed -n 2p unselected) &&
 	test -n "$ref2" &&
 	midx_copy big-$algo prefer-$algo &&
-	git -C prefer-$algo config pack.preferBitmapTips $ref1 &&
-	git -C prefer-$algo config --add pack.preferBitmapTips $ref2 &&
+	# values name hierarchies, as in git: "refs/prefer/one" and
+	# "refs/prefer/two/" both mean the refs below
+	git -C prefer-$algo update-ref refs/prefer/one/tip $ref1 &&
+	git -C prefer-$algo update-ref refs/prefer/two/tip $ref2 &&
+	git -C prefer-$algo config pack.preferBitmapTips refs/prefer/one &&
+	git -C prefer-$algo config --add pack.preferBitmapTips refs/prefer/two/ &&
 	gitpack -C prefer-$algo multi-pack-index write --bitmap &&
 	bitmap_entries prefer-$algo $algo | sort >entries &&
 	git -C prefer-$algo rev-parse $ref1 $ref2 | sort >want &&

@@ -13,6 +13,10 @@
  * a message. The first line is also given to config_set_add() as
  * "key=value", which fuzzes the -c key canonicalisation.
  *
+ * The same text also goes to config_parse_blob(), git's way of reading
+ * a .gitmodules blob, which must agree with the set where the two
+ * readers mean to (no NUL, byte order mark or include).
+ *
  * Includes: "~/" paths resolve against a private HOME made on first use
  * (removed at exit), holding a plain file, and two files including each
  * other to reach the depth limit. Absolute include paths read whatever
@@ -154,6 +158,37 @@ static void fuzz_add(const uint8_t *data, size_t size)
 	free(line);
 }
 
+static int count_entry(const char *key, const char *value, void *data)
+{
+	if (!*key)
+		fuzz_fail("blob entry with an empty key");
+	(*(size_t *)data)++;
+	return 0;
+}
+
+/*
+ * The blob reader: never a crash, and on a text without NUL bytes, a
+ * byte order mark or includes, the same verdict and entries as the set.
+ */
+static void check_blob(const char *copy, size_t size, int set_ret, size_t set_nr)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	size_t nr = 0;
+	int ret = config_parse_blob("fuzz", copy, size, count_entry, &nr, &err);
+
+	if (ret)
+		fuzz_check_error(ret, &err, GP_ECORRUPT, "config_parse_blob");
+	if (memchr(copy, '\0', size) || (size >= 3 && !memcmp(copy, "\xef\xbb\xbf", 3)))
+		return;
+	for (size_t pos = 0; pos + 7 <= size; pos++)
+		if (!strncasecmp(copy + pos, "include", 7))
+			return;
+	if (!ret != !set_ret)
+		fuzz_fail("blob parse returned %d, set parse %d", ret, set_ret);
+	if (!ret && nr != set_nr)
+		fuzz_fail("blob parse gave %zu entries, set parse %zu", nr, set_nr);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct config_set cs = CONFIG_SET_INIT;
@@ -168,6 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(copy, data, size);
 
 	ret = config_set_add_buf(&cs, "fuzz", copy, size, CONFIG_SCOPE_LOCAL, &err);
+	check_blob(copy, size, ret, cs.nr);
 	if (ret) {
 		fuzz_check_error(ret, &err, 0, "config_set_add_buf");
 		if (cs.nr)

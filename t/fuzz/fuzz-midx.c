@@ -5,11 +5,15 @@
  * Input: a whole multi-pack-index (seeds: t/fuzz/corpus/midx/, written by
  * git 2.39 "multi-pack-index write", with and without --bitmap (RIDX),
  * SHA-1 and SHA-256, plus one with a LOFF chunk made the way t5319
- * makes it), parsed as SHA-1 and as SHA-256. When it parses:
+ * makes it; and by git 2.55: version 2, RIDX with BTMP, a layer of an
+ * incremental chain and its chain file), parsed as SHA-1 and as SHA-256,
+ * both as a MIDX and as a multi-pack-index-chain file (fuzz_chain()).
+ * When it parses as a MIDX:
  *
  *  - every pack name ends in ".idx" and is found again by
  *    midx_find_pack(), as "pack-X.idx" and as "pack-X.pack", at its own
- *    id, and the names are strictly sorted;
+ *    id, and the names are strictly sorted (in version 1; distinct in
+ *    version 2);
  *  - every object name is found by midx_find_oid() at its own position
  *    (names are strictly sorted, so positions are unique), the name just
  *    past it is not found unless it is the next one, and its pack id is
@@ -83,7 +87,8 @@ static void check_packs(struct midx *m)
 			fuzz_fail("pack %u: name '%s' does not end in .idx", pack_int_id,
 				  name);
 		}
-		if (prev && strcmp(prev, name) >= 0)
+		/* Version 2 may list its packs in any order, but each once. */
+		if (prev && strcmp(prev, name) >= 0 && midx_version(m) == 1)
 			fuzz_fail("pack names %u and %u out of order", pack_int_id - 1,
 				  pack_int_id);
 		prev = name;
@@ -157,7 +162,7 @@ static void check_pseudo_order(struct midx *m)
 	uint32_t pack_int_id;
 	int ret;
 
-	ret = midx_load_pseudo_order(m, &err);
+	ret = midx_load_pseudo_order(m, true, &err);
 	if (ret) {
 		/*
 		 * An allocation may fail; a RIDX chunk that is no permutation
@@ -167,7 +172,7 @@ static void check_pseudo_order(struct midx *m)
 		return;
 	}
 	/* A second call is a no-op. */
-	if (midx_load_pseudo_order(m, &err))
+	if (midx_load_pseudo_order(m, true, &err))
 		fuzz_fail("midx_load_pseudo_order failed the second time: %s",
 			  gp_error_msg(&err));
 
@@ -266,6 +271,34 @@ static void fuzz_midx(const unsigned char *buf, size_t len, int algo, bool fixed
 	midx_free(m);
 }
 
+/*
+ * The same bytes as a multi-pack-index-chain file: when it parses, it is
+ * exactly lines of hexsz hex digits, each '\n'-terminated, and the
+ * hashes are those lines.
+ */
+static void fuzz_chain(const unsigned char *buf, size_t len, int algo)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	size_t hexsz = gp_hash_algos[algo].hexsz, rawsz = gp_hash_algos[algo].rawsz;
+	unsigned char *hashes = NULL;
+	uint32_t nr = 0;
+	int ret = midx_chain_parse((const char *)buf, len, algo, "fuzz/chain", &hashes, &nr, &err);
+	if (ret) {
+		fuzz_check_error(ret, &err, GP_ECORRUPT, "midx_chain_parse");
+		return;
+	}
+	if ((uint64_t)nr * (hexsz + 1) != len)
+		fuzz_fail("chain of %u layers parsed from %zu bytes", nr, len);
+	for (uint32_t i = 0; i < nr; i++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		const char *line = (const char *)buf + (size_t)i * (hexsz + 1);
+		hash_to_hex_r(hex, hashes + (size_t)i * rawsz, rawsz);
+		if (strncasecmp(hex, line, hexsz) || line[hexsz] != '\n')
+			fuzz_fail("chain line %u is not the hash parsed", i);
+	}
+	free(hashes);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (fuzz_midx_lax() && size >= 12 &&
@@ -280,6 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned char *copy = xmalloc(size ? size : 1);
 		memcpy(copy, data, size);
 		fuzz_midx(copy, size, algo, false);
+		fuzz_chain(copy, size, algo);
 		free(copy);
 
 		if (fuzz_want_fixed_trailer(data, size)) {

@@ -16,6 +16,7 @@
 #   delta/       2 bytes big-endian base length, the base, the delta
 #   config/      a config file
 #   refs/, commit/  a flag byte, then a file (see below)
+#   fsck/        a flag byte, then an object (see below and fuzz-fsck.c)
 #   bitmap/      a flag byte and a 4-byte object count, then a .bitmap
 #                converted to the identity order (see below and
 #                fuzz-bitmap.c)
@@ -42,7 +43,7 @@ export GIT_AUTHOR_DATE='1112911993 -0700' GIT_COMMITTER_DATE='1112911993 -0700'
 # Only the directories made here: corpus/ewah/, corpus/midx/ and
 # corpus/object-filter/ are made by hand as fuzz-ewah.c, fuzz-midx.c and
 # fuzz-object-filter.c describe, and must survive.
-for dir in idx rev pack-entry delta config refs commit bitmap
+for dir in idx rev pack-entry delta config refs commit fsck bitmap
 do
 	rm -rf "$out/$dir"
 done
@@ -297,6 +298,27 @@ do
 	{ printf "\\$flag"; git -C "$r" cat-file commit HEAD~4; } >"$out/commit/root-$algo"
 	{ printf "\\$((flag | 2))"; git -C "$r" cat-file tag v1; } >"$out/commit/tag-$algo"
 done
+
+# fsck/: a flag byte (bit 0: SHA-256; bits 1-2: 0 commit, 1 tree, 2
+# tag, 3 a blob the harness names .gitmodules; bit 4: the content is
+# also a --strict list), then the object: a commit, the root tree, a
+# tree with a subtree, the tag and a .gitmodules file; and one list.
+mkdir -p "$out/fsck"
+for algo in sha1 sha256
+do
+	r=$work/r$(test $algo = sha1 && echo 1 || echo 256)
+	flag=$(test $algo = sha1 && echo 0 || echo 1)
+	{ printf "\\$flag"; git -C "$r" cat-file commit HEAD; } >"$out/fsck/commit-$algo"
+	{ printf "\\$((flag | 2))"; git -C "$r" cat-file tree HEAD^{tree}; } >"$out/fsck/tree-$algo"
+	{ printf "\\$((flag | 2))"; git -C "$r" cat-file tree HEAD:src; } >"$out/fsck/tree-src-$algo"
+	{ printf "\\$((flag | 4))"; git -C "$r" cat-file tag v1; } >"$out/fsck/tag-$algo"
+	{
+		printf "\\$((flag | 6))"
+		printf '[submodule "sub"]\n\tpath = sub\n\turl = https://example.com/sub.git\n'
+	} >"$out/fsck/gitmodules-$algo"
+done
+printf '\020missingEmail=ignore,largePathname=warn:10 nulInCommit:warn\0tree x\n' \
+	>"$out/fsck/list"
 
 # bitmap/: a 5-byte prefix, then a .bitmap. The prefix: a flag byte
 # (bit 0: SHA-256; bit 1: the image is the body only and the harness

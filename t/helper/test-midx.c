@@ -56,7 +56,7 @@ int cmd__midx_dump(int argc, const char **argv)
 			printf("%s %" PRIu64 "\n", oid_to_hex_r(hex, &oid), midx_nth_offset(m, pos));
 		}
 	} else if (!strcmp(what, "pseudo")) {
-		if (midx_load_pseudo_order(m, &err)) {
+		if (midx_load_pseudo_order(m, true, &err)) {
 			fprintf(stderr, "fatal: %s\n", gp_error_msg(&err));
 			midx_free(m);
 			return 128;

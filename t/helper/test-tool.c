@@ -12,6 +12,7 @@ static const struct test_cmd cmds[] = {
 	{ "config", cmd__config },
 	{ "delta", cmd__delta },
 	{ "ewah", cmd__ewah },
+	{ "fsck", cmd__fsck },
 	{ "loose", cmd__loose },
 	{ "refs", cmd__refs },
 	{ "write-idx", cmd__write_idx },

@@ -10,6 +10,7 @@ int cmd__bitmap_write(int argc, const char **argv);
 int cmd__config(int argc, const char **argv);
 int cmd__delta(int argc, const char **argv);
 int cmd__ewah(int argc, const char **argv);
+int cmd__fsck(int argc, const char **argv);
 int cmd__loose(int argc, const char **argv);
 int cmd__refs(int argc, const char **argv);
 int cmd__write_idx(int argc, const char **argv);
