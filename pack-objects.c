@@ -875,9 +875,11 @@ static void *search_worker(void *arg)
 			/*
 			 * Two objects of one pack, the target stored whole: the
 			 * packer that wrote it already found no delta worth
-			 * keeping (git skips these pairs as well).
+			 * keeping (git skips these pairs as well). Not so for a
+			 * preferred base: the receiver has it, so even a poor
+			 * delta saves sending the whole object.
 			 */
-			if (po->opts.reuse_delta && t->pack && t->pack == b->pack &&
+			if (po->opts.reuse_delta && t->pack && t->pack == b->pack && !b->external &&
 			    t->stored_type != OBJ_OFS_DELTA && t->stored_type != OBJ_REF_DELTA)
 				continue;
 			/* Deep bases must earn their place (git weighs them alike). */
@@ -1622,6 +1624,52 @@ static void thin_ctx_hashes(struct thin_ctx *tc)
 	qsort(tc->hashes, tc->nr_hashes, sizeof(uint32_t), cmp_u32);
 }
 
+/*
+ * A "-<oid>" line names a tree-ish, as git reads it: a commit stands for
+ * its tree, a tag for what it points at. Sets *tree and returns true for
+ * a tree; false for anything else, or for what cannot be read.
+ */
+static bool peel_to_tree(struct pack_objects *po, const struct object_id *oid,
+			 struct object_id *tree)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct object_id cur = *oid;
+	bool found = false;
+
+	/* A chain of tags ends somewhere; git's peeling has no bound either. */
+	for (int hops = 0; hops < 64; hops++) {
+		enum object_type type;
+		unsigned char *buf;
+		size_t size;
+		bool next = false;
+
+		if (odb_read_object(po->odb, &cur, &type, &buf, &size, &err))
+			break;
+		if (type == OBJ_TREE) {
+			*tree = cur;
+			found = true;
+		} else if (type == OBJ_COMMIT) {
+			struct commit_info ci = COMMIT_INFO_INIT;
+			if (!commit_parse(buf, size, po->algo, &ci, &err)) {
+				cur = ci.tree;
+				next = true;
+			}
+			commit_info_release(&ci);
+		} else if (type == OBJ_TAG) {
+			struct tag_info tag;
+			if (!tag_parse(buf, size, po->algo, &tag, &err)) {
+				cur = tag.object;
+				next = true;
+			}
+		}
+		free(buf);
+		if (!next)
+			break;
+	}
+	gp_error_clear(&err);
+	return found;
+}
+
 int pack_objects_add_preferred_bases(struct pack_objects *po, const struct object_id *oids,
 				     size_t nr, struct gp_error *err)
 {
@@ -1630,14 +1678,15 @@ int pack_objects_add_preferred_bases(struct pack_objects *po, const struct objec
 	thin_ctx_hashes(&tc);
 	for (size_t i = 0; i < nr && !ret; i++) {
 		struct object_info info;
+		struct object_id tree;
 		if (odb_read_object_info(po->odb, &oids[i], &info, 0, err)) {
 			gp_error_clear(err);   /* a base we lack is no base */
 			continue;
 		}
-		if (info.type == OBJ_TREE)
-			ret = add_edge_bases(&oids[i], &tc);
-		else
+		if (info.type == OBJ_BLOB)
 			pack_objects_add_base(po, &oids[i], info.type, 0);
+		else if (peel_to_tree(po, &oids[i], &tree))
+			ret = add_edge_bases(&tree, &tc);
 	}
 	free(tc.hashes);
 	return ret;

@@ -159,8 +159,9 @@ int pack_objects_add_thin_bases(struct pack_objects *po, struct rev_walk *walk,
 
 /*
  * The "-<oid>" lines of an object list: objects the receiver has, as
- * preferred bases; a tree brings what it holds at the paths of the
- * objects added so far. Objects the repository lacks are skipped.
+ * preferred bases; a tree (or a commit or tag, for the tree it leads to,
+ * as git takes them) brings what it holds at the paths of the objects
+ * added so far. Objects the repository lacks are skipped.
  */
 int pack_objects_add_preferred_bases(struct pack_objects *po, const struct object_id *oids,
 				     size_t nr, struct gp_error *err);

@@ -196,8 +196,9 @@ static void read_object_list(struct pack_objects *po, int algo,
 	while (strbuf_getline(&line, stdin)) {
 		struct object_id oid;
 		const char *name = NULL;
-		if (line.len == hexsz + 1 && line.buf[0] == '-' &&
-		    !hex_to_oid(line.buf + 1, algo, &oid)) {
+		if (line.buf[0] == '-') {
+			if (line.len != hexsz + 1 || hex_to_oid(line.buf + 1, algo, &oid))
+				die("expected edge object ID, got garbage:\n %s\n", line.buf);
 			ALLOC_GROW(bases, nr_bases + 1, alloc_bases);
 			bases[nr_bases++] = oid;
 			continue;
@@ -514,7 +515,13 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		name_hash_version = 1;
 	if (name_hash_version < 1 || name_hash_version > 2)
 		die("invalid --name-hash-version option: %d", name_hash_version);
-	if (write_bitmap && !to_stdout && name_hash_version != 1) {
+	/*
+	 * As git: a bitmap only for a pack of everything (--all), never for
+	 * a streamed one; otherwise it is dropped without a word.
+	 */
+	if (to_stdout || !all)
+		write_bitmap = 0;
+	if (write_bitmap && name_hash_version != 1) {
 		warning("currently, --write-bitmap-index requires --name-hash-version=1");
 		name_hash_version = 1;
 	}
@@ -559,8 +566,6 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		die("cannot use --stdin-packs with --revs");
 	if (all)
 		revs = 1;   /* as git: --all implies --revs */
-	if (write_bitmap && to_stdout)
-		write_bitmap = 0;   /* as git: a streamed pack has no bitmap */
 	if (opts.compression < -1 || opts.compression > 9)
 		die("bad pack compression level %d", opts.compression);
 	if (opts.depth > 4095) {

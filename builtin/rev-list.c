@@ -7,12 +7,14 @@
 #include "../error.h"
 #include "../object-name.h"
 #include "../odb.h"
+#include "../oidset.h"
 #include "../pack-bitmap.h"
 #include "../progress.h"
 #include "../parse-options.h"
 #include "../refs.h"
 #include "../repository.h"
 #include "../revision.h"
+#include "../shallow.h"
 
 static const char *const rev_list_usage[] = {
 	"gitpack rev-list [--objects] [--count] [--use-bitmap-index] [--test-bitmap] [--all] [--branches] [--tags] [--not] <commit>... [^<commit>...] [<a>..<b>]",
@@ -192,6 +194,7 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 	struct odb *odb;
 	int objects = 0, count = 0, use_bitmap = 0, test_bitmap_flag = 0;
 	struct tip_list tl = { 0 };
+	struct oidset shallow = OIDSET_INIT;
 	bool negate = false;
 	int ret;
 	struct option options[] = {
@@ -209,10 +212,6 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 	args[nr_args++] = argv[0];
 	for (int i = 1; i < argc; i++)
 		args[nr_args++] = argv[i];
-	if (repo_odb(repo, &odb, &err))
-		die_error(&err);
-	rev_walk_new(&walk, odb, repo->hash_algo);
-
 	{
 		const char **opts_only = xcalloc((size_t)argc + 1, sizeof(*opts_only));
 		int nr_opts = 0;
@@ -224,6 +223,17 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 				opts_only[nr_opts++] = argv[i];
 		parse_options(nr_opts, opts_only, options, rev_list_usage);
 		free(opts_only);
+	}
+	/* Only now: "-h" runs without a repository (gitpack.c). */
+	if (repo_odb(repo, &odb, &err))
+		die_error(&err);
+	rev_walk_new(&walk, odb, repo->hash_algo);
+	/* The shallow file (or --shallow-file) grafts its commits to none. */
+	if (shallow_read(repo, &shallow, &err))
+		die_error(&err);
+	if (oidset_size(&shallow)) {
+		rev_walk_set_shallow(walk, &shallow);
+		use_bitmap = 0;
 	}
 	for (int i = 1; i < nr_args; i++) {
 		const char *arg = args[i], *dots;
@@ -278,5 +288,6 @@ out:
 	free(tl.paths);
 	free(tl.tips);
 	rev_walk_free(walk);
+	oidset_release(&shallow);
 	return 0;
 }

@@ -19,6 +19,7 @@ static const struct test_cmd cmds[] = {
 	{ "midx-dump", cmd__midx_dump },
 	{ "object-filter", cmd__object_filter },
 	{ "oid-array", cmd__oid_array },
+	{ "pack-mtimes", cmd__pack_mtimes },
 };
 
 int main(int argc, const char **argv)

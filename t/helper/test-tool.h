@@ -17,5 +17,6 @@ int cmd__write_idx(int argc, const char **argv);
 int cmd__midx_dump(int argc, const char **argv);
 int cmd__object_filter(int argc, const char **argv);
 int cmd__oid_array(int argc, const char **argv);
+int cmd__pack_mtimes(int argc, const char **argv);
 
 #endif
