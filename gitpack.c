@@ -225,8 +225,11 @@ static const char *option_value(const char ***argv, int *argc, const char *name)
 			return val + 1;
 		if (*val)
 			return NULL;
-		if (*argc < 2)
-			die("no directory given for '%s' option", name);
+		if (*argc < 2) {
+			fprintf(stderr, "no directory given for '%s' option\n\n", name);
+			usage(stderr);
+			exit(129);
+		}
 		(*argv)++, (*argc)--;
 		return (*argv)[0];
 	}
@@ -247,14 +250,20 @@ static int handle_global_options(int *argc_p, const char ***argv_p, char **shall
 	while (argc > 0 && argv[0][0] == '-') {
 		const char *arg = argv[0], *val;
 		if (!strcmp(arg, "-C")) {
-			if (argc < 2)
-				die("no directory given for '-C' option");
+			if (argc < 2) {
+				fprintf(stderr, "no directory given for '-C' option\n\n");
+				usage(stderr);
+				return 129;
+			}
 			if (*argv[1] && chdir(argv[1]) < 0)
 				die("cannot change to '%s': %s", argv[1], strerror(errno));
 			argv++, argc--;
 		} else if (!strcmp(arg, "-c")) {
-			if (argc < 2)
-				die("-c expects a configuration string");
+			if (argc < 2) {
+				fprintf(stderr, "-c expects a configuration string\n\n");
+				usage(stderr);
+				return 129;
+			}
 			config_option(argv[1]);
 			argv++, argc--;
 		} else if (skip_prefix(arg, "--config-env=", &val)) {

@@ -780,8 +780,11 @@ static int resolve_deltas(struct indexer *ix, const char *pack_path, struct gp_e
 	}
 	if (ix->nr_resolved != ix->ip->nr_deltas) {
 		uint32_t missing = ix->ip->nr_deltas - ix->nr_resolved;
-		ret = gp_error_set(err, GP_ENOTFOUND, "%s: pack has %" PRIu32 " unresolved delta%s",
-				   ix->name, missing, missing == 1 ? "" : "s");
+		/* A pack read from a pipe has only a temporary name, which says nothing. */
+		bool named = !starts_with(ix->name, "tmp_pack_");
+		ret = gp_error_set(err, GP_ENOTFOUND, "%s%spack has %" PRIu32 " unresolved delta%s",
+				   named ? ix->name : "", named ? ": " : "",
+				   missing, missing == 1 ? "" : "s");
 	}
 	return ret;
 }
@@ -1027,9 +1030,11 @@ static int spool_consume(struct spool *sp, size_t n, struct gp_error *err)
 {
 	sp->pos += n;
 	sp->consumed += n;
-	if (sp->opts->max_size && sp->consumed > sp->opts->max_size)
-		return gp_error_set(err, GP_EINVAL, "pack exceeds maximum allowed size (%" PRIu64
-				    " bytes)", sp->opts->max_size);
+	if (sp->opts->max_size && sp->consumed > sp->opts->max_size) {
+		char limit[32];
+		humanize_size(limit, sizeof(limit), sp->opts->max_size);
+		return gp_error_set(err, GP_EINVAL, "pack exceeds maximum allowed size (%s)", limit);
+	}
 	return 0;
 }
 

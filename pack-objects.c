@@ -1798,6 +1798,7 @@ static struct cruft_cand *cruft_find(struct cruft_table *t, const struct object_
 
 struct cruft_ctx {
 	struct pack_objects *po;
+	int64_t expiration;
 	struct packed_git **kept;
 	size_t nr_kept;
 	struct cruft_table cands;
@@ -1867,12 +1868,12 @@ static int cruft_pack(struct cruft_ctx *cc, struct packed_git *p, struct gp_erro
 	return 0;
 }
 
-static void cruft_add(struct cruft_ctx *cc, struct cruft_cand *c)
+static void cruft_add(struct cruft_ctx *cc, struct cruft_cand *c, uint32_t mtime)
 {
 	struct pack_objects *po = cc->po;
 	c->added = true;
 	pack_objects_add_hashed(po, &c->oid, OBJ_NONE, 0);
-	po->entries[find_entry(po, &c->oid)].mtime = c->mtime;
+	po->entries[find_entry(po, &c->oid)].mtime = mtime;
 }
 
 /*
@@ -1928,21 +1929,30 @@ static int cruft_rescue(struct cruft_ctx *cc, struct gp_error *err)
 		free(buf);
 		for (size_t i = 0; i < nr_links; i++) {
 			struct cruft_cand *c = cruft_find(&cc->cands, &links[i], false);
+			/* Kept for a fresher object's sake: it expires with it (git's choice). */
 			if (c && !c->added)
-				cruft_add(cc, c);
+				cruft_add(cc, c, (uint32_t)MIN((uint64_t)cc->expiration, UINT32_MAX));
 		}
 		free(links);
 	}
 	return ret;
 }
 
-int pack_objects_add_cruft(struct pack_objects *po, const char *const *discard,
-			   size_t nr_discard, int64_t expiration, struct gp_error *err)
+int pack_objects_add_cruft(struct pack_objects *po, const char *const *stay, size_t nr_stay,
+			   const char *const *discard, size_t nr_discard, int64_t expiration,
+			   struct gp_error *err)
 {
-	struct cruft_ctx cc = { .po = po };
+	struct cruft_ctx cc = { .po = po, .expiration = expiration };
 	int ret = 0;
 
 	po->cruft = true;
+	/* Every pack named must be one of ours, as git insists. */
+	for (size_t i = 0; i < nr_discard; i++)
+		if (!pack_named(po, discard[i]))
+			return gp_error_set(err, GP_ENOTFOUND, "could not find pack '%s'", discard[i]);
+	for (size_t i = 0; i < nr_stay; i++)
+		if (!pack_named(po, stay[i]))
+			return gp_error_set(err, GP_ENOTFOUND, "could not find pack '%s'", stay[i]);
 	cc.cands.mask = 1023;
 	cc.cands.slots = xcalloc(cc.cands.mask + 1, sizeof(*cc.cands.slots));
 	cc.kept = xcalloc(odb_nr_packs(po->odb) + 1, sizeof(*cc.kept));
@@ -1964,7 +1974,7 @@ int pack_objects_add_cruft(struct pack_objects *po, const char *const *discard,
 	for (size_t at = 0; !ret && at <= cc.cands.mask; at++) {
 		struct cruft_cand *c = &cc.cands.slots[at];
 		if (c->oid.algo && (!expiration || (int64_t)c->mtime >= expiration))
-			cruft_add(&cc, c);
+			cruft_add(&cc, c, c->mtime);
 	}
 	if (!ret && expiration)
 		ret = cruft_rescue(&cc, err);

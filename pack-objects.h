@@ -188,7 +188,8 @@ int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
  * git's --cruft: the unreachable objects, for a cruft pack (with a
  * .mtimes file, pack-mtimes.h). The caller has put every reachable
  * object into packs that stay; discard names the packs that will go
- * ("pack-X.pack"). The candidates are the objects of the discarded
+ * ("pack-X.pack"), stay some that stay (every pack named must exist:
+ * GP_ENOTFOUND "could not find pack"). The candidates are the objects of the discarded
  * packs and the loose ones that no other pack holds, each with its
  * mtime (from a cruft pack's .mtimes, else its pack's or loose file's,
  * the newest when it is in several places). With expiration (seconds
@@ -196,8 +197,9 @@ int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
  * unless a candidate that is kept reaches them. Errors: GP_ECORRUPT,
  * GP_EIO.
  */
-int pack_objects_add_cruft(struct pack_objects *po, const char *const *discard,
-			   size_t nr_discard, int64_t expiration, struct gp_error *err);
+int pack_objects_add_cruft(struct pack_objects *po, const char *const *stay, size_t nr_stay,
+			   const char *const *discard, size_t nr_discard, int64_t expiration,
+			   struct gp_error *err);
 
 /*
  * --keep-unreachable: every object of the repository's own packs that f

@@ -20,21 +20,6 @@ struct progress {
 	uint64_t start_ns;
 };
 
-/* A size as git prints it: "123 bytes", "1.50 KiB", "12.00 MiB", "1.25 GiB". */
-static void human_size(char *buf, size_t len, uint64_t n)
-{
-	if (n >= (uint64_t)1 << 30)
-		snprintf(buf, len, "%" PRIu64 ".%2.2" PRIu64 " GiB", n >> 30,
-			 ((n & ((1u << 30) - 1)) * 100) >> 30);
-	else if (n >= 1 << 20)
-		snprintf(buf, len, "%" PRIu64 ".%2.2" PRIu64 " MiB", n >> 20,
-			 ((n & ((1u << 20) - 1)) * 100) >> 20);
-	else if (n >= 1 << 10)
-		snprintf(buf, len, "%" PRIu64 ".%2.2" PRIu64 " KiB", n >> 10,
-			 ((n & ((1u << 10) - 1)) * 100) >> 10);
-	else
-		snprintf(buf, len, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
-}
 
 static uint64_t now_ns(void)
 {
@@ -65,8 +50,8 @@ static void display(struct progress *p, uint64_t done, const char *end)
 		uint64_t bytes = __atomic_load_n(&p->bytes, __ATOMIC_RELAXED);
 		uint64_t ns = now_ns() - p->start_ns;
 		char total[32], per_sec[32];
-		human_size(total, sizeof(total), bytes);
-		human_size(per_sec, sizeof(per_sec),
+		humanize_size(total, sizeof(total), bytes);
+		humanize_size(per_sec, sizeof(per_sec),
 			   ns ? (uint64_t)((double)bytes * 1e9 / (double)ns) : 0);
 		snprintf(rate, sizeof(rate), ", %s | %s/s", total, per_sec);
 	}

@@ -424,7 +424,7 @@ static int write_cruft_pack(struct repack *r, const char *base, struct repack_re
 	po_opts.max_pack_size = r->opts->max_cruft_size ? r->opts->max_cruft_size
 							: r->opts->max_pack_size;
 	pack_objects_new(&po, r->odb, &po_opts);
-	ret = pack_objects_add_cruft(po, discard, nr_discard,
+	ret = pack_objects_add_cruft(po, NULL, 0, discard, nr_discard,
 				     r->opts->has_cruft_expiration ? r->opts->cruft_expiration : 0, err);
 	if (!ret && pack_objects_nr(po))
 		ret = pack_objects_write_files(po, base, !r->opts->no_rev_index, &names, err);

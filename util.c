@@ -199,3 +199,19 @@ void run_parallel(void *(*fn)(void *), void *args, size_t size, int nr,
 	free(started);
 	free(tids);
 }
+
+/* A size as git prints it: "123 bytes", "1.50 KiB", "12.00 MiB", "1.25 GiB". */
+void humanize_size(char *buf, size_t len, uint64_t n)
+{
+	if (n >= (uint64_t)1 << 30)
+		snprintf(buf, len, "%" PRIu64 ".%2.2" PRIu64 " GiB", n >> 30,
+			 ((n & ((1u << 30) - 1)) * 100) >> 30);
+	else if (n >= 1 << 20)
+		snprintf(buf, len, "%" PRIu64 ".%2.2" PRIu64 " MiB", n >> 20,
+			 ((n & ((1u << 20) - 1)) * 100) >> 20);
+	else if (n >= 1 << 10)
+		snprintf(buf, len, "%" PRIu64 ".%2.2" PRIu64 " KiB", n >> 10,
+			 ((n & ((1u << 10) - 1)) * 100) >> 10);
+	else
+		snprintf(buf, len, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
+}

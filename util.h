@@ -138,6 +138,9 @@ ssize_t write_in_full(int fd, const void *buf, size_t count);
 ssize_t pread_in_full(int fd, void *buf, size_t count, off_t offset);
 ssize_t pwrite_in_full(int fd, const void *buf, size_t count, off_t offset);
 
+/* A size as git prints it: "123 bytes", "1.50 KiB", "12.00 MiB", "1.25 GiB". */
+void humanize_size(char *buf, size_t len, uint64_t n);
+
 bool starts_with(const char *s, const char *prefix);
 bool skip_prefix(const char *s, const char *prefix, const char **rest);
 bool ends_with(const char *s, const char *suffix);

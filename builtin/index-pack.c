@@ -40,7 +40,7 @@ struct index_pack_args {
 	const char *object_format;
 	bool from_stdin, fix_thin, verify, stat, stat_only, strict, fsck_objects;
 	struct strbuf fsck_lists;   /* the <list>s of --strict= and --fsck-objects=, a line each */
-	bool check_self_contained, report_eoi;
+	bool check_self_contained, report_eoi, show_resolving;
 	int verbose, rev_index, threads;
 	unsigned char pack_header[PACK_HEADER_SIZE];
 	bool have_pack_header;
@@ -130,7 +130,7 @@ static void parse_args(int argc, const char **argv, struct index_pack_args *a)
 				usage_exit();
 			a->progress_title = argv[i];
 		} else if (!strcmp(arg, "--show-resolving-progress")) {
-			/* git shows it whenever -v is given; nothing to change */
+			a->show_resolving = true;
 		} else if (!strcmp(arg, "--report-end-of-input")) {
 			a->report_eoi = true;
 		} else if (!strcmp(arg, "-o")) {
@@ -562,29 +562,44 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 			die("unknown hash algorithm '%s'", a.object_format);
 	}
 	if (repo) {
-		if (a.rev_index < 0 && !config_get_bool(&repo->config, "pack.writereverseindex", &v, &err))
-			a.rev_index = v;
-		if (a.threads < 0 && !config_get_int(&repo->config, "pack.threads", &n, &err))
-			a.threads = n;
-		if (!a.idx.version && !config_get_int(&repo->config, "pack.indexversion", &n, &err))
-			a.idx.version = (uint32_t)n;
-		if (!config_get_int(&repo->config, "pack.compression", &n, &err) ||
-		    !config_get_int(&repo->config, "core.compression", &n, &err))
+		/* A value that does not parse is an error, as in git. */
+#define CONFIG_OR_DIE(call) do { ret = (call); if (ret && ret != GP_ENOTFOUND) die_error(&err); \
+				 gp_error_clear(&err); } while (0)
+		if (a.rev_index < 0) {
+			CONFIG_OR_DIE(config_get_bool(&repo->config, "pack.writereverseindex", &v, &err));
+			if (!ret)
+				a.rev_index = v;
+		}
+		if (a.threads < 0) {
+			CONFIG_OR_DIE(config_get_int(&repo->config, "pack.threads", &n, &err));
+			if (!ret)
+				a.threads = n;
+		}
+		if (!a.idx.version) {
+			CONFIG_OR_DIE(config_get_int(&repo->config, "pack.indexversion", &n, &err));
+			if (!ret)
+				a.idx.version = (uint32_t)n;
+		}
+		CONFIG_OR_DIE(config_get_int(&repo->config, "pack.compression", &n, &err));
+		if (ret)
+			CONFIG_OR_DIE(config_get_int(&repo->config, "core.compression", &n, &err));
+		if (!ret)
 			opts.compression = n;
-		gp_error_clear(&err);
+#undef CONFIG_OR_DIE
 	}
 	if (a.rev_index < 0)
 		a.rev_index = 1;
 	if (!a.idx.version)
 		a.idx.version = 2;
 	opts.threads = a.threads < 0 ? 0 : a.threads;
-	opts.progress = a.verbose;
+	opts.progress = a.verbose || a.show_resolving;
 	opts.keep_stats = a.stat;
 
 	st.algo = opts.algo;
 	if (repo && repo_odb(repo, &st.odb, &err))
 		die_error(&err);
-	st.collision_check = a.from_stdin && st.odb;
+	/* As git: what the repository has already must be the same object. */
+	st.collision_check = st.odb != NULL;
 	st.want_links = a.strict;
 	if (st.want_links && repo && shallow_read(repo, &st.shallow, &err))
 		die_error(&err);
@@ -631,7 +646,11 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 		if (stat(pack_path, &sb) < 0)
 			die("could not open '%s' for reading: %s", pack_path, strerror(errno));
 		if (a.max_input_size && (uint64_t)sb.st_size > a.max_input_size)
-			die("pack exceeds maximum allowed size (%" PRIu64 " bytes)", a.max_input_size);
+		{
+			char limit[32];
+			humanize_size(limit, sizeof(limit), a.max_input_size);
+			die("pack exceeds maximum allowed size (%s)", limit);
+		}
 		opts.progress_title = a.progress_title;
 	}
 

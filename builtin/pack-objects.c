@@ -365,19 +365,28 @@ static void read_cruft_packs(struct pack_objects *po, int64_t expiration)
 {
 	struct strbuf line = STRBUF_INIT;
 	struct gp_error err = GP_ERROR_INIT;
-	char **discard = NULL;
-	size_t nr = 0, alloc = 0;
+	char **discard = NULL, **stay = NULL;
+	size_t nr = 0, alloc = 0, nr_stay = 0, alloc_stay = 0;
 	while (strbuf_getline(&line, stdin)) {
-		if (!line.len || line.buf[0] != '-')
+		if (!line.len)
 			continue;
-		ALLOC_GROW(discard, nr + 1, alloc);
-		discard[nr++] = xstrdup(line.buf + 1);
+		if (line.buf[0] == '-') {
+			ALLOC_GROW(discard, nr + 1, alloc);
+			discard[nr++] = xstrdup(line.buf + 1);
+		} else {
+			ALLOC_GROW(stay, nr_stay + 1, alloc_stay);
+			stay[nr_stay++] = xstrdup(line.buf);
+		}
 	}
-	if (pack_objects_add_cruft(po, (const char *const *)discard, nr, expiration, &err))
+	if (pack_objects_add_cruft(po, (const char *const *)stay, nr_stay,
+				   (const char *const *)discard, nr, expiration, &err))
 		die_error(&err);
 	for (size_t i = 0; i < nr; i++)
 		free(discard[i]);
+	for (size_t i = 0; i < nr_stay; i++)
+		free(stay[i]);
 	free(discard);
+	free(stay);
 	strbuf_release(&line);
 }
 
@@ -459,7 +468,6 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_INTEGER(0, "compression", &opts.compression, "zlib level of new data"),
 		OPT_ULONG(0, "max-pack-size", &max_pack_size, "cut the output into packs of at most this size"),
 		OPT_BOOL(0, "non-empty", &non_empty, "write nothing when there are no objects"),
-		OPT_BOOL(0, "rev-index", &write_rev, "write a .rev beside the pack (default)"),
 		OPT__QUIET(&quiet, "no progress meters"),
 		OPT_BOOL(0, "progress", &progress, "progress meters on stderr"),
 		OPT_BOOL(0, "all-progress", &all_progress, "show the writing meter with --stdout too"),
