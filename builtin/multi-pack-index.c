@@ -375,6 +375,34 @@ int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo)
 	argv += nr_sub + 1;
 	if (argc < 1)
 		usage_with_options(midx_usage, options);
+	/*
+	 * git takes the common options after the subcommand too (git fsck
+	 * runs "multi-pack-index verify --object-dir=<dir>"): take them out
+	 * of the subcommand's arguments.
+	 */
+	{
+		int kept = 1;
+		for (int i = 1; i < argc; i++) {
+			const char *arg = argv[i];
+			if (!strcmp(arg, "--")) {
+				while (i < argc)
+					argv[kept++] = argv[i++];
+				break;
+			}
+			if (starts_with(arg, "--object-dir="))
+				object_dir = arg + strlen("--object-dir=");
+			else if (!strcmp(arg, "--object-dir") && i + 1 < argc)
+				object_dir = argv[++i];
+			else if (!strcmp(arg, "--progress"))
+				progress = 1;
+			else if (!strcmp(arg, "--no-progress"))
+				progress = 0;
+			else
+				argv[kept++] = arg;
+		}
+		argc = kept;
+		argv[argc] = NULL;
+	}
 	c.algo = repo ? repo->hash_algo : GP_HASH_SHA1;
 	c.repo = repo;
 	if (object_dir)
