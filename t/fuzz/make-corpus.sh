@@ -39,9 +39,10 @@ export GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.com
 export GIT_COMMITTER_NAME='C O Mitter' GIT_COMMITTER_EMAIL=committer@example.com
 export GIT_AUTHOR_DATE='1112911993 -0700' GIT_COMMITTER_DATE='1112911993 -0700'
 
-# Only the directories made here: corpus/ewah/, corpus/midx/ and
-# corpus/object-filter/ are made by hand as fuzz-ewah.c, fuzz-midx.c and
-# fuzz-object-filter.c describe, and must survive.
+# Only the directories made here: corpus/ewah/, corpus/midx/,
+# corpus/object-filter/, corpus/index/ and corpus/mailmap/ are made by
+# hand as fuzz-ewah.c, fuzz-midx.c, fuzz-object-filter.c, fuzz-index.c
+# and fuzz-mailmap.c describe, and must survive.
 for dir in idx rev pack-entry delta config refs commit bitmap
 do
 	rm -rf "$out/$dir"
