@@ -23,8 +23,8 @@
  *
  * --filters shows a blob as checked out (convert.h); --textconv runs
  * the textconv driver its "diff" attribute (attr.h) names on that.
- * NEEDSWORK: the remote-object-info command is refused: gitpack has no
- * transport to ask a remote with.
+ * The remote-object-info command asks a remote (remote-object-info.h,
+ * git:// and file:// only).
  */
 #include "../attr.h"
 #include "../builtin.h"
@@ -40,6 +40,7 @@
 #include "../oid-array.h"
 #include "../packfile.h"
 #include "../parse-options.h"
+#include "../remote-object-info.h"
 #include "../replace-object.h"
 #include "../run-command.h"
 #include "../repository.h"
@@ -108,8 +109,9 @@ struct cat_file_opts {
 /* A --batch-command command waiting for "flush" (with --buffer). */
 struct queued_cmd {
 	enum batch_mode mode; /* BATCH_CHECK for info, BATCH_CONTENTS for contents,
-				 BATCH_NONE for mailmap */
-	char *arg;            /* the object name; NULL for mailmap */
+				 BATCH_NONE for mailmap and remote-object-info */
+	char *arg;            /* the object name, the remote-object-info arguments;
+				 NULL for mailmap */
 	bool mailmap;         /* mailmap: turn it on or off */
 };
 
@@ -127,6 +129,7 @@ struct batch_state {
 	bool use_mailmap;
 	struct mailmap *mailmap; /* read on first use */
 	int transform;           /* 'c' --textconv, 'w' --filters, or 0 */
+	bool custom_format;      /* a format was given (remote-object-info has its own default) */
 	struct batch_format fmt;
 	struct strbuf line; /* the output line being built, reused */
 	struct queued_cmd *queue;
@@ -697,10 +700,110 @@ static void batch_name(struct batch_state *st, enum batch_mode mode, char *line)
 	gp_error_clear(&err);
 }
 
+/*
+ * Split a command's arguments into words as git splits them: at
+ * whitespace, with "..." (backslash escapes inside) and '...' quoting.
+ */
+static size_t split_args(char *args, char **words, size_t max)
+{
+	size_t nr = 0;
+	char *p = args, *out;
+	while (*p && nr < max) {
+		char quote = 0;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		words[nr++] = out = p;
+		while (*p && (quote || !isspace((unsigned char)*p))) {
+			if (!quote && (*p == '"' || *p == '\'')) {
+				quote = *p++;
+			} else if (quote && *p == quote) {
+				quote = 0;
+				p++;
+			} else if (quote == '"' && *p == '\\' && p[1]) {
+				p++;
+				*out++ = *p++;
+			} else {
+				*out++ = *p++;
+			}
+		}
+		if (*p)
+			p++;
+		*out = '\0';
+	}
+	return nr;
+}
+
+/*
+ * "remote-object-info <remote> <oid>...": sizes from the remote, shown
+ * with the format (only %(objectname) and %(objectsize) have values
+ * there; the default is "%(objectname) %(objectsize)").
+ */
+static void remote_info(struct batch_state *st, const char *args)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	char *copy = xstrdup(args), *words[1024], *key = NULL;
+	const char *url;
+	struct object_id *oids;
+	uint64_t *sizes;
+	bool *found;
+	size_t nr = split_args(copy, words, ARRAY_SIZE(words));
+
+	if (nr < 2)
+		die("remote-object-info requires objects");
+	url = words[0];
+	if (!strstr(url, "://") && url[0] != '/' && url[0] != '.') {
+		const char *configured = NULL;
+		key = xstrfmt("remote.%s.url", url);
+		if (!config_get_value(&st->repo->config, key, &configured) && configured)
+			url = configured;
+	}
+	oids = xcalloc(nr, sizeof(*oids));
+	sizes = xcalloc(nr, sizeof(*sizes));
+	found = xcalloc(nr, sizeof(*found));
+	for (size_t i = 1; i < nr; i++)
+		if (parse_oid_hex_exact(words[i], st->algo, &oids[i - 1]))
+			die("Not a valid object name %s: remote-object-info does not support short oids",
+			    words[i]);
+	if (remote_object_info(url, st->algo, oids, nr - 1, sizes, found, &err))
+		die_error(&err);
+	for (size_t i = 0; i + 1 < nr; i++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		oid_to_hex_r(hex, &oids[i]);
+		if (!found[i]) {
+			say(st, hex, "missing");
+			continue;
+		}
+		strbuf_reset(&st->line);
+		if (!st->custom_format) {
+			strbuf_addf(&st->line, "%s %" PRIu64, hex, sizes[i]);
+		} else {
+			for (size_t j = 0; j < st->fmt.nr; j++) {
+				const struct format_item *item = &st->fmt.items[j];
+				if (item->atom == ATOM_LITERAL)
+					strbuf_add(&st->line, item->lit, item->lit_len);
+				else if (item->atom == ATOM_OBJECTNAME)
+					strbuf_addstr(&st->line, hex);
+				else if (item->atom == ATOM_OBJECTSIZE)
+					add_u64(&st->line, sizes[i]);
+			}
+		}
+		end_answer(st);
+	}
+	free(oids);
+	free(sizes);
+	free(found);
+	free(key);
+	free(copy);
+}
+
 static void run_queue(struct batch_state *st)
 {
 	for (size_t i = 0; i < st->nr_queue; i++) {
-		if (st->queue[i].mode == BATCH_NONE)
+		if (st->queue[i].mode == BATCH_NONE && st->queue[i].arg)
+			remote_info(st, st->queue[i].arg);
+		else if (st->queue[i].mode == BATCH_NONE)
 			st->use_mailmap = st->queue[i].mailmap;
 		else
 			batch_name(st, st->queue[i].mode, st->queue[i].arg);
@@ -778,10 +881,14 @@ static void batch_command(struct batch_state *st, char *line)
 		st->queue[st->nr_queue].arg = NULL;
 		st->queue[st->nr_queue].mailmap = on;
 		st->nr_queue++;
+	} else if (!st->buffer) {
+		remote_info(st, args);
 	} else {
-		if (!*args || !strchr(args, ' '))
-			die("remote-object-info requires objects");
-		die("remote-object-info: asking a remote is not supported by gitpack");
+		ALLOC_GROW(st->queue, st->nr_queue + 1, st->alloc_queue);
+		st->queue[st->nr_queue].mode = BATCH_NONE;
+		st->queue[st->nr_queue].arg = xstrdup(args);
+		st->queue[st->nr_queue].mailmap = false;
+		st->nr_queue++;
 	}
 }
 
@@ -954,6 +1061,7 @@ static int run_batch(struct repository *repo, struct odb *odb, int algo,
 	st.filter = o->filter.kind != OBJECT_FILTER_NONE ? &o->filter : NULL;
 	st.use_mailmap = o->use_mailmap;
 	st.transform = o->cmdmode == 'c' || o->cmdmode == 'w' ? o->cmdmode : 0;
+	st.custom_format = o->format != NULL;
 	if (replace_map_load(&st.replace, repo, &err))
 		die_error(&err);
 	strbuf_init(&st.line, 256);

@@ -594,6 +594,60 @@ test_expect_success "replace refs: honoured for names, not for --batch-all-objec
 	test_cmp expect actual
 '
 
+test_expect_success "remote-object-info over file:// ($algo)" '
+	git init -q --object-format=$algo srv-$algo &&
+	test_commit -C srv-$algo one &&
+	git -C srv-$algo config transfer.advertiseobjectinfo true &&
+	git init -q --object-format=$algo cli-$algo &&
+	blob=$(git -C srv-$algo rev-parse HEAD:one.t) &&
+	tree=$(git -C srv-$algo rev-parse HEAD^{tree}) &&
+	commit=$(git -C srv-$algo rev-parse HEAD) &&
+	absent=$(echo absent | git -C srv-$algo hash-object --stdin) &&
+	srv=$(pwd)/srv-$algo &&
+	cat >cmds <<-EOF &&
+	remote-object-info "file://$srv" $blob $tree
+	remote-object-info file://$srv $commit $absent
+	info $blob
+	EOF
+	gitpack -C cli-$algo cat-file --batch-command <cmds >actual &&
+	{
+		echo "$blob $(git -C srv-$algo cat-file -s $blob)" &&
+		echo "$tree $(git -C srv-$algo cat-file -s $tree)" &&
+		echo "$commit $(git -C srv-$algo cat-file -s $commit)" &&
+		echo "$absent missing" &&
+		echo "$blob missing"
+	} >expect &&
+	test_cmp expect actual &&
+	gitpack -C cli-$algo cat-file --batch-command="%(objectsize):%(objecttype):%(objectname)" \
+		--buffer <cmds >actual &&
+	{
+		echo "$(git -C srv-$algo cat-file -s $blob)::$blob" &&
+		echo "$(git -C srv-$algo cat-file -s $tree)::$tree" &&
+		echo "$(git -C srv-$algo cat-file -s $commit)::$commit" &&
+		echo "$absent missing" &&
+		echo "$blob missing"
+	} >expect &&
+	test_cmp expect actual &&
+	git -C cli-$algo remote add origin "$srv" &&
+	echo "remote-object-info origin $blob" >cmds &&
+	gitpack -C cli-$algo cat-file --batch-command <cmds >actual &&
+	echo "$blob $(git -C srv-$algo cat-file -s $blob)" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success GITPACK_IS_GITPACK "remote-object-info errors ($algo)" '
+	srv=$(pwd)/srv-$algo &&
+	echo "remote-object-info file://$srv $(echo $blob | cut -c1-7)" >cmds &&
+	test_expect_code 128 gitpack -C cli-$algo cat-file --batch-command <cmds 2>err &&
+	grep "does not support short oids" err &&
+	echo "remote-object-info file://$srv" >cmds &&
+	test_expect_code 128 gitpack -C cli-$algo cat-file --batch-command <cmds 2>err &&
+	grep "remote-object-info requires objects" err &&
+	echo "remote-object-info ssh://host/repo $blob" >cmds &&
+	test_expect_code 128 gitpack -C cli-$algo cat-file --batch-command <cmds 2>err &&
+	grep "only git:// and file:// are supported" err
+'
+
 # git 2.39 says "missing" for a submodule commit it does not have
 test_expect_success "a submodule entry ($algo)" '
 	tree=$(cat mods-$algo.tree) &&
