@@ -7,6 +7,8 @@
 #include "attr.h"
 #include "config.h"
 #include "error.h"
+#include "object-name.h"
+#include "odb.h"
 #include "repository.h"
 #include "strbuf.h"
 #include <ctype.h>
@@ -27,10 +29,20 @@ struct attr_lookup {
 	size_t nr_macros, alloc_macros;
 };
 
-bool attr_supported(const struct repository *repo)
+/*
+ * The tree-ish whose .gitattributes files apply instead of the work
+ * tree's: $GIT_ATTR_SOURCE, else attr.tree; NULL: the work tree's.
+ */
+static const char *attr_source(const struct repository *repo)
 {
-	return repo->worktree && !repo->bare;
+	const char *source = getenv("GIT_ATTR_SOURCE"), *tree = NULL;
+	if (source && *source)
+		return source;
+	if (!config_get_value(&repo->config, "attr.tree", &tree) && tree && *tree)
+		return tree;
+	return NULL;
 }
+
 
 static void assign(struct attr_lookup *lk, const char *name, size_t len,
 		   enum attr_state state, const char *value, size_t value_len,
@@ -107,19 +119,59 @@ static bool pattern_matches(const char *pattern, const char *base, const char *p
 	return !fnmatch(pattern, rel, FNM_PATHNAME);
 }
 
+/* The lines of one attributes file (consumed), whose patterns are relative to base. */
+static void read_lines(struct attr_lookup *lk, struct strbuf *sb, const char *base,
+		       bool macros_allowed);
+
 /* One attributes file, whose patterns are relative to base. */
 static int read_file(struct attr_lookup *lk, const char *file, const char *base,
 		     bool macros_allowed, struct gp_error *err)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char *line, *save = NULL;
 	if (strbuf_read_file(&sb, file, 0) < 0) {
 		strbuf_release(&sb);
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
 		return gp_error_errno(err, "%s: cannot read", file);
 	}
-	for (line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	read_lines(lk, &sb, base, macros_allowed);
+	strbuf_release(&sb);
+	return 0;
+}
+
+/*
+ * The .gitattributes blob at "<source>:<base>/.gitattributes"; one that
+ * is not there (or a source that does not resolve) is no attributes.
+ */
+static void read_blob(struct attr_lookup *lk, struct repository *repo, const char *source,
+		      const char *base, bool macros_allowed)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	char *name = xstrfmt("%s:%s%s.gitattributes", source, base, *base ? "/" : "");
+	struct object_id oid;
+	struct odb *odb;
+	enum object_type type;
+	unsigned char *data;
+	size_t size;
+	if (!repo_odb(repo, &odb, &err) && !get_oid(repo, odb, name, &oid, &err) &&
+	    !odb_read_object(odb, &oid, &type, &data, &size, &err)) {
+		if (type == OBJ_BLOB) {
+			struct strbuf sb = STRBUF_INIT;
+			strbuf_add(&sb, data, size);
+			read_lines(lk, &sb, base, macros_allowed);
+			strbuf_release(&sb);
+		}
+		free(data);
+	}
+	gp_error_clear(&err);
+	free(name);
+}
+
+static void read_lines(struct attr_lookup *lk, struct strbuf *sb, const char *base,
+		       bool macros_allowed)
+{
+	char *line, *save = NULL;
+	for (line = strtok_r(sb->buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *p = line, *pattern;
 		while (isspace((unsigned char)*p))
 			p++;
@@ -144,8 +196,6 @@ static int read_file(struct attr_lookup *lk, const char *file, const char *base,
 		if (pattern_matches(pattern, base, lk->path))
 			apply_assignments(lk, p, 0);
 	}
-	strbuf_release(&sb);
-	return 0;
 }
 
 int attr_get(struct repository *repo, const char *path, const char *const *names,
@@ -153,12 +203,12 @@ int attr_get(struct repository *repo, const char *path, const char *const *names
 {
 	struct attr_lookup lk = { .path = path, .names = names, .nr = nr, .out = out };
 	const char *global = NULL, *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	const char *source;
 	struct strbuf file = STRBUF_INIT, base = STRBUF_INIT;
 	int ret = 0;
 
 	memset(out, 0, nr * sizeof(*out));
-	if (!attr_supported(repo))
-		goto out;
+	source = attr_source(repo);
 	if (!config_get_value(&repo->config, "core.attributesfile", &global) && global) {
 		if (global[0] == '~' && global[1] == '/' && home)
 			strbuf_addf(&file, "%s%s", home, global + 1);
@@ -178,11 +228,15 @@ int attr_get(struct repository *repo, const char *path, const char *const *names
 		strbuf_add(&base, path, (size_t)(p - path));
 		if (base.len)
 			strbuf_setlen(&base, base.len - 1); /* its '/' */
-		strbuf_addf(&file, "%s/%s%s.gitattributes", repo->worktree, base.buf,
-			    base.len ? "/" : "");
-		ret = read_file(&lk, file.buf, base.buf, !base.len, err);
-		if (ret)
-			goto out;
+		if (source) {
+			read_blob(&lk, repo, source, base.buf, !base.len);
+		} else if (repo->worktree) {
+			strbuf_addf(&file, "%s/%s%s.gitattributes", repo->worktree, base.buf,
+				    base.len ? "/" : "");
+			ret = read_file(&lk, file.buf, base.buf, !base.len, err);
+			if (ret)
+				goto out;
+		}
 		p = strchr(p, '/');
 		if (!p)
 			break;
@@ -206,4 +260,20 @@ void attr_results_release(struct attr_result *out, size_t nr)
 {
 	for (size_t i = 0; i < nr; i++)
 		FREE_AND_NULL(out[i].value);
+}
+
+void attr_get_from_buf(const char *text, size_t len, const char *path,
+		       const char *const *names, size_t nr, struct attr_result *out)
+{
+	struct attr_lookup lk = { .path = path, .names = names, .nr = nr, .out = out };
+	struct strbuf sb = STRBUF_INIT;
+	memset(out, 0, nr * sizeof(*out));
+	strbuf_add(&sb, text, len);
+	read_lines(&lk, &sb, "", true);
+	strbuf_release(&sb);
+	for (size_t i = 0; i < lk.nr_macros; i++) {
+		free(lk.macros[i].name);
+		free(lk.macros[i].assignments);
+	}
+	free(lk.macros);
 }

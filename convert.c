@@ -164,7 +164,8 @@ static int smudge(struct repository *repo, const char *path, const char *driver,
 			strbuf_addch(&cmd, *p);
 		}
 	}
-	ret = run_shell_capture(repo->worktree, cmd.buf, NULL, *data, *size, &out, err);
+	ret = run_shell_capture(repo->worktree ? repo->worktree : repo->gitdir, cmd.buf, NULL,
+				*data, *size, &out, err);
 	if (ret && !required) {
 		*warning = xstrfmt("external filter '%s' failed", smudge_cmd);
 		gp_error_clear(err);

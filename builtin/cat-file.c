@@ -500,9 +500,6 @@ static void convert_blob(struct repository *repo, int cmdmode, const char *path,
 	const char *textconv = NULL;
 	char *warn = NULL;
 
-	if (!attr_supported(repo))
-		die("%s: attributes of a bare repository are not supported by gitpack yet",
-		    cmdmode == 'c' ? "--textconv" : "--filters");
 	if (cmdmode == 'c') {
 		if ((mode & TREE_MODE_TYPE_MASK) == TREE_MODE_SYMLINK)
 			return;
@@ -529,7 +526,8 @@ static void convert_blob(struct repository *repo, int cmdmode, const char *path,
 		if (write_temp_file(*data, *size, &file, &err))
 			die_error(&err);
 		args[0] = file.buf;
-		if (run_shell_capture(repo->worktree, textconv, args, "", 0, &out, &err)) {
+		if (run_shell_capture(repo->worktree ? repo->worktree : repo->gitdir, textconv,
+				      args, "", 0, &out, &err)) {
 			unlink(file.buf);
 			die("unable to read files to diff");
 		}

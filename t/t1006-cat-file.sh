@@ -594,6 +594,42 @@ test_expect_success "replace refs: honoured for names, not for --batch-all-objec
 	test_cmp expect actual
 '
 
+test_expect_success "attributes from a tree: attr.tree, GIT_ATTR_SOURCE ($algo)" '
+	git init -q --object-format=$algo battr-$algo &&
+	(
+		cd battr-$algo &&
+		printf "a\nb\n" >crlf.txt &&
+		echo "crlf.txt eol=crlf" >.gitattributes &&
+		git add . &&
+		git commit -q -m attrs
+	) &&
+	git clone -q --bare battr-$algo battr-$algo.git &&
+	# a bare repository has no .gitattributes unless attr.tree says
+	gitpack -C battr-$algo.git cat-file --filters HEAD:crlf.txt >actual &&
+	printf "a\nb\n" >expect &&
+	test_cmp expect actual &&
+	git -C battr-$algo.git config attr.tree HEAD &&
+	gitpack -C battr-$algo.git cat-file --filters HEAD:crlf.txt >actual &&
+	printf "a\r\nb\r\n" >expect &&
+	test_cmp expect actual &&
+	git -C battr-$algo.git config --unset attr.tree &&
+	git -C battr-$algo rm -q --cached .gitattributes &&
+	rm battr-$algo/.gitattributes &&
+	gitpack -C battr-$algo cat-file --filters HEAD:crlf.txt >actual &&
+	printf "a\nb\n" >expect &&
+	test_cmp expect actual &&
+	GIT_ATTR_SOURCE=HEAD gitpack -C battr-$algo cat-file --filters HEAD:crlf.txt >actual &&
+	printf "a\r\nb\r\n" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success GIT_NEW "attributes from a tree, as git 2.55 ($algo)" '
+	compare_new battr-$algo.git /dev/null --filters HEAD:crlf.txt &&
+	git -C battr-$algo.git config diff.rot.textconv "tr a-z n-za-m <" &&
+	git -C battr-$algo.git config attr.tree HEAD &&
+	compare_new battr-$algo.git /dev/null --textconv HEAD:crlf.txt
+'
+
 test_expect_success "remote-object-info over file:// ($algo)" '
 	git init -q --object-format=$algo srv-$algo &&
 	test_commit -C srv-$algo one &&

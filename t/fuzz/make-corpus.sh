@@ -40,9 +40,9 @@ export GIT_COMMITTER_NAME='C O Mitter' GIT_COMMITTER_EMAIL=committer@example.com
 export GIT_AUTHOR_DATE='1112911993 -0700' GIT_COMMITTER_DATE='1112911993 -0700'
 
 # Only the directories made here: corpus/ewah/, corpus/midx/,
-# corpus/object-filter/, corpus/index/, corpus/mailmap/ and
-# corpus/remote-object-info/ are made by hand as their fuzz-<target>.c
-# files describe, and must survive.
+# corpus/object-filter/, corpus/index/, corpus/mailmap/, corpus/attr/
+# and corpus/remote-object-info/ are made by hand as their
+# fuzz-<target>.c files describe, and must survive.
 for dir in idx rev pack-entry delta config refs commit bitmap
 do
 	rm -rf "$out/$dir"
