@@ -100,6 +100,55 @@ int loose_read_info(const char *objdir, const struct object_id *oid,
 	return ret;
 }
 
+/* git refuses a loose object header longer than this (with its NUL). */
+#define GIT_MAX_HEADER 32
+
+int loose_inspect_header(const char *objdir, const struct object_id *oid,
+			 enum loose_header_state *state, enum object_type *type,
+			 uint64_t *size, struct gp_error *err)
+{
+	char *path = loose_path(objdir, oid);
+	struct strbuf file = STRBUF_INIT;
+	unsigned char hdr[LOOSE_MAX_HEADER];
+	size_t produced = 0, hdr_len, type_len;
+	int ret = read_file(path, &file, NULL, err);
+	if (ret)
+		goto out;
+	*state = LOOSE_HEADER_OK;
+	if (!file.len) {
+		*state = LOOSE_HEADER_EMPTY;
+		goto out;
+	}
+	if (inflate_prefix_git(file.buf, file.len, hdr, GIT_MAX_HEADER, &produced, err)) {
+		*state = LOOSE_HEADER_UNREADABLE;
+		goto out;
+	}
+	if (!memchr(hdr, '\0', produced)) {
+		*state = produced == GIT_MAX_HEADER ? LOOSE_HEADER_TOO_LONG : LOOSE_HEADER_MALFORMED;
+		if (*state == LOOSE_HEADER_MALFORMED)
+			CORRUPT(err, "bad object header: not terminated");
+		goto out;
+	}
+	type_len = strcspn((const char *)hdr, " ");
+	if (type_len < produced && memchr(hdr, '\0', type_len) == NULL &&
+	    type_from_name((const char *)hdr, type_len) == OBJ_BAD) {
+		*state = LOOSE_HEADER_BAD_TYPE;
+		goto out;
+	}
+	if (loose_parse_header(hdr, produced, type, size, &hdr_len, err)) {
+		const char *digits = (const char *)hdr + type_len + 1;
+		size_t nr_digits = strspn(digits, "0123456789");
+		*state = LOOSE_HEADER_MALFORMED;
+		/* more than 20 digits, or 20 that compare above 2^64 - 1 */
+		if (nr_digits > 20 || (nr_digits == 20 && strncmp(digits, "18446744073709551615", 20) > 0))
+			*state = LOOSE_HEADER_HUGE;
+	}
+out:
+	strbuf_release(&file);
+	free(path);
+	return ret;
+}
+
 int loose_read(const char *objdir, const struct object_id *oid,
 	       enum object_type *type, unsigned char **data, size_t *size,
 	       struct gp_error *err)

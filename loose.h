@@ -40,6 +40,28 @@ int loose_parse_header(const unsigned char *buf, size_t len,
 		       enum object_type *type, uint64_t *size, size_t *hdr_len,
 		       struct gp_error *err);
 
+/*
+ * What is wrong with a loose object's header, in the terms git reports
+ * it: the object named oid is looked at in objdir only.
+ */
+enum loose_header_state {
+	LOOSE_HEADER_OK,
+	LOOSE_HEADER_EMPTY,      /* the file has no bytes */
+	LOOSE_HEADER_UNREADABLE, /* the zlib stream does not inflate: message in err */
+	LOOSE_HEADER_TOO_LONG,   /* no "\0" in its first 32 bytes */
+	LOOSE_HEADER_BAD_TYPE,   /* a type name that is not one of the four */
+	LOOSE_HEADER_HUGE,       /* a size that does not fit in 64 bits */
+	LOOSE_HEADER_MALFORMED,  /* anything else ("blob x\0"): message in err */
+};
+/*
+ * Inflate only the header of oid's loose file and say what state it is
+ * in; GP_ENOTFOUND (or GP_EIO) when there is no file to look at. *type
+ * and *size are set for LOOSE_HEADER_OK.
+ */
+int loose_inspect_header(const char *objdir, const struct object_id *oid,
+			 enum loose_header_state *state, enum object_type *type,
+			 uint64_t *size, struct gp_error *err);
+
 /* Write an object; *oid receives its name. Errors: GP_EIO. */
 int loose_write(const char *objdir, int algo, enum object_type type,
 		const void *data, size_t len, struct object_id *oid,

@@ -21,8 +21,10 @@
 #include "refs.h"
 #include "repository.h"
 #include "strbuf.h"
+#include "repo-index.h"
 #include "tree.h"
 #include <dirent.h>
+#include <regex.h>
 
 /* More suffixes than this in one name are refused. */
 #define MAX_SUFFIXES 65536
@@ -468,6 +470,105 @@ static int dwim_ref(struct resolver *r, const char *name, struct object_id *oid,
 	return ret;
 }
 
+/* ---- reflogs ---------------------------------------------------------- */
+
+/*
+ * The file holding the reflog of the full ref name: HEAD's (and other
+ * per-worktree refs') in the git directory, the rest in the common one.
+ */
+static char *reflog_path(struct resolver *r, const char *full)
+{
+	const char *dir = r->repo->commondir ? r->repo->commondir : r->repo->gitdir;
+	if (!strchr(full, '/'))
+		dir = r->repo->gitdir;
+	return xstrfmt("%s/logs/%s", dir, full);
+}
+
+/*
+ * "<ref>@{<n>}": the value ref had n changes ago, from its reflog
+ * ("<old> <new> <ident> <date>\t<message>" lines, oldest first). The
+ * ref is found as a name is (refs/heads/<ref> and so on), taking the
+ * first that has a reflog; an empty ref is the branch HEAD is on.
+ * Other "@{...}" forms (dates, @{-n}, @{upstream}) are not supported.
+ */
+static int resolve_reflog(struct resolver *r, const char *name, struct object_id *oid,
+			  struct gp_error *err)
+{
+	const char *at = strstr(name, "@{"), *spec;
+	struct strbuf log = STRBUF_INIT;
+	char *ref = NULL, *path = NULL, *full = NULL;
+	unsigned long n = 0;
+	size_t nr_lines = 0, spec_len;
+	int ret = 0;
+
+	for (const char *next; (next = strstr(at + 2, "@{"));)
+		at = next;
+	spec = at + 2;
+	spec_len = strlen(spec) - 1; /* without the '}' */
+	if (!spec_len || spec_len > 9 || strspn(spec, "0123456789") != spec_len) {
+		ret = gp_error_set(err, GP_EINVAL,
+				   "'%s': '@{...}' other than '@{<n>}' is not supported", name);
+		goto out;
+	}
+	for (size_t i = 0; i < spec_len; i++)
+		n = n * 10 + (unsigned long)(spec[i] - '0');
+	ref = xstrndup(name, (size_t)(at - name));
+	if (!*ref || !strcmp(ref, "@")) {
+		free(ref);
+		ref = NULL;
+		ret = refs_read_symref(r->repo, "HEAD", &ref, err);
+		if (ret) {
+			ret = gp_error_set(err, GP_ENOTFOUND, "unknown revision '%s'", name);
+			goto out;
+		}
+		full = xstrdup(ref);
+	} else {
+		for (size_t i = 0; i < ARRAY_SIZE(dwim_rules) && !full; i++) {
+			char *candidate = xstrfmt(dwim_rules[i], ref);
+			free(path);
+			path = reflog_path(r, candidate);
+			if (refname_is_valid(candidate, REFNAME_ALLOW_ONELEVEL) && !access(path, F_OK))
+				full = candidate;
+			else
+				free(candidate);
+		}
+	}
+	free(path);
+	path = full ? reflog_path(r, full) : NULL;
+	if (!path || strbuf_read_file(&log, path, 0) < 0) {
+		ret = gp_error_set(err, GP_ENOTFOUND, "unknown revision '%s'", name);
+		goto out;
+	}
+	for (size_t i = 0; i < log.len; i++)
+		nr_lines += log.buf[i] == '\n';
+	if (log.len && log.buf[log.len - 1] != '\n')
+		nr_lines++;
+	if (n >= nr_lines) {
+		/* not a name that names nothing: git stops there, even in batch mode */
+		ret = gp_error_set(err, GP_EINVAL, "log for '%s' only has %zu entries",
+				   ref, nr_lines);
+		goto out;
+	}
+	{
+		/* line nr_lines - 1 - n, counting from 0 */
+		size_t want = nr_lines - 1 - n, hexsz = gp_hash_algos[r->algo].hexsz;
+		const char *line = log.buf;
+		for (size_t i = 0; i < want; i++)
+			line = strchr(line, '\n') + 1;
+		if ((size_t)(log.buf + log.len - line) < 2 * hexsz + 1 || line[hexsz] != ' ' ||
+		    hex_to_oid(line + hexsz + 1, r->algo, oid)) {
+			ret = gp_error_set(err, GP_ECORRUPT, "%s: malformed reflog entry", path);
+			goto out;
+		}
+	}
+out:
+	strbuf_release(&log);
+	free(path);
+	free(full);
+	free(ref);
+	return ret;
+}
+
 /* "...-g<hex>": where the hex starts, if name[0..len) ends so. */
 static bool describe_hex(const char *name, size_t len, size_t *hex_pos)
 {
@@ -493,8 +594,7 @@ static int resolve_base(struct resolver *r, const char *base, size_t len, enum h
 		goto out;
 	}
 	if (len && base[len - 1] == '}' && strstr(name, "@{")) {
-		ret = gp_error_set(err, GP_EINVAL, "'%s': reflog and '@{...}' syntax is not supported",
-				   name);
+		ret = resolve_reflog(r, name, oid, err);
 		goto out;
 	}
 	ret = dwim_ref(r, strcmp(name, "@") ? name : "HEAD", oid, &broken, err);
@@ -532,6 +632,141 @@ out:
 	return ret;
 }
 
+/* ---- ^{/<text>} ------------------------------------------------------ */
+
+/* A set of ids, open addressing on their first bytes (hashes already). */
+struct seen_set {
+	struct object_id *slots;
+	size_t size, nr; /* size: a power of two */
+};
+
+static bool seen_insert(struct seen_set *set, const struct object_id *oid)
+{
+	size_t i;
+	if (2 * (set->nr + 1) > set->size) {
+		struct seen_set bigger = { NULL, set->size ? 2 * set->size : 64, 0 };
+		bigger.slots = xcalloc(bigger.size, sizeof(*bigger.slots));
+		for (i = 0; i < set->size; i++)
+			if (set->slots[i].algo)
+				seen_insert(&bigger, &set->slots[i]);
+		free(set->slots);
+		*set = bigger;
+	}
+	for (i = get_be32(oid->hash) & (set->size - 1); set->slots[i].algo;
+	     i = (i + 1) & (set->size - 1))
+		if (oideq(&set->slots[i], oid))
+			return false;
+	set->slots[i] = *oid;
+	set->nr++;
+	return true;
+}
+
+/*
+ * "<rev>^{/<text>}": the youngest commit reachable from *oid whose
+ * message matches the extended regular expression text; "!-" before it
+ * asks for one that does not match, "!!" stands for a literal '!'.
+ * Commits are visited newest committer date first, as git does.
+ */
+static int search_message(struct resolver *r, struct object_id *oid, const char *text,
+			  size_t text_len, const char *name, size_t name_len,
+			  struct gp_error *err)
+{
+	struct seen_set seen = { NULL, 0, 0 };
+	struct queued { struct object_id oid; uint64_t date; } *queue = NULL;
+	size_t nr = 0, alloc = 0;
+	char *pattern = xstrndup(text, text_len);
+	const char *re = pattern;
+	bool negate = false, found = false;
+	regex_t regex;
+	int ret;
+
+	if (re[0] == '!') {
+		if (re[1] == '-') {
+			negate = true;
+			re += 2;
+		} else if (re[1] == '!') {
+			re++;
+		} else {
+			ret = gp_error_set(err, GP_ENOTFOUND, "'%.*s': unknown '!' form",
+					   (int)name_len, name);
+			free(pattern);
+			return ret;
+		}
+	}
+	if (regcomp(&regex, re, REG_EXTENDED)) {
+		ret = gp_error_set(err, GP_ENOTFOUND, "'%.*s': bad regular expression",
+				   (int)name_len, name);
+		free(pattern);
+		return ret;
+	}
+	ret = peel(r, oid, OBJ_COMMIT, name, name_len, err);
+	if (!ret) {
+		ALLOC_GROW(queue, 1, alloc);
+		queue[nr].oid = *oid;
+		queue[nr++].date = UINT64_MAX;
+		seen_insert(&seen, oid);
+	}
+	/* queue: sorted oldest first, so the newest is at the end */
+	while (!ret && nr && !found) {
+		struct object_id cur = queue[--nr].oid;
+		struct commit_info ci = COMMIT_INFO_INIT;
+		unsigned char *data;
+		size_t size;
+		const char *msg;
+
+		ret = read_typed(r, &cur, OBJ_COMMIT, &data, &size, err);
+		if (ret)
+			break;
+		ret = commit_parse(data, size, r->algo, &ci, err);
+		if (ret) {
+			free(data);
+			break;
+		}
+		msg = strstr((const char *)data, "\n\n");
+		if (negate != (msg && !regexec(&regex, msg + 2, 0, NULL, 0))) {
+			*oid = cur;
+			found = true;
+		}
+		for (size_t i = 0; !found && i < ci.nr_parents; i++) {
+			struct commit_info pci = COMMIT_INFO_INIT;
+			unsigned char *pdata;
+			size_t psize, pos;
+			if (!seen_insert(&seen, &ci.parents[i]))
+				continue;
+			/* a parent that cannot be read ends that line of history */
+			if (read_typed(r, &ci.parents[i], OBJ_COMMIT, &pdata, &psize, err)) {
+				gp_error_clear(err);
+				continue;
+			}
+			if (commit_parse(pdata, psize, r->algo, &pci, err)) {
+				free(pdata);
+				gp_error_clear(err);
+				continue;
+			}
+			free(pdata);
+			pos = nr;
+			while (pos && queue[pos - 1].date > pci.date)
+				pos--;
+			ALLOC_GROW(queue, nr + 1, alloc);
+			memmove(queue + pos + 1, queue + pos, (nr - pos) * sizeof(*queue));
+			queue[pos].oid = ci.parents[i];
+			queue[pos].date = pci.date;
+			nr++;
+			commit_info_release(&pci);
+		}
+		commit_info_release(&ci);
+		free(data);
+	}
+	if (!ret && !found)
+		ret = gp_error_set(err, GP_ENOTFOUND, "'%.*s': no commit message matches",
+				   (int)name_len, name);
+	regfree(&regex);
+	free(queue);
+	free(seen.slots);
+	free(pattern);
+	return ret;
+}
+
 /* ---- suffixes -------------------------------------------------------- */
 
 struct suffix {
@@ -555,8 +790,7 @@ static int apply_suffix(struct resolver *r, const struct suffix *s, const char *
 		else if (s->spec_len == 6 && !memcmp(s->spec, "object", 6))
 			want = PEEL_EXISTS;
 		else if (s->spec[0] == '/')
-			return gp_error_set(err, GP_EINVAL, "'%.*s': '^{/<text>}' is not supported",
-					    (int)s->end, name);
+			return search_message(r, oid, s->spec + 1, s->spec_len - 1, name, s->end, err);
 		else if ((want = type_from_name(s->spec, s->spec_len)) == OBJ_BAD)
 			return gp_error_set(err, GP_ENOTFOUND, "'%.*s': unknown object type '%.*s'",
 					    (int)s->end, name, (int)s->spec_len, s->spec);
@@ -775,11 +1009,195 @@ missing:
 	return gp_error_set(err, GP_ENOTFOUND, "path '%s' does not exist in '%s'", path, rev);
 }
 
+/*
+ * walk_path() for GET_OID_FOLLOW_SYMLINKS. The path still to walk is
+ * kept as text, since a link replaces the component that names it with
+ * its target; the directories walked are kept as a stack of trees, so
+ * that ".." goes back to where the walk came from rather than to the
+ * link's lexical parent. Bounded: at most GET_OID_MAX_SYMLINKS links,
+ * each adding at most a blob's worth of text.
+ */
+static int walk_path_follow(struct resolver *r, const char *path, const char *rev,
+			    struct object_id *oid, unsigned *mode, struct gp_error *err)
+{
+	struct oid_context *ctx = r->ctx;
+	struct strbuf rest = STRBUF_INIT, next = STRBUF_INIT;
+	struct object_id *dirs = NULL;
+	size_t nr_dirs = 0, alloc_dirs = 0, pos = 0;
+	unsigned links = 0;
+	int ret = 0;
+
+	strbuf_addstr(&rest, path);
+	ALLOC_GROW(dirs, 1, alloc_dirs);
+	dirs[nr_dirs++] = *oid;
+	*mode = TREE_MODE_DIR;
+	while (1) {
+		const char *comp;
+		size_t clen;
+		bool more, found = false;
+		struct tree_iter it;
+		struct tree_entry e;
+		unsigned char *data;
+		size_t size;
+
+		while (pos < rest.len && rest.buf[pos] == '/')
+			pos++;
+		if (pos >= rest.len) {
+			/* a path ending in a directory: that directory */
+			*oid = dirs[nr_dirs - 1];
+			*mode = TREE_MODE_DIR;
+			break;
+		}
+		comp = rest.buf + pos;
+		clen = strcspn(comp, "/");
+		more = pos + clen < rest.len; /* a '/' follows, maybe nothing else */
+		if (clen == 1 && comp[0] == '.') {
+			pos += clen;
+			continue;
+		}
+		if (clen == 2 && !memcmp(comp, "..", 2)) {
+			if (nr_dirs == 1) {
+				ctx->symlink = SYMLINK_OUTSIDE;
+				ctx->symlink_path = xstrdup(comp);
+				goto out;
+			}
+			nr_dirs--;
+			pos += clen;
+			continue;
+		}
+		ret = read_typed(r, &dirs[nr_dirs - 1], OBJ_TREE, &data, &size, err);
+		if (ret)
+			goto out;
+		tree_iter_init(&it, data, size, r->algo);
+		while ((ret = tree_iter_next(&it, &e, err)) > 0)
+			if (e.name_len == clen && !memcmp(e.name, comp, clen)) {
+				*oid = e.oid;
+				*mode = e.mode;
+				found = true;
+				break;
+			}
+		free(data);
+		if (ret < 0) {
+			char hex[GP_MAX_HEXSZ + 1];
+			ret = gp_error_prefix(err, "tree %s", oid_to_hex_r(hex, &dirs[nr_dirs - 1]));
+			goto out;
+		}
+		ret = 0;
+		if (!found) {
+			if (links)
+				ctx->symlink = SYMLINK_DANGLING;
+			else
+				ret = gp_error_set(err, GP_ENOTFOUND, "path '%s' does not exist in '%s'",
+						   path, rev);
+			goto out;
+		}
+		pos += clen;
+		if ((*mode & TREE_MODE_TYPE_MASK) == TREE_MODE_SYMLINK) {
+			unsigned char *target;
+			size_t target_len;
+			if (++links > GET_OID_MAX_SYMLINKS) {
+				ctx->symlink = SYMLINK_LOOP;
+				goto out;
+			}
+			ret = read_typed(r, oid, OBJ_BLOB, &target, &target_len, err);
+			if (ret)
+				goto out;
+			/* the link's text takes the place of its name */
+			strbuf_reset(&next);
+			strbuf_add(&next, target, target_len);
+			strbuf_add(&next, rest.buf + pos, rest.len - pos);
+			free(target);
+			strbuf_reset(&rest);
+			strbuf_addbuf(&rest, &next);
+			pos = 0;
+			if (rest.len && rest.buf[0] == '/') {
+				ctx->symlink = SYMLINK_OUTSIDE;
+				ctx->symlink_path = xstrdup(rest.buf);
+				goto out;
+			}
+			continue;
+		}
+		if (mode_is_dir(*mode)) {
+			ALLOC_GROW(dirs, nr_dirs + 1, alloc_dirs);
+			dirs[nr_dirs++] = *oid;
+			continue;
+		}
+		if (more) {
+			ctx->symlink = SYMLINK_NOTDIR;
+			goto out;
+		}
+		break;
+	}
+out:
+	if (!ret && ctx->symlink != SYMLINK_FOUND) {
+		oid_clear(oid, r->algo);
+		*mode = 0;
+	}
+	free(dirs);
+	strbuf_release(&rest);
+	strbuf_release(&next);
+	return ret;
+}
+
+void oid_context_release(struct oid_context *ctx)
+{
+	FREE_AND_NULL(ctx->symlink_path);
+}
+
+/*
+ * ":<path>" and ":<n>:<path>": the blob the index holds at path, at
+ * stage n (0 when not given). rel is scratch space.
+ */
+static int index_path(struct resolver *r, const char *name, struct object_id *oid,
+		      struct strbuf *rel, struct gp_error *err)
+{
+	struct index_hit hit;
+	const char *path = name + 1;
+	int stage = 0, ret;
+
+	if (path[0] == '/')
+		return gp_error_set(err, GP_EINVAL,
+				    "'%s': ':/<text>' (a commit message search) is not supported",
+				    name);
+	if (path[0] >= '0' && path[0] <= '3' && path[1] == ':') {
+		stage = path[0] - '0';
+		path += 2;
+	}
+	if (starts_with(path, "./") || starts_with(path, "../")) {
+		ret = relative_path(r, path, rel, err);
+		if (ret)
+			return ret;
+		path = rel->buf;
+	}
+	r->ctx->has_path = true;
+	ret = index_find(r->repo, path, stage, &hit, err);
+	if (ret)
+		return ret;
+	if (hit.found) {
+		*oid = hit.oid;
+		r->ctx->mode = hit.mode;
+		return 0;
+	}
+	if (hit.other_stage)
+		return gp_error_set(err, GP_ENOTFOUND, "path '%s' is in the index, but not at stage %d",
+				    path, stage);
+	if (r->repo->worktree) {
+		char *file = xstrfmt("%s/%s", r->repo->worktree, path);
+		bool on_disk = !access(file, F_OK);
+		free(file);
+		if (on_disk)
+			return gp_error_set(err, GP_ENOTFOUND,
+					    "path '%s' exists on disk, but not in the index", path);
+	}
+	return gp_error_set(err, GP_ENOTFOUND,
+			    "path '%s' does not exist (neither on disk nor in the index)", path);
+}
+
 /* ---- entry points ---------------------------------------------------- */
 
-int get_oid_ctx(struct repository *repo, struct odb *odb, const char *name,
-		struct object_id *oid, struct oid_context *ctx,
-		struct gp_error *err)
+int get_oid_with_flags(struct repository *repo, struct odb *odb, const char *name,
+		       unsigned flags, struct object_id *oid, struct oid_context *ctx,
+		       struct gp_error *err)
 {
 	struct oid_context scratch;
 	struct resolver r;
@@ -804,13 +1222,12 @@ int get_oid_ctx(struct repository *repo, struct odb *odb, const char *name,
 		goto out;
 	}
 	if (name[0] == ':') {
-		ret = gp_error_set(err, GP_EINVAL,
-				   "'%s': names in the index (':<path>', ':/<text>') are not supported",
-				   name);
+		ret = index_path(&r, name, oid, &rel, err);
 		goto out;
 	}
 	for (const char *p = name; *p; p++) {
-		if (*p == '{')
+		/* only "^{...}" and "@{...}" hide a ':'; a ref may hold a '{' */
+		if (*p == '{' && p > name && (p[-1] == '^' || p[-1] == '@'))
 			depth++;
 		else if (depth && *p == '}')
 			depth--;
@@ -846,13 +1263,25 @@ int get_oid_ctx(struct repository *repo, struct odb *odb, const char *name,
 			goto out;
 		path = rel.buf;
 	}
-	ret = walk_path(&r, path, rev, oid, &ctx->mode, err);
+	if (flags & GET_OID_FOLLOW_SYMLINKS)
+		ret = walk_path_follow(&r, path, rev, oid, &ctx->mode, err);
+	else
+		ret = walk_path(&r, path, rev, oid, &ctx->mode, err);
+	if (!ret && !*path)
+		ctx->mode = 0; /* "<rev>:" is the tree itself, which has no mode */
 out:
 	if (ret)
 		oid_clear(oid, r.algo);
 	strbuf_release(&rel);
 	free(rev);
 	return ret;
+}
+
+int get_oid_ctx(struct repository *repo, struct odb *odb, const char *name,
+		struct object_id *oid, struct oid_context *ctx,
+		struct gp_error *err)
+{
+	return get_oid_with_flags(repo, odb, name, 0, oid, ctx, err);
 }
 
 int get_oid(struct repository *repo, struct odb *odb, const char *name,

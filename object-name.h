@@ -12,7 +12,12 @@
  *    refs/remotes/<name>/HEAD; "@" alone is HEAD. A ref wins over an
  *    abbreviated id spelled the same, as in git;
  *  - the suffixes ^, ^<n>, ~, ~<n>, ^{}, ^{commit}, ^{tree}, ^{blob},
- *    ^{tag}, ^{object}, in any number and order;
+ *    ^{tag}, ^{object}, in any number and order, and ^{/<regex>} (the
+ *    youngest commit reachable whose message matches);
+ *  - "<ref>@{<n>}", the ref's value n changes ago, from its reflog
+ *    ("@{<n>}" alone: the current branch's);
+ *  - ":<path>" and ":<n>:<path>", the blob at path (stage n) in the
+ *    index (repo-index.h);
  *  - "<rev>:<path>", a path in the tree of <rev>; a path starting with
  *    "./" or "../" is relative to the current directory's place in the
  *    work tree.
@@ -22,9 +27,8 @@
  * tree-ish, "abcd^{blob}" a blob), the one candidate of that kind is
  * chosen, as git does.
  *
- * Not supported (GP_EINVAL with a message saying so): reflog entries and
- * other "@{...}" forms, "^{/<text>}", ":<path>" and ":<n>:<path>" (the
- * index), ":/<text>".
+ * Not supported (GP_EINVAL with a message saying so): the other
+ * "@{...}" forms (dates, @{-<n>}, @{upstream}), ":/<text>".
  *
  * Everything read along the way (refs, commits, tags, trees) is parsed
  * with the bounded parsers of refs.h, commit.h and tree.h; peeling and
@@ -52,7 +56,7 @@ struct oid_context {
 	 * commands print as is.
 	 */
 	bool has_path;
-	/* With has_path, on success: the entry's mode (040000 for ""). */
+	/* With has_path, on success: the entry's mode (0 for the empty path). */
 	unsigned mode;
 	/* On GP_EINVAL: an abbreviated id matched more than one object. */
 	bool ambiguous;
@@ -62,7 +66,38 @@ struct oid_context {
 	 * the warning git prints.
 	 */
 	bool broken_ref;
+	/*
+	 * With GET_OID_FOLLOW_SYMLINKS, on success: what following the
+	 * symbolic links of "<rev>:<path>" came to. For anything but
+	 * SYMLINK_FOUND the id is null; for SYMLINK_OUTSIDE symlink_path
+	 * is the part of the path that leaves the tree (an absolute link
+	 * target, or "../..." from the root), owned: release it with
+	 * oid_context_release().
+	 */
+	enum symlink_result {
+		SYMLINK_FOUND = 0,
+		SYMLINK_DANGLING, /* a link was followed to nothing */
+		SYMLINK_LOOP,     /* more than GET_OID_MAX_SYMLINKS links */
+		SYMLINK_NOTDIR,   /* a file was used as a directory */
+		SYMLINK_OUTSIDE,  /* the path left the tree */
+	} symlink;
+	char *symlink_path;
 };
+
+/* Links followed in one name before it is taken for a loop (git's limit). */
+#define GET_OID_MAX_SYMLINKS 40
+
+enum get_oid_flags {
+	/*
+	 * In "<rev>:<path>", follow symbolic links found in the tree the
+	 * way a file system would (a link's target is relative to the
+	 * directory holding it; ".." goes back up the directories actually
+	 * walked), as "cat-file --follow-symlinks" does.
+	 */
+	GET_OID_FOLLOW_SYMLINKS = 1 << 0,
+};
+
+void oid_context_release(struct oid_context *ctx);
 
 /*
  * Resolve name in repo, reading objects from odb (the repository's,
@@ -87,6 +122,10 @@ int get_oid(struct repository *repo, struct odb *odb, const char *name,
 int get_oid_ctx(struct repository *repo, struct odb *odb, const char *name,
 		struct object_id *oid, struct oid_context *ctx,
 		struct gp_error *err);
+/* Like get_oid_ctx(), with enum get_oid_flags. */
+int get_oid_with_flags(struct repository *repo, struct odb *odb, const char *name,
+		       unsigned flags, struct object_id *oid, struct oid_context *ctx,
+		       struct gp_error *err);
 
 /*
  * Call fn for each object of odb whose id starts with the hex digits

@@ -14,7 +14,9 @@
 #define MAX_ALTERNATE_DEPTH 5
 
 struct odb_dir {
-	char *path;
+	char *path;              /* for reading: alternates with links resolved */
+	char *shown;             /* as git names it (see odb_alternate()) */
+	int depth;               /* 0: the odb's own; alternates count from 1 */
 	bool local;
 	struct midx *midx;       /* NULL when absent or unusable */
 	size_t *midx_packs;      /* pack_int_id -> index in odb->packs, or SIZE_MAX */
@@ -45,6 +47,7 @@ struct odb {
 	size_t nr_warnings, alloc_warnings;
 	odb_missing_fn *missing_fn;   /* a partial clone's lazy fetch */
 	void *missing_data;
+	char *local_real;           /* the own directory, links resolved (or NULL) */
 };
 
 GP_PRINTF(2, 3) static void add_warning(struct odb *odb, const char *fmt, ...)
@@ -257,63 +260,130 @@ bool odb_reprepare(struct odb *odb)
 
 static bool have_dir(const struct odb *odb, const char *path)
 {
+	if (odb->local_real && !strcmp(odb->local_real, path))
+		return true;
 	for (size_t i = 0; i < odb->nr_dirs; i++)
 		if (!strcmp(odb->dirs[i].path, path))
 			return true;
 	return false;
 }
 
-static void add_dir(struct odb *odb, const char *path, bool local, int depth);
-
-static void read_alternates(struct odb *odb, const char *objdir, int depth)
+/*
+ * Resolve "." and ".." and repeated slashes in an absolute path, and
+ * drop trailing slashes, in the text only (symbolic links stay, as git
+ * shows them). False when ".." would climb above the root.
+ */
+static bool normalize_path(struct strbuf *sb)
 {
-	char *file = xstrfmt("%s/info/alternates", objdir);
-	struct strbuf sb = STRBUF_INIT;
-	char *line, *save = NULL;
-	if (strbuf_read_file(&sb, file, 0) < 0) {
-		free(file);
-		strbuf_release(&sb);
-		return;
+	struct strbuf out = STRBUF_INIT;
+	const char *p = sb->buf;
+	bool ok = true;
+	while (*p) {
+		const char *seg;
+		size_t len;
+		while (*p == '/')
+			p++;
+		seg = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - seg);
+		if (!len || (len == 1 && seg[0] == '.'))
+			continue;
+		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+			char *slash = strrchr(out.buf, '/');
+			if (!slash) {
+				ok = false;
+				break;
+			}
+			strbuf_setlen(&out, (size_t)(slash - out.buf));
+			continue;
+		}
+		strbuf_addch(&out, '/');
+		strbuf_add(&out, seg, len);
 	}
-	if (depth >= MAX_ALTERNATE_DEPTH) {
-		add_warning(odb, "%s: alternates nested more than %d deep; ignoring",
-			    file, MAX_ALTERNATE_DEPTH);
+	if (!out.len)
+		strbuf_addch(&out, '/');
+	if (ok) {
+		strbuf_reset(sb);
+		strbuf_addbuf(sb, &out);
+	}
+	strbuf_release(&out);
+	return ok;
+}
+
+static void add_dir(struct odb *odb, const char *path, const char *shown, bool local,
+		    int depth);
+
+/*
+ * objdir/info/alternates (dir is odb->dirs[index]): one directory a
+ * line, relative ones relative to objdir; "#" lines are comments. Read
+ * depth first, as git does, and with git's messages for what is
+ * skipped.
+ */
+static void read_alternates(struct odb *odb, size_t index)
+{
+	char *file = xstrfmt("%s/info/alternates", odb->dirs[index].path);
+	char *objdir = xstrdup(odb->dirs[index].path);
+	char *objdir_shown = xstrdup(odb->dirs[index].shown);
+	int depth = odb->dirs[index].depth;
+	struct strbuf sb = STRBUF_INIT, shown = STRBUF_INIT;
+	char *line, *save = NULL, *base = NULL;
+
+	if (strbuf_read_file(&sb, file, 0) < 0 || !sb.len)
+		goto out;
+	if (depth > MAX_ALTERNATE_DEPTH) {
+		add_warning(odb, "%s: ignoring alternate object stores, nesting too deep",
+			    objdir_shown);
 		goto out;
 	}
+	base = realpath(objdir, NULL);
 	for (line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *path, *real;
+		struct stat st;
+		char *real;
 		size_t len = strlen(line);
 		if (len && line[len - 1] == '\r')
 			line[--len] = '\0';
 		if (!len || line[0] == '#')
 			continue;
-		path = line[0] == '/' ? xstrdup(line) : xstrfmt("%s/%s", objdir, line);
-		real = realpath(path, NULL);
-		if (!real)
-			add_warning(odb, "%s: alternate object directory '%s' does not exist",
-				    file, line);
-		else
-			add_dir(odb, real, false, depth + 1);
+		strbuf_reset(&shown);
+		if (line[0] != '/')
+			strbuf_addf(&shown, "%s/", base ? base : objdir);
+		strbuf_addstr(&shown, line);
+		real = normalize_path(&shown) ? realpath(shown.buf, NULL) : NULL;
+		if (!real) {
+			add_warning(odb, "unable to normalize alternate object path: %s", shown.buf);
+			continue;
+		}
+		if (stat(real, &st) || !S_ISDIR(st.st_mode))
+			add_warning(odb, "object directory %s does not exist; "
+				    "check .git/objects/info/alternates", shown.buf);
+		else if (!have_dir(odb, real))
+			add_dir(odb, real, shown.buf, false, depth + 1);
 		free(real);
-		free(path);
 	}
 out:
 	strbuf_release(&sb);
+	strbuf_release(&shown);
+	free(base);
+	free(objdir);
+	free(objdir_shown);
 	free(file);
 }
 
-static void add_dir(struct odb *odb, const char *path, bool local, int depth)
+static void add_dir(struct odb *odb, const char *path, const char *shown, bool local,
+		    int depth)
 {
-	if (have_dir(odb, path))
-		return;
+	size_t index = odb->nr_dirs;
 	ALLOC_GROW(odb->dirs, odb->nr_dirs + 1, odb->alloc_dirs);
-	memset(&odb->dirs[odb->nr_dirs], 0, sizeof(odb->dirs[0]));
-	odb->dirs[odb->nr_dirs].path = xstrdup(path);
-	odb->dirs[odb->nr_dirs].local = local;
+	memset(&odb->dirs[index], 0, sizeof(odb->dirs[0]));
+	odb->dirs[index].path = xstrdup(path);
+	odb->dirs[index].shown = xstrdup(shown);
+	odb->dirs[index].depth = depth;
+	odb->dirs[index].local = local;
 	odb->nr_dirs++;
 	load_packs(odb, path, local);
-	load_midx(odb, &odb->dirs[odb->nr_dirs - 1]);
-	read_alternates(odb, path, depth);
+	load_midx(odb, &odb->dirs[index]);
+	read_alternates(odb, index);
 }
 
 int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *err)
@@ -333,7 +403,9 @@ int odb_open_flags(struct odb **out, const char *objdir, int algo, unsigned flag
 	odb->no_midx = flags & ODB_NO_MIDX;
 	odb->reader = pack_reader_new(0);
 	hash_object(algo, OBJ_TREE, "", 0, &odb->empty_tree);
-	add_dir(odb, objdir, true, 0);
+	/* an alternate that leads back here is not a second store */
+	odb->local_real = realpath(objdir, NULL);
+	add_dir(odb, objdir, objdir, true, 0);
 	*out = odb;
 	return 0;
 }
@@ -343,7 +415,8 @@ int odb_add_alternate(struct odb *odb, const char *objdir, struct gp_error *err)
 	char *real = realpath(objdir, NULL);
 	if (!real)
 		return gp_error_errno(err, "alternate object directory '%s'", objdir);
-	add_dir(odb, real, false, 1);
+	if (!have_dir(odb, real))
+		add_dir(odb, real, objdir, false, 1);
 	free(real);
 	return 0;
 }
@@ -356,6 +429,7 @@ void odb_free(struct odb *odb)
 		pack_free(odb->packs[i]);
 	for (size_t i = 0; i < odb->nr_dirs; i++) {
 		free(odb->dirs[i].path);
+		free(odb->dirs[i].shown);
 		midx_free(odb->dirs[i].midx);
 		free(odb->dirs[i].midx_packs);
 	}
@@ -365,6 +439,7 @@ void odb_free(struct odb *odb)
 	for (size_t i = 0; i < odb->nr_warnings; i++)
 		free(odb->warnings[i]);
 	free(odb->warnings);
+	free(odb->local_real);
 	free(odb->packs);
 	free(odb->pack_local);
 	free(odb->pack_in_midx);
@@ -835,4 +910,16 @@ size_t odb_nr_warnings(const struct odb *odb)
 const char *odb_warning(const struct odb *odb, size_t index)
 {
 	return odb->warnings[index];
+}
+
+size_t odb_nr_alternates(const struct odb *odb)
+{
+	return odb->nr_dirs - 1;
+}
+
+const char *odb_alternate(const struct odb *odb, size_t index)
+{
+	if (index + 1 >= odb->nr_dirs)
+		BUG("alternate %zu of %zu", index, odb->nr_dirs - 1);
+	return odb->dirs[index + 1].shown;
 }

@@ -1,7 +1,8 @@
 /*
  * odb.h: one object lookup over everything a repository stores: its
  * packs, its loose objects, and those of its alternates
- * (objects/info/alternates, followed up to 5 levels deep).
+ * (objects/info/alternates, followed as deep as git follows them; what
+ * is skipped is reported in odb_warnings() in git's words).
  *
  * Lookup order: the empty tree (which git treats as always present),
  * each directory's multi-pack-index, the packs no MIDX covers (the pack
@@ -133,6 +134,18 @@ struct midx *odb_midx(const struct odb *odb);
 struct packed_git *odb_midx_pack(const struct odb *odb, uint32_t pack_int_id);
 
 const char *odb_objdir(const struct odb *odb);
+
+/*
+ * The alternate object directories, in the order git reads them (depth
+ * first, each listed once): index < odb_nr_alternates(). The path is
+ * as git shows it ("alternate:" of count-objects -v): absolute, with
+ * "." and ".." resolved in the text but symbolic links kept (borrowed,
+ * valid until odb_free()). As in git, the alternates file of a directory
+ * more than 5 levels below the odb's own is not read (so at most 6
+ * levels are used), with a warning.
+ */
+size_t odb_nr_alternates(const struct odb *odb);
+const char *odb_alternate(const struct odb *odb, size_t index);
 int odb_algo(const struct odb *odb);
 
 /* Problems found while opening (bad .idx files, bad alternates). */

@@ -1,9 +1,9 @@
 /*
  * run-command.h: starting child processes with posix_spawn, never fork
  * (DESIGN.md: a big process that forks copies its page tables, which
- * stalls a server). A child is given its argument vector, an optional
- * block of input for its standard input, and where its standard output
- * goes; its standard error is ours.
+ * stalls a server): programs with their argument vector, and the shell
+ * commands a repository configures (textconv drivers, smudge filters),
+ * as git runs them ("sh -c '<command> \"$@\"' <args>").
  */
 #ifndef GP_RUN_COMMAND_H
 #define GP_RUN_COMMAND_H
@@ -11,6 +11,7 @@
 #include "util.h"
 
 struct gp_error;
+struct strbuf;
 
 enum run_command_flags {
 	RUN_STDOUT_TO_STDERR = 1 << 0, /* keep our stdout clean (a batch protocol) */
@@ -25,5 +26,20 @@ enum run_command_flags {
  */
 int run_command(const char *const *argv, const void *input, size_t len, unsigned flags,
 		int *exit_code, struct gp_error *err);
+
+/*
+ * Run command through the shell in directory dir, with args as its
+ * arguments ("$@"), standard input from in[0..in_len) (through a
+ * temporary file, so that no pipe can fill up both ways) and standard
+ * output appended to out. Standard error is the caller's. Errors:
+ * GP_EIO (with the command named) when it cannot be run or exits other
+ * than with 0; out then holds what it wrote.
+ */
+int run_shell_capture(const char *dir, const char *command, const char *const *args,
+		      const void *in, size_t in_len, struct strbuf *out,
+		      struct gp_error *err);
+
+/* Write buf to a new temporary file; its path into path (caller unlinks). */
+int write_temp_file(const void *buf, size_t len, struct strbuf *path, struct gp_error *err);
 
 #endif

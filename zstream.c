@@ -319,3 +319,49 @@ int inflate_skip_feed(struct inflate_skip *s, const void *in, size_t len,
 				    s->produced, s->expected);
 	return 1;
 }
+
+/* git's words for a zlib status. */
+static const char *zlib_status_text(int status)
+{
+	switch (status) {
+	case Z_MEM_ERROR:
+		return "out of memory";
+	case Z_BUF_ERROR:
+		return "needs more space in the output buffer";
+	case Z_NEED_DICT:
+		return "needs dictionary";
+	case Z_DATA_ERROR:
+		return "data stream error";
+	case Z_STREAM_ERROR:
+		return "stream consistency error";
+	default:
+		return "unknown error";
+	}
+}
+
+int inflate_prefix_git(const void *in, size_t in_len, void *out, size_t out_len,
+		       size_t *produced, struct gp_error *err)
+{
+	z_stream z;
+	int status, ret = 0;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit(&z) != Z_OK)
+		return gp_error_set(err, GP_ENOMEM, "zlib: inflateInit failed");
+	z.next_in = (unsigned char *)in;
+	z.avail_in = (uInt)MIN(in_len, (size_t)UINT_MAX);
+	z.next_out = out;
+	z.avail_out = (uInt)out_len;
+	do {
+		status = inflate(&z, Z_SYNC_FLUSH);
+	} while (status == Z_OK && z.avail_out && z.avail_in);
+	/* out of input before the header was whole: what zlib says is a buffer error */
+	if (status == Z_OK && z.avail_out && !z.avail_in)
+		status = Z_BUF_ERROR;
+	if (status != Z_OK && status != Z_STREAM_END &&
+	    !(status == Z_BUF_ERROR && !z.avail_out))
+		ret = gp_error_set(err, GP_ECORRUPT, "inflate: %s (%s)", zlib_status_text(status),
+				   z.msg ? z.msg : "no message");
+	*produced = out_len - z.avail_out;
+	inflateEnd(&z);
+	return ret;
+}

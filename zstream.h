@@ -80,4 +80,12 @@ uint32_t gp_crc32(uint32_t crc, const void *data, size_t len);
 int inflate_prefix(const void *in, size_t in_len, void *out, size_t out_len,
 		   size_t *produced, struct gp_error *err);
 
+/*
+ * Like inflate_prefix(), but a failure is worded as git words a failed
+ * inflate of an object header: "inflate: <what zlib says> (<its message,
+ * or "no message">)", e.g. "inflate: needs dictionary (no message)".
+ */
+int inflate_prefix_git(const void *in, size_t in_len, void *out, size_t out_len,
+		       size_t *produced, struct gp_error *err);
+
 #endif

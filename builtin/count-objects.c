@@ -44,17 +44,12 @@ static const char *const count_objects_usage[] = {
 	NULL,
 };
 
-/* Alternates files may name further alternates, this deep at most. */
-#define MAX_ALTERNATE_DEPTH 5
-
 struct count_state {
 	struct repository *repo;
 	int verbose;
 	struct odb *odb;          /* opened for the packs, with -v */
 	char *objdir_shown;       /* the local object directory, as git shows it */
 	char *loose_shown;        /* the same, as git shows it for loose files */
-	char **alternates;        /* normalised paths, in git's order */
-	size_t nr_alternates, alloc_alternates;
 	bool packs_scanned;
 
 	uint64_t loose, loose_bytes, packed_loose;
@@ -131,107 +126,6 @@ static void report_garbage(struct count_state *st, const char *what,
 		st->garbage_bytes += (uint64_t)sb.st_size;
 	warning("%s: %s", what, shown);
 	st->garbage++;
-}
-
-/*
- * Resolve "." and ".." and repeated slashes in an absolute path, and
- * drop trailing slashes, without touching the file system. False when
- * ".." would climb above the root.
- */
-static bool normalize_path(struct strbuf *sb)
-{
-	struct strbuf out = STRBUF_INIT;
-	const char *p = sb->buf;
-	bool ok = true;
-	while (*p) {
-		const char *seg;
-		size_t len;
-		while (*p == '/')
-			p++;
-		seg = p;
-		while (*p && *p != '/')
-			p++;
-		len = (size_t)(p - seg);
-		if (!len || (len == 1 && seg[0] == '.'))
-			continue;
-		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
-			char *slash = strrchr(out.buf, '/');
-			if (!slash) {
-				ok = false;
-				break;
-			}
-			strbuf_setlen(&out, (size_t)(slash - out.buf));
-			continue;
-		}
-		strbuf_addch(&out, '/');
-		strbuf_add(&out, seg, len);
-	}
-	if (!out.len)
-		strbuf_addch(&out, '/');
-	if (ok) {
-		strbuf_reset(sb);
-		strbuf_addbuf(sb, &out);
-	}
-	strbuf_release(&out);
-	return ok;
-}
-
-static void read_alternates(struct count_state *st, const char *objdir, int depth);
-
-/* One line of an alternates file in objdir; relative lines are relative to it. */
-static void add_alternate(struct count_state *st, const char *objdir,
-			  const char *entry, int depth)
-{
-	struct strbuf path = STRBUF_INIT;
-	struct stat sb;
-	if (entry[0] != '/') {
-		char *base = realpath(objdir, NULL);
-		if (!base) {
-			strbuf_release(&path);
-			return;
-		}
-		strbuf_addf(&path, "%s/", base);
-		free(base);
-	}
-	strbuf_addstr(&path, entry);
-	/* the odb has a warning for these, printed with the others */
-	if (!normalize_path(&path) || stat(path.buf, &sb) || !S_ISDIR(sb.st_mode))
-		goto out;
-	if (!strcmp(path.buf, st->repo->objdir))
-		goto out;
-	for (size_t i = 0; i < st->nr_alternates; i++)
-		if (!strcmp(path.buf, st->alternates[i]))
-			goto out;
-	ALLOC_GROW(st->alternates, st->nr_alternates + 1, st->alloc_alternates);
-	st->alternates[st->nr_alternates++] = xstrdup(path.buf);
-	read_alternates(st, path.buf, depth + 1);
-out:
-	strbuf_release(&path);
-}
-
-/*
- * objdir/info/alternates, depth first as git reads it.
- * NEEDSWORK: odb.c reads the same file for lookups (resolving symbolic
- * links, which git does not do for the names it shows); an odb query
- * listing its alternate directories would let this go.
- */
-static void read_alternates(struct count_state *st, const char *objdir, int depth)
-{
-	char *file = xstrfmt("%s/info/alternates", objdir);
-	struct strbuf sb = STRBUF_INIT;
-	char *line, *save = NULL;
-	if (strbuf_read_file(&sb, file, 0) < 0)
-		goto out;
-	if (depth > MAX_ALTERNATE_DEPTH)
-		goto out; /* the odb has a warning for this too */
-	for (line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!*line || *line == '#')
-			continue;
-		add_alternate(st, objdir, line, depth);
-	}
-out:
-	strbuf_release(&sb);
-	free(file);
 }
 
 static bool has_pack_ext(const char *name)
@@ -340,8 +234,8 @@ static void scan_packs(struct count_state *st)
 		return;
 	st->packs_scanned = true;
 	scan_pack_dir(st, st->objdir_shown, st->repo->objdir);
-	for (size_t i = 0; i < st->nr_alternates; i++)
-		scan_pack_dir(st, st->alternates[i], st->alternates[i]);
+	for (size_t i = 0; i < odb_nr_alternates(st->odb); i++)
+		scan_pack_dir(st, odb_alternate(st->odb, i), odb_alternate(st->odb, i));
 	for (size_t i = 0; i < odb_nr_warnings(st->odb); i++)
 		error("%s", odb_warning(st->odb, i));
 }
@@ -491,7 +385,6 @@ int cmd_count_objects(int argc, const char **argv, struct repository *repo)
 	if (st.verbose) {
 		if (repo_odb(repo, &st.odb, &err))
 			die_error(&err);
-		read_alternates(&st, repo->objdir, 0);
 	}
 
 	count_loose(&st);
@@ -525,17 +418,14 @@ int cmd_count_objects(int argc, const char **argv, struct repository *repo)
 	printf("prune-packable: %" PRIu64 "\n", st.packed_loose);
 	printf("garbage: %" PRIu64 "\n", st.garbage);
 	print_size("size-garbage: ", st.garbage_bytes, human);
-	for (size_t i = 0; i < st.nr_alternates; i++) {
+	for (size_t i = 0; i < odb_nr_alternates(st.odb); i++) {
 		struct strbuf sb = STRBUF_INIT;
-		add_quoted(&sb, st.alternates[i]);
+		add_quoted(&sb, odb_alternate(st.odb, i));
 		printf("alternate: %s\n", sb.buf);
 		strbuf_release(&sb);
 	}
 
 out:
-	for (size_t i = 0; i < st.nr_alternates; i++)
-		free(st.alternates[i]);
-	free(st.alternates);
 	free(st.objdir_shown);
 	free(st.loose_shown);
 	if (fflush(stdout) || ferror(stdout))

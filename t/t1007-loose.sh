@@ -91,9 +91,14 @@ check_gitpack_reads () {
 }
 
 # check_loose_rejected OID [header|git-reads]: every reader fails on
-# OID's damaged file, without crashing, naming the file; stock git fails
-# too. With "header", the damage is in the header, so that reading only
-# the header fails too. With "git-reads", git 2.39 does not notice (it
+# OID's damaged file, without crashing; stock git fails too. The
+# library's readers (test-tool loose) name the file. gitpack cat-file
+# answers as git does: an object whose header git cannot read (git
+# reads the first 32 bytes alone) is "missing" in batch mode, or stops
+# it where git stops ("invalid object type"), with git's stdout and exit
+# code; damage past the header stops the batch, naming the file. With
+# "header", the damage is in the header, so that reading only the
+# header fails too. With "git-reads", git 2.39 does not notice (it
 # streams small blobs without checking their length), but we must.
 check_loose_rejected () {
 	gp_clr_path_="$(printf %.2s "$1")/${1#??}" &&
@@ -103,21 +108,31 @@ check_loose_rejected () {
 	fi &&
 	test_must_fail gitpack cat-file -p "$1" >out 2>err &&
 	cat err &&
-	grep -F "$gp_clr_path_" err &&
 	test_must_fail test-tool loose read "$1" >out 2>err &&
 	cat err &&
 	grep -F "$gp_clr_path_" err &&
 	echo "$1" >in.batch &&
-	test_must_fail gitpack cat-file --batch <in.batch >out 2>err &&
-	cat err &&
-	grep -F "$gp_clr_path_" err &&
+	git cat-file --batch <in.batch >expect.batch 2>/dev/null
+	echo $? >expect.code &&
+	if test "$2" != git-reads && {
+		grep -q " missing\$" expect.batch || test ! -s expect.batch
+	}
+	then
+		gitpack cat-file --batch <in.batch >out 2>err
+		echo $? >actual.code &&
+		cat err &&
+		test_cmp expect.batch out &&
+		test_cmp expect.code actual.code
+	else
+		test_must_fail gitpack cat-file --batch <in.batch >out 2>err &&
+		cat err &&
+		grep -F "$gp_clr_path_" err
+	fi &&
 	if test "$2" = header
 	then
 		test_must_fail gitpack cat-file -t "$1" >out 2>err &&
 		cat err &&
-		grep -F "$gp_clr_path_" err &&
 		test_must_fail gitpack cat-file -s "$1" >out 2>err &&
-		grep -F "$gp_clr_path_" err &&
 		test_must_fail test-tool loose info "$1" >out 2>err &&
 		cat err &&
 		grep -F "$gp_clr_path_" err

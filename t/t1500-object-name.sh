@@ -432,12 +432,51 @@ test_expect_success "packed-refs rewritten between lookups is re-read ($algo)" '
 '
 
 test_expect_success GITPACK_IS_GITPACK "unsupported syntax fails cleanly ($algo)" '
-	for name in "HEAD@{0}" "@{-1}" "main@{upstream}" "HEAD^{/initial}" ":doc/readme" \
-		":/initial" ":0:doc/readme"
+	for name in "@{-1}" "main@{upstream}" "HEAD@{yesterday}" ":/initial"
 	do
 		test_expect_code 128 gitpack -C repo-$algo cat-file -t "$name" 2>err &&
 		grep "not supported" err || return 1
 	done
+'
+
+test_expect_success "reflog entries and message searches, as git finds them ($algo)" '
+	(
+		cd repo-$algo &&
+		git branch "odd@" main~1 &&
+		git branch "odd{name" main~2 &&
+		git update-ref -m moved refs/heads/odd@ main~3 &&
+		git commit-tree -m "note: a colon" main^{tree} >../colon.oid &&
+		git branch colon $(cat ../colon.oid)
+	) &&
+	cat >names <<-\EOF &&
+	HEAD@{0}
+	HEAD@{1}
+	HEAD@{2}
+	main@{0}
+	main@{1}
+	odd@@{0}
+	odd@@{1}
+	odd@@{0}:one.t
+	odd{name
+	odd{name:one.t
+	@{0}
+	@@{0}
+	nosuch@{0}
+	HEAD^{/.}
+	main^{/^one}
+	main^{/!-one}
+	main^{/!!x}
+	main^{/no such message}
+	colon^{/note: a}
+	colon^{/note: a}:one.t
+	main~2^{/[tT]wo}
+	EOF
+	compare_names repo-$algo names &&
+	# past the end of a reflog: git stops, in batch mode too
+	echo "odd@@{2}" >names &&
+	compare_names repo-$algo names &&
+	echo "HEAD@{99999}" >names &&
+	compare_names repo-$algo names
 '
 
 test_expect_success "long names: no crash, bounded work ($algo)" '

@@ -219,6 +219,33 @@ test_expect_success "relative and nested alternates ($algo)" '
 	test $(grep -c "^alternate: " actual) = 2
 '
 
+test_expect_success "alternates nested too deep, missing or not directories ($algo)" '
+	for i in 0 1 2 3 4 5 6 7 8
+	do
+		git init -q --bare --object-format=$algo chain$i-$algo &&
+		echo "object $i" | git -C chain$i-$algo hash-object -w --stdin >/dev/null || return 1
+	done &&
+	for i in 0 1 2 3 4 5 6 7
+	do
+		echo "$(pwd)/chain$((i + 1))-$algo/objects" >chain$i-$algo/objects/info/alternates ||
+		return 1
+	done &&
+	{
+		echo "$(pwd)/no-such-dir/objects" &&
+		echo "../../chain3-$algo/objects" &&
+		echo "$(pwd)/chain0-$algo/objects/info/alternates" &&
+		echo "$(pwd)/chain0-$algo/objects/../objects"
+	} >>chain0-$algo/objects/info/alternates &&
+	check_all chain0-$algo &&
+	test_cmp expect.err actual.err &&
+	test $(grep -c "^alternate: " actual) = 6 &&
+	grep "nesting too deep" actual.err &&
+	(cd chain0-$algo && git cat-file --batch-all-objects --batch-check) >expect 2>expect.err &&
+	(cd chain0-$algo && gitpack cat-file --batch-all-objects --batch-check) >actual 2>actual.err &&
+	test_cmp expect actual &&
+	test_cmp expect.err actual.err
+'
+
 test_expect_success "-H rounds as git does ($algo)" '
 	git init -q --object-format=$algo human-$algo &&
 	for size in 0 1 2 1023 1024 1025 1029 1030 1152 1535 1536 10239 10240 \

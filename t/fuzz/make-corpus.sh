@@ -40,9 +40,10 @@ export GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.com
 export GIT_COMMITTER_NAME='C O Mitter' GIT_COMMITTER_EMAIL=committer@example.com
 export GIT_AUTHOR_DATE='1112911993 -0700' GIT_COMMITTER_DATE='1112911993 -0700'
 
-# Only the directories made here: corpus/ewah/, corpus/midx/ and
-# corpus/object-filter/ are made by hand as fuzz-ewah.c, fuzz-midx.c and
-# fuzz-object-filter.c describe, and must survive.
+# Only the directories made here: corpus/ewah/, corpus/midx/,
+# corpus/object-filter/, corpus/index/, corpus/mailmap/, corpus/attr/
+# and corpus/remote-object-info/ are made by hand as their
+# fuzz-<target>.c files describe, and must survive.
 for dir in idx rev pack-entry delta config refs commit fsck bitmap
 do
 	rm -rf "$out/$dir"
