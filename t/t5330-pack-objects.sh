@@ -555,9 +555,11 @@ test_expect_success "--non-empty writes nothing for no objects ($algo)" '
 	test_cmp_bin git.pack "$out/ne/pack-$(cat hash).pack"
 '
 
-test_expect_success GITPACK_IS_GITPACK "--no-rev-index: no .rev ($algo)" '
+test_expect_success "pack.writeReverseIndex=false: no .rev ($algo)" '
 	git -C $r rev-parse HEAD >one &&
-	pack=$(gp_pack $r "$out/norev" --no-rev-index <one) &&
+	git -C $r config pack.writeReverseIndex false &&
+	test_when_finished "git -C $r config --unset pack.writeReverseIndex" &&
+	pack=$(gp_pack $r "$out/norev" <one) &&
 	test_path_is_missing "${pack%.pack}.rev" &&
 	git -C $r verify-pack "${pack%.pack}.idx"
 '
