@@ -21,6 +21,7 @@
 #include "repository.h"
 #include "revision.h"
 #include "strbuf.h"
+#include "trace2.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -808,6 +809,8 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		ret = loosen_unreachable(&r, result, err);
 		if (ret)
 			goto out;
+		trace2_data_intmax("pack-objects", "loosen_unused_packed_objects/loosened",
+				   result->nr_loosened);
 	}
 	if (opts->write_midx) {
 		bool want_bitmap = opts->write_bitmap;

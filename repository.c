@@ -730,25 +730,22 @@ static char *promisor_remote(const struct repository *repo)
 	return NULL;
 }
 
-/*
- * Fetch a missing object as git does in a partial clone, by running
- * git fetch against the promisor remote with the name on its standard
- * input; each name is tried once per process.
- */
-static int lazy_fetch(void *data, const struct object_id *oid)
+int repo_promisor_fetch(struct repository *repo, const struct object_id *oids, size_t nr,
+			struct gp_error *err)
 {
-	struct repository *repo = data;
-	char hex[GP_MAX_HEXSZ + 2];
-	struct gp_error err = GP_ERROR_INIT;
+	struct strbuf input = STRBUF_INIT;
 	bool quiet = false;
 	const char *argv[16];
 	size_t n = 0;
-	int code = -1;
+	int code = -1, ret;
 
-	if (!oidset_insert(&repo->lazy_fetched, oid))
-		return -1;
-	oid_to_hex_r(hex, oid);
-	strcat(hex, "\n");
+	if (!repo->promisor)
+		return gp_error_set(err, GP_ENOTFOUND, "no promisor remote");
+	for (size_t i = 0; i < nr; i++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		oidset_insert(&repo->lazy_fetched, &oids[i]);
+		strbuf_addf(&input, "%s\n", oid_to_hex_r(hex, &oids[i]));
+	}
 	argv[n++] = "git";
 	argv[n++] = "-c";
 	argv[n++] = "fetch.negotiationAlgorithm=noop";
@@ -759,15 +756,34 @@ static int lazy_fetch(void *data, const struct object_id *oid)
 	argv[n++] = "--recurse-submodules=no";
 	argv[n++] = "--filter=blob:none";
 	argv[n++] = "--stdin";
-	if (!config_get_bool(&repo->config, "promisor.quiet", &quiet, &err) && quiet)
+	if (!config_get_bool(&repo->config, "promisor.quiet", &quiet, err) && quiet)
 		argv[n++] = "--quiet";
 	argv[n] = NULL;
-	gp_error_clear(&err);
-	if (run_command(argv, hex, strlen(hex), RUN_STDOUT_TO_STDERR, &code, &err)) {
-		gp_error_clear(&err);
+	gp_error_clear(err);
+	ret = run_command(argv, input.buf, input.len, RUN_STDOUT_TO_STDERR, &code, err);
+	strbuf_release(&input);
+	if (!ret && code)
+		ret = gp_error_set(err, GP_ENOTFOUND, "could not fetch %zu object%s from promisor "
+				   "remote '%s'", nr, nr == 1 ? "" : "s", repo->promisor);
+	if (repo->odb)
+		odb_reprepare(repo->odb);
+	return ret;
+}
+
+/*
+ * A missing object, fetched as git does in a partial clone; each name
+ * is tried once per process.
+ */
+static int lazy_fetch(void *data, const struct object_id *oid)
+{
+	struct repository *repo = data;
+	struct gp_error err = GP_ERROR_INIT;
+	int ret;
+	if (oidset_contains(&repo->lazy_fetched, oid))
 		return -1;
-	}
-	return code ? -1 : 0;
+	ret = repo_promisor_fetch(repo, oid, 1, &err);
+	gp_error_clear(&err);
+	return ret ? -1 : 0;
 }
 
 int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err)

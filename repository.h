@@ -90,6 +90,15 @@ int repo_open_gitdir(struct repository **out, const char *gitdir,
  */
 char *repo_shallow_path(const struct repository *repo);
 
+/*
+ * A partial clone: fetch these objects from the promisor remote in one
+ * go (git fetch, started with posix_spawn), as git does before it packs
+ * what it lacks. Errors: GP_ENOTFOUND (no promisor remote, or the fetch
+ * failed), GP_EIO.
+ */
+int repo_promisor_fetch(struct repository *repo, const struct object_id *oids, size_t nr,
+			struct gp_error *err);
+
 /* Accepts NULL. Closes the object database and the ref cache too. */
 void repo_free(struct repository *repo);
 

@@ -717,9 +717,13 @@ static int visit_blob(struct rev_walk *w, struct node *blob, uint32_t depth,
 	if (f->omit_blobs || !type_kept(w, OBJ_BLOB))
 		return 0;
 	if (!odb_has_object(w->odb, &blob->oid)) {
-		/* Reading may still fetch it (a partial clone); git's walk asks that way too. */
+		/*
+		 * Reading may still fetch it (a partial clone), unless the
+		 * caller takes missing objects itself (to fetch them in one go).
+		 */
 		struct object_info info;
-		int ret = odb_read_object_info(w->odb, &blob->oid, &info, 0, err);
+		int ret = w->missing == REV_MISSING_ERROR
+			? odb_read_object_info(w->odb, &blob->oid, &info, 0, err) : GP_ENOTFOUND;
 		if (!ret)
 			goto present;
 		gp_error_clear(err);

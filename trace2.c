@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 static int trace_fd = -1;
+static int perf_fd = -1;   /* GIT_TRACE2_PERF: git's "perf" format */
 static uint64_t start_us;
 static int nesting;
 static char sid[64];
@@ -69,7 +70,43 @@ static void emit(struct strbuf *sb)
 
 bool trace2_enabled(void)
 {
-	return trace_fd >= 0;
+	return trace_fd >= 0 || perf_fd >= 0;
+}
+
+static int open_target(const char *target)
+{
+	if (!target || !*target || !strcmp(target, "0") || !strcasecmp(target, "false"))
+		return -1;
+	if (!strcasecmp(target, "true"))
+		return 2;
+	if (target[0] >= '1' && target[0] <= '9' && !target[1])
+		return target[0] - '0';
+	if (target[0] == '/')
+		return open(target, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	return -1;
+}
+
+/* "<time> <where> | d0 | main | <event> | r1 | <t_abs> | | <category> | <details>" */
+static void perf_line(const char *event, const char *category, const char *details)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct timeval tv;
+	struct tm tm;
+	time_t secs;
+	char when[32];
+	if (perf_fd < 0)
+		return;
+	gettimeofday(&tv, NULL);
+	secs = tv.tv_sec;
+	localtime_r(&secs, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	strbuf_addf(&sb, "%s.%06ld %-28s | d0 | main | %-12s | r1 | %9.6f | | %-12s | %s\n",
+		    when, (long)tv.tv_usec, "gitpack", event,
+		    start_us ? (double)(((uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec) - start_us) / 1e6 : 0.0,
+		    category ? category : "", details ? details : "");
+	if (write_in_full(perf_fd, sb.buf, sb.len) < 0)
+		perf_fd = -1;
+	strbuf_release(&sb);
 }
 
 void trace2_start(int argc, const char **argv)
@@ -78,17 +115,12 @@ void trace2_start(int argc, const char **argv)
 	const char *parent = getenv("GIT_TRACE2_PARENT_SID");
 	struct strbuf sb = STRBUF_INIT;
 
-	if (!target || !*target || !strcmp(target, "0") || !strcasecmp(target, "false"))
-		return;
-	if (!strcasecmp(target, "true"))
-		trace_fd = 2;
-	else if (target[0] >= '1' && target[0] <= '9' && !target[1])
-		trace_fd = target[0] - '0';
-	else if (target[0] == '/')
-		trace_fd = open(target, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	perf_fd = open_target(getenv("GIT_TRACE2_PERF"));
+	trace_fd = open_target(target);
+	start_us = now_us();
+	perf_line("start", NULL, "gitpack");
 	if (trace_fd < 0)
 		return;
-	start_us = now_us();
 	snprintf(sid, sizeof(sid), "%s%s%" PRIu64 "-P%08x", parent ? parent : "",
 		 parent ? "/" : "", start_us, (unsigned)getpid());
 	/* Children (there are few) continue our session, as git's do. */
@@ -116,6 +148,11 @@ static double elapsed(void)
 void trace2_exit(int code)
 {
 	struct strbuf sb = STRBUF_INIT;
+	if (perf_fd >= 0) {
+		char details[32];
+		snprintf(details, sizeof(details), "code:%d", code);
+		perf_line("exit", NULL, details);
+	}
 	if (trace_fd < 0)
 		return;
 	event_head(&sb, "exit");
@@ -154,6 +191,11 @@ void trace2_region_leave(const char *category, const char *label)
 void trace2_data_string(const char *category, const char *key, const char *value)
 {
 	struct strbuf sb = STRBUF_INIT;
+	if (perf_fd >= 0) {
+		strbuf_addf(&sb, "%s:%s", key, value);
+		perf_line("data", category, sb.buf);
+		strbuf_reset(&sb);
+	}
 	if (trace_fd < 0)
 		return;
 	event_head(&sb, "data");
@@ -170,7 +212,7 @@ void trace2_data_string(const char *category, const char *key, const char *value
 void trace2_data_intmax(const char *category, const char *key, int64_t value)
 {
 	char buf[32];
-	if (trace_fd < 0)
+	if (trace_fd < 0 && perf_fd < 0)
 		return;
 	snprintf(buf, sizeof(buf), "%" PRId64, value);
 	trace2_data_string(category, key, buf);

@@ -218,6 +218,18 @@ static void read_object_list(struct pack_objects *po, int algo,
 	strbuf_release(&line);
 }
 
+struct oid_list {
+	struct object_id *items;
+	size_t nr, alloc;
+};
+
+static void note_missing(const struct object_id *oid, void *data)
+{
+	struct oid_list *l = data;
+	ALLOC_GROW(l->items, l->nr + 1, l->alloc);
+	l->items[l->nr++] = *oid;
+}
+
 static bool config_bool_default(struct repository *repo, const char *key, bool dflt)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -442,6 +454,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	struct oidset shallow = OIDSET_INIT;
 	struct bitmap_index *bitmap = NULL;
 	struct bitmap_result *bitmap_res = NULL;
+	struct oid_list lacking = { 0 };
 	bool v;
 	const char *index_version = NULL;
 	unsigned long max_pack_size = 0;
@@ -647,7 +660,11 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			rev_walk_set_shallow(walk, &shallow);
 		if (shallow_opt)
 			rev_walk_set_edge_aggressive(walk);
-		rev_walk_set_missing(walk, missing, NULL, NULL);
+		if (repo->promisor && missing == REV_MISSING_ERROR && !getenv("GIT_NO_LAZY_FETCH"))
+			/* What a partial clone lacks is fetched in one go after the walk, as git does. */
+			rev_walk_set_missing(walk, REV_MISSING_PRINT, note_missing, &lacking);
+		else
+			rev_walk_set_missing(walk, missing, NULL, NULL);
 		if (walk_filter.active)
 			rev_walk_set_filter(walk, &walk_filter);
 		if (path_walk)
@@ -658,6 +675,12 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			trace2_region_leave("pack-objects", "path-walk");
 		if (thin && pack_objects_add_thin_bases(po, walk, &err))
 			die_error(&err);
+		if (lacking.nr) {
+			if (repo_promisor_fetch(repo, lacking.items, lacking.nr, &err))
+				die_error(&err);
+			for (size_t i = 0; i < lacking.nr; i++)
+				pack_objects_add(po, &lacking.items[i], OBJ_BLOB, NULL);
+		}
 		rev_walk_free(walk);
 		if (keep_unreachable && pack_objects_add_unreachable(po, &filter, &err))
 			die_error(&err);
@@ -716,6 +739,7 @@ out:
 	oidset_release(&shallow);
 	bitmap_result_free(bitmap_res);
 	bitmap_index_free(bitmap);
+	free(lacking.items);
 	free(unpacked_packs.packs.items);
 	object_filter_release(&object_filter);
 	pack_objects_free(po);
