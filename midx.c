@@ -455,7 +455,7 @@ int midx_verify(struct midx *m, const char *pack_dir, struct progress *progress,
 	uint32_t preferred = UINT32_MAX;
 
 	*nr_problems = 0;
-	hash_buf(m->algo, m->map, m->map_size - m->rawsz, hash);
+	hash_buf_checksum(m->algo, m->map, m->map_size - m->rawsz, hash);
 	if (memcmp(hash, midx_checksum(m), m->rawsz))
 		problem(nr_problems, err, "%s: incorrect checksum", name);
 

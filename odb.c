@@ -295,7 +295,7 @@ int odb_open(struct odb **out, const char *objdir, int algo, struct gp_error *er
 	odb = xcalloc(1, sizeof(*odb));
 	odb->algo = algo;
 	odb->reader = pack_reader_new(0);
-	hash_object(algo, OBJ_TREE, "", 0, &odb->empty_tree);
+	hash_object(algo, OBJ_TREE, "", 0, &odb->empty_tree, NULL);
 	add_dir(odb, objdir, true, 0);
 	*out = odb;
 	return 0;

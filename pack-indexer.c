@@ -83,7 +83,7 @@ static void *checksum_thread(void *arg)
 	struct gp_hash_ctx ctx;
 	size_t bufsz = 1 << 20, done = 0;
 	unsigned char *buf = xmalloc(bufsz);
-	hash_init(&ctx, job->algo);
+	hash_init_checksum(&ctx, job->algo);
 	/* pread, not the mapping: these pages need not count toward our RSS. */
 	while (done < job->len) {
 		size_t want = MIN(bufsz, job->len - done);
@@ -95,7 +95,7 @@ static void *checksum_thread(void *arg)
 		hash_update(&ctx, buf, want);
 		done += want;
 	}
-	hash_final(&ctx, job->hash);
+	hash_final_checksum(&ctx, job->hash);
 	free(buf);
 	return NULL;
 }
@@ -206,7 +206,9 @@ static int scan_entries(struct indexer *ix, struct gp_error *err)
 			}
 		} else {
 			struct object_id oid;
-			hash_object(ix->opts->algo, hdr.type, scratch, (size_t)hdr.size, &oid);
+			ret = hash_object(ix->opts->algo, hdr.type, scratch, (size_t)hdr.size, &oid, err);
+			if (ret)
+				goto out;
 			memcpy(ip->oids + (size_t)pack_pos * ix->rawsz, oid.hash, ix->rawsz);
 			ip->real_types[pack_pos] = (uint8_t)hdr.type;
 			ix->resolved[pack_pos] = 1;
@@ -468,7 +470,11 @@ static int resolve_tree(struct worker *w, uint32_t root)
 		ret = apply_at(w, child, top->data, top->size, &data, &size);
 		if (ret)
 			break;
-		hash_object(ix->opts->algo, (enum object_type)real_type, data, size, &oid);
+		ret = hash_object(ix->opts->algo, (enum object_type)real_type, data, size, &oid, &w->err);
+		if (ret) {
+			free(data);
+			break;
+		}
 		memcpy(ip->oids + (size_t)child * ix->rawsz, oid.hash, ix->rawsz);
 		ip->real_types[child] = real_type;
 		if (ip->depths) {
