@@ -82,9 +82,13 @@ static inline uint32_t rotr(uint32_t x, unsigned int n)
 	return rotl(x, 32 - (n & 31));
 }
 
+static void pick_filter(void);
+
 static void make_dvs(void)
 {
 	const char *env = getenv("GP_TEST_SHA1DC_FULL");
+
+	pick_filter();
 	force_full = env && *env && strcmp(env, "0");
 
 	for (int i = 0; i < SHA1DC_NR_DVS; i++) {
@@ -137,63 +141,164 @@ const char *sha1dc_dv_name(int i, char *buf)
 /* ---- the filter ------------------------------------------------------ */
 
 /*
- * Sixteen blocks at once, one per lane: the relations are the same
- * operations for every block, and a chunk of 16 blocks (1 KiB) is still
- * in L1 when OpenSSL compresses it next. Compiled for AVX-512, AVX2 and
- * the baseline, chosen at load time.
- */
-typedef uint32_t v16 __attribute__((vector_size(64)));
-
-#define FILTER_WORDS (UBC_MAX_T + 1)
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(GP_FUZZ)
-#define FILTER_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define FILTER_CLONES
-#endif
-
-/*
+ * The filter works on a chunk of blocks at once, one block per vector
+ * lane: the relations are the same operations for every block, and the
+ * chunk (up to 1 KiB) is still in L1 when OpenSSL compresses it next.
+ * The lane count follows the CPU, chosen once: 16 with AVX-512, 8 with
+ * AVX2, 4 otherwise (SSE2, or whatever 128-bit vectors the compiler
+ * has); wider vectors than the registers would only spill.
+ *
  * The relations are compiled in (sha1dc-ubc.h is an X-macro list), so
  * each is a handful of vector instructions with its constants folded.
  */
+#define FILTER_WORDS (UBC_MAX_T + 1)
+#define MAX_LANES 16
+
+typedef uint32_t v16 __attribute__((vector_size(64)));
+typedef uint32_t v8 __attribute__((vector_size(32)));
+typedef uint32_t v4 __attribute__((vector_size(16)));
+
 #define ROTR(x, n) (((x) >> (n)) | ((x) << ((32 - (n)) & 31)))
 
-FILTER_CLONES
-static void filter_lanes(v16 *w, uint32_t *masks, size_t nr)
-{
-	v16 out = { 0 }, acc = { 0 };
-
-	for (int t = 16; t < FILTER_WORDS; t++) {
-		v16 x = w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16];
-		w[t] = (x << 1) | (x >> 31);
-	}
+/* acc: the broken relations of the current DV; out: the DVs that pass. */
 #define REL(dv, t1, t2, rot, mask, expect) \
 	acc |= (w[t1] ^ ROTR(w[t2], rot) ^ (expect)) & (mask);
 #define END(dv) \
-	out |= (v16)(acc == 0) & (1u << (dv)); \
-	acc = (v16){ 0 };
-	UBC_RELATIONS(REL, END)
+	out |= (__typeof__(out))(acc == 0) & (1u << (dv)); \
+	acc = (__typeof__(acc)){ 0 };
+
+#define FILTER_EXPAND_AND_CHECK(lanes) \
+	for (int t = 16; t < FILTER_WORDS; t++) { \
+		__typeof__(out) x = w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16]; \
+		w[t] = (x << 1) | (x >> 31); \
+	} \
+	UBC_RELATIONS(REL, END) \
+	for (size_t j = 0; j < nr; j++) \
+		masks[j] = out[j];
+
+/* Words 0..15 of blocks 0..lanes-1 into w[t][j], big-endian. */
+#define FILTER_LOAD_SCALAR(lanes) { \
+	uint32_t rows_[16][lanes] __attribute__((aligned(64))); \
+	for (size_t j = 0; j < (lanes); j++) \
+		for (int t = 0; t < 16; t++) \
+			rows_[t][j] = get_be32(p + 64 * j + 4 * t); \
+	memcpy(w, rows_, sizeof(rows_)); \
+}
+
+/*
+ * A 16x16 transpose of 32-bit words in four stages: stage d swaps bit d
+ * of the row and column numbers, exchanging r[i][c + d] and
+ * r[i + d][c] for the rows i and columns c where that bit is clear.
+ */
+#define LO_8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define HI_8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define LO_4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define HI_4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define LO_2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define HI_2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define LO_1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define HI_1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+#define SWAP(i, d) { \
+	v16 lo_ = __builtin_shufflevector(w[i], w[(i) + (d)], LO_##d); \
+	v16 hi_ = __builtin_shufflevector(w[i], w[(i) + (d)], HI_##d); \
+	w[i] = lo_; \
+	w[(i) + (d)] = hi_; \
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TARGET(t) __attribute__((target(t)))
+#define HAVE_WIDE_FILTERS 1
+#else
+#define TARGET(t)
+#endif
+
+#ifdef HAVE_WIDE_FILTERS
+TARGET("avx512f")
+static void filter16(const unsigned char *p, uint32_t *masks, size_t nr)
+{
+	v16 w[FILTER_WORDS], out = { 0 }, acc = { 0 };
+
+	/* Row j: block j's words, byte-swapped; transposed, row t: word t of each. */
+	for (size_t j = 0; j < 16; j++) {
+		v16 x;
+		memcpy(&x, p + 64 * j, 64);
+		w[j] = (ROTR(x, 8) & 0xff00ff00) | (ROTR(x, 24) & 0x00ff00ff);
+	}
+	SWAP(0, 8) SWAP(1, 8) SWAP(2, 8) SWAP(3, 8)
+	SWAP(4, 8) SWAP(5, 8) SWAP(6, 8) SWAP(7, 8)
+	SWAP(0, 4) SWAP(1, 4) SWAP(2, 4) SWAP(3, 4)
+	SWAP(8, 4) SWAP(9, 4) SWAP(10, 4) SWAP(11, 4)
+	SWAP(0, 2) SWAP(1, 2) SWAP(4, 2) SWAP(5, 2)
+	SWAP(8, 2) SWAP(9, 2) SWAP(12, 2) SWAP(13, 2)
+	SWAP(0, 1) SWAP(2, 1) SWAP(4, 1) SWAP(6, 1)
+	SWAP(8, 1) SWAP(10, 1) SWAP(12, 1) SWAP(14, 1)
+	FILTER_EXPAND_AND_CHECK(16)
+}
+
+TARGET("avx2")
+static void filter8(const unsigned char *p, uint32_t *masks, size_t nr)
+{
+	v8 w[FILTER_WORDS], out = { 0 }, acc = { 0 };
+
+	FILTER_LOAD_SCALAR(8)
+	FILTER_EXPAND_AND_CHECK(8)
+}
+#endif
+
+static void filter4(const unsigned char *p, uint32_t *masks, size_t nr)
+{
+	v4 w[FILTER_WORDS], out = { 0 }, acc = { 0 };
+
+	FILTER_LOAD_SCALAR(4)
+	FILTER_EXPAND_AND_CHECK(4)
+}
+
 #undef REL
 #undef END
-	for (size_t j = 0; j < nr; j++)
-		masks[j] = out[j];
+
+/* Chosen by make_dvs(): the widest filter the CPU runs, and its lanes. */
+static void (*filter_fn)(const unsigned char *p, uint32_t *masks, size_t nr) = filter4;
+static size_t filter_lanes = 4;
+
+/* GP_TEST_SHA1DC_LANES=4 or 8: a narrower filter than the CPU allows. */
+static void pick_filter(void)
+{
+#ifdef HAVE_WIDE_FILTERS
+	const char *env = getenv("GP_TEST_SHA1DC_LANES");
+	size_t most = env ? strtoul(env, NULL, 10) : MAX_LANES;
+
+	__builtin_cpu_init();
+	if (most >= 16 && __builtin_cpu_supports("avx512f")) {
+		filter_fn = filter16;
+		filter_lanes = 16;
+	} else if (most >= 8 && __builtin_cpu_supports("avx2")) {
+		filter_fn = filter8;
+		filter_lanes = 8;
+	}
+#endif
 }
 
 void sha1dc_filter_blocks(const unsigned char *p, size_t nr, uint32_t *masks)
 {
-	v16 w[FILTER_WORDS];
-	uint32_t lanes[16][16] __attribute__((aligned(64)));
+	unsigned char padded[MAX_LANES * 64];
 
-	if (nr > 16)
+	init_once();
+	if (nr > MAX_LANES)
 		BUG("sha1dc_filter_blocks: %zu blocks", nr);
-	for (size_t j = 0; j < nr; j++)
-		for (int t = 0; t < 16; t++)
-			lanes[t][j] = get_be32(p + 64 * j + 4 * t);
-	for (size_t j = nr; j < 16; j++)
-		for (int t = 0; t < 16; t++)
-			lanes[t][j] = 0;
-	memcpy(w, lanes, sizeof(lanes));
-	filter_lanes(w, masks, nr);
+	while (nr) {
+		size_t n = MIN(nr, filter_lanes);
+		const unsigned char *in = p;
+		if (n < filter_lanes) {
+			/* the lanes past n are computed and ignored */
+			memcpy(padded, p, 64 * n);
+			memset(padded + 64 * n, 0, 64 * (filter_lanes - n));
+			in = padded;
+		}
+		filter_fn(in, masks, n);
+		p += 64 * n;
+		masks += n;
+		nr -= n;
+	}
 }
 
 uint32_t sha1dc_filter_expanded(const uint32_t *w)

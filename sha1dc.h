@@ -61,9 +61,10 @@ struct sha1dc_ctx {
 };
 
 /*
- * flags: enum sha1dc_flags; the environment variable
- * GP_TEST_SHA1DC_FULL=1 adds SHA1DC_FULL to every context (a test knob,
- * read once per process).
+ * flags: enum sha1dc_flags. Test knobs, read once per process:
+ * GP_TEST_SHA1DC_FULL=1 adds SHA1DC_FULL to every context;
+ * GP_TEST_SHA1DC_LANES=4 or 8 runs the filter on 4 or 8 blocks at once
+ * even where the CPU could do more (16 with AVX-512, 8 with AVX2).
  */
 void sha1dc_init(struct sha1dc_ctx *ctx, unsigned int flags);
 void sha1dc_update(struct sha1dc_ctx *ctx, const void *data, size_t len);
