@@ -36,7 +36,7 @@
  * states the recompressions start from.
  *
  * Cost: the filter is a vectorised message expansion and relation check
- * per block, about the cost of one SHA-NI compression; see
+ * per block, about half the cost of a SHA-NI compression; see
  * Documentation/technical/sha1dc.adoc for figures.
  */
 #ifndef GP_SHA1DC_H
