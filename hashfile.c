@@ -35,7 +35,7 @@ static struct hashfile *hashfile_wrap_fd(int fd, char *tmp_path, const char *fin
 	f->fd = fd;
 	f->tmp_path = tmp_path;
 	f->final_path = xstrdup(final_path);
-	hash_init(&f->ctx, algo);
+	hash_init_checksum(&f->ctx, algo);
 	f->algo = algo;
 	f->rawsz = gp_hash_algos[algo].rawsz;
 	f->buf = xmalloc(HASHFILE_BUFSZ);
@@ -88,7 +88,7 @@ struct hashfile *hashfile_new_memory(int algo)
 {
 	struct hashfile *f = xcalloc(1, sizeof(*f));
 	f->fd = -1;
-	hash_init(&f->ctx, algo);
+	hash_init_checksum(&f->ctx, algo);
 	f->rawsz = gp_hash_algos[algo].rawsz;
 	strbuf_init(&f->mem, 0);
 	return f;
@@ -112,7 +112,7 @@ int hashfile_finish_stream(struct hashfile *f, unsigned char *hash_out,
 	if (!f->stream)
 		BUG("hashfile_finish_stream on a file hashfile");
 	flush_buf(f);
-	hash_final(&f->ctx, hash);
+	hash_final_checksum(&f->ctx, hash);
 	if (!f->saved_errno && write_in_full(f->fd, hash, f->rawsz) < 0)
 		f->saved_errno = errno ? errno : EIO;
 	if (f->saved_errno) {
@@ -199,7 +199,7 @@ int hashfile_rewrite_head(struct hashfile *f, const void *head, size_t len,
 	flush_buf(f);
 	if (!f->saved_errno && pwrite(f->fd, head, len, 0) != (ssize_t)len)
 		f->saved_errno = errno ? errno : EIO;
-	hash_init(&f->ctx, f->algo);
+	hash_init_checksum(&f->ctx, f->algo);
 	/* The buffer is empty after the flush: read back through it. */
 	while (!f->saved_errno && done < f->total) {
 		size_t want = f->total - done < HASHFILE_BUFSZ
@@ -249,7 +249,7 @@ int hashfile_finalize(struct hashfile *f, unsigned char *hash_out, int flags,
 	if (f->fd < 0)
 		BUG("hashfile_finalize on a memory or finalized hashfile");
 	flush_buf(f);
-	hash_final(&f->ctx, hash);
+	hash_final_checksum(&f->ctx, hash);
 	if (!(flags & HASHFILE_NO_TRAILER) && !f->saved_errno &&
 	    write_in_full(f->fd, hash, f->rawsz) < 0)
 		f->saved_errno = errno ? errno : EIO;
@@ -307,7 +307,7 @@ void hashfile_finish_memory(struct hashfile *f, struct strbuf *out,
 			    unsigned char *hash_out, int flags)
 {
 	unsigned char hash[GP_MAX_RAWSZ];
-	hash_final(&f->ctx, hash);
+	hash_final_checksum(&f->ctx, hash);
 	if (!(flags & HASHFILE_NO_TRAILER))
 		strbuf_add(&f->mem, hash, f->rawsz);
 	if (hash_out)

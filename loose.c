@@ -206,7 +206,9 @@ int loose_write(const char *objdir, int algo, enum object_type type,
 	char *path, *dir;
 	int ret;
 
-	hash_object(algo, type, data, len, oid);
+	ret = hash_object(algo, type, data, len, oid, err);
+	if (ret)
+		return ret;
 	path = loose_path(objdir, oid);
 	if (!access(path, F_OK)) {
 		free(path);

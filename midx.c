@@ -915,7 +915,7 @@ bool midx_checksum_valid(const struct midx *m)
 {
 	for (; m; m = m->base) {
 		unsigned char hash[GP_MAX_RAWSZ];
-		hash_buf(m->algo, m->map, m->map_size - m->rawsz, hash);
+		hash_buf_checksum(m->algo, m->map, m->map_size - m->rawsz, hash);
 		if (memcmp(hash, midx_checksum(m), m->rawsz))
 			return false;
 	}
@@ -952,7 +952,7 @@ static void verify_layer_packs(struct midx *m, const char *pack_dir, struct pack
 	unsigned char hash[GP_MAX_RAWSZ];
 	const char *name = base_name(m->path);
 
-	hash_buf(m->algo, m->map, m->map_size - m->rawsz, hash);
+	hash_buf_checksum(m->algo, m->map, m->map_size - m->rawsz, hash);
 	if (memcmp(hash, midx_checksum(m), m->rawsz))
 		problem(nr_problems, err, "incorrect checksum (%s, offset %zu)", name,
 			m->map_size - m->rawsz);

@@ -1213,7 +1213,7 @@ int get_oid_with_flags(struct repository *repo, struct odb *odb, const char *nam
 	r.odb = odb;
 	r.algo = repo->hash_algo;
 	r.ctx = ctx;
-	hash_object(r.algo, OBJ_TREE, "", 0, &r.empty_tree);
+	hash_object(r.algo, OBJ_TREE, "", 0, &r.empty_tree, NULL);
 	oid_clear(oid, r.algo);
 
 	if (!strcmp(name, ":")) {

@@ -10,6 +10,8 @@
 
 #include "hash.h"
 
+struct gp_error;
+
 struct strbuf;
 
 struct object_id {
@@ -80,8 +82,16 @@ bool oid_table_find(const unsigned char *fanout, const unsigned char *table,
  */
 size_t format_object_header(char *hdr, size_t hdrsz, enum object_type type,
 			    size_t size);
-/* The id of an object with the given type and content. */
-void hash_object(int algo, enum object_type type, const void *data,
-		 size_t len, struct object_id *oid);
+/*
+ * The id of an object with the given type and content. Fails with
+ * GP_ECORRUPT when the content is part of a SHA-1 collision attack
+ * (see hash_final()); oid is set either way.
+ *
+ * Test knob: GP_TEST_OBJECT_HASH_NO_HEADER=1 leaves the header out of
+ * the hash, so that a test can hand index-pack a blob whose hashing
+ * contains a published collision (no colliding Git object is public).
+ */
+int hash_object(int algo, enum object_type type, const void *data,
+		size_t len, struct object_id *oid, struct gp_error *err);
 
 #endif

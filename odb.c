@@ -402,7 +402,7 @@ int odb_open_flags(struct odb **out, const char *objdir, int algo, unsigned flag
 	odb->algo = algo;
 	odb->no_midx = flags & ODB_NO_MIDX;
 	odb->reader = pack_reader_new(0);
-	hash_object(algo, OBJ_TREE, "", 0, &odb->empty_tree);
+	hash_object(algo, OBJ_TREE, "", 0, &odb->empty_tree, NULL);
 	/* an alternate that leads back here is not a second store */
 	odb->local_real = realpath(objdir, NULL);
 	add_dir(odb, objdir, objdir, true, 0);

@@ -596,7 +596,7 @@ static int parse_bitmap(struct bitmap_index *bi, const unsigned char *checksum,
 	if (bi->digest)
 		memcpy(actual, bi->digest, bi->rawsz);
 	else
-		hash_buf(bi->algo, bi->map, bi->len - bi->rawsz, actual);
+		hash_buf_checksum(bi->algo, bi->map, bi->len - bi->rawsz, actual);
 	if (memcmp(actual, bi->map + bi->len - bi->rawsz, bi->rawsz))
 		return CORRUPT(err, "%s: checksum mismatch at offset %zu", short_name(bi),
 			       bi->len - bi->rawsz);
@@ -681,7 +681,7 @@ struct hash_job {
 static void *hash_worker(void *data)
 {
 	struct hash_job *job = data;
-	hash_buf(job->algo, job->buf, job->len, job->digest);
+	hash_buf_checksum(job->algo, job->buf, job->len, job->digest);
 	return NULL;
 }
 

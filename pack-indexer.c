@@ -97,7 +97,7 @@ static void *checksum_thread(void *arg)
 	struct gp_hash_ctx ctx;
 	size_t bufsz = 1 << 20, done = 0;
 	unsigned char *buf = xmalloc(bufsz);
-	hash_init(&ctx, job->algo);
+	hash_init_checksum(&ctx, job->algo);
 	/* pread, not the mapping: these pages need not count toward our RSS. */
 	while (done < job->len) {
 		size_t want = MIN(bufsz, job->len - done);
@@ -109,7 +109,7 @@ static void *checksum_thread(void *arg)
 		hash_update(&ctx, buf, want);
 		done += want;
 	}
-	hash_final(&ctx, job->hash);
+	hash_final_checksum(&ctx, job->hash);
 	free(buf);
 	return NULL;
 }
@@ -221,7 +221,9 @@ static int scan_entries(struct indexer *ix, struct gp_error *err)
 			}
 		} else {
 			struct object_id oid;
-			hash_object(ix->opts->algo, hdr.type, scratch, (size_t)hdr.size, &oid);
+			ret = hash_object(ix->opts->algo, hdr.type, scratch, (size_t)hdr.size, &oid, err);
+			if (ret)
+				goto out;
 			memcpy(ip->oids + (size_t)pack_pos * ix->rawsz, oid.hash, ix->rawsz);
 			ip->real_types[pack_pos] = (uint8_t)hdr.type;
 			ix->resolved[pack_pos] = 1;
@@ -486,7 +488,11 @@ static int resolve_tree(struct worker *w, uint32_t root)
 		ret = apply_at(w, child, top->data, top->size, &data, &size);
 		if (ret)
 			break;
-		hash_object(ix->opts->algo, (enum object_type)real_type, data, size, &oid);
+		ret = hash_object(ix->opts->algo, (enum object_type)real_type, data, size, &oid, &w->err);
+		if (ret) {
+			free(data);
+			break;
+		}
 		memcpy(ip->oids + (size_t)child * ix->rawsz, oid.hash, ix->rawsz);
 		ip->real_types[child] = real_type;
 		ret = report_object(ix, &oid, (enum object_type)real_type, data, size, &w->err);
@@ -700,7 +706,7 @@ static int rewrite_head_and_trailer(struct indexer *ix, int wfd, struct gp_error
 		ret = gp_error_errno(err, "%s: cannot rewrite the pack header", ix->name);
 		goto out;
 	}
-	hash_init(&ctx, ix->opts->algo);
+	hash_init_checksum(&ctx, ix->opts->algo);
 	while (done < ix->data_end) {
 		size_t want = (size_t)MIN((uint64_t)1 << 20, ix->data_end - done);
 		if (pread_in_full(wfd, buf, want, (off_t)done) != (ssize_t)want) {
@@ -710,7 +716,7 @@ static int rewrite_head_and_trailer(struct indexer *ix, int wfd, struct gp_error
 		hash_update(&ctx, buf, want);
 		done += want;
 	}
-	hash_final(&ctx, ix->ip->pack_hash);
+	hash_final_checksum(&ctx, ix->ip->pack_hash);
 	if (pwrite_in_full(wfd, ix->ip->pack_hash, ix->rawsz, (off_t)ix->data_end) != (ssize_t)ix->rawsz ||
 	    ftruncate(wfd, (off_t)(ix->data_end + ix->rawsz)) < 0 || fsync(wfd) < 0)
 		ret = gp_error_errno(err, "%s: cannot write the pack checksum", ix->name);

@@ -35,7 +35,7 @@ int mtimes_parse(const unsigned char *map, size_t size, const char *name, int al
 			       name, size - 2 * rawsz);
 	if (verify_checksum) {
 		unsigned char sum[GP_MAX_RAWSZ];
-		hash_buf(algo, map, size - rawsz, sum);
+		hash_buf_checksum(algo, map, size - rawsz, sum);
 		if (memcmp(sum, map + size - rawsz, rawsz))
 			return CORRUPT(err, "%s: at offset %zu: mtimes checksum mismatch",
 				       name, size - rawsz);

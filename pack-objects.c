@@ -775,7 +775,11 @@ static int read_entry_data(struct pack_objects *po, struct pack_reader *reader,
 	 */
 	if (ret || (!e->pack && !e->reread))
 		return ret;
-	hash_object(po->algo, *type, *data, *size, &check);
+	if (hash_object(po->algo, *type, *data, *size, &check, err)) {
+		free(*data);
+		*data = NULL;
+		return -1;
+	}
 	if (oideq(&check, &e->oid))
 		return 0;
 	free(*data);

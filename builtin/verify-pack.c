@@ -34,7 +34,7 @@ static int compare_with_idx(const struct indexed_pack *ip, const char *idx_path,
 	{
 		/* The index's own checksum, over everything before it. */
 		unsigned char sum[GP_MAX_RAWSZ];
-		hash_buf(ip->algo, p->idx_map, p->idx_size - rawsz, sum);
+		hash_buf_checksum(ip->algo, p->idx_map, p->idx_size - rawsz, sum);
 		if (memcmp(sum, p->idx_map + p->idx_size - rawsz, rawsz)) {
 			ret = gp_error_set(err, GP_ECORRUPT, "%s: at offset %zu: index checksum mismatch",
 					   idx_path, p->idx_size - rawsz);

@@ -7,7 +7,7 @@
  *
  *	byte 0		flags: bit 0 SHA-256 (else SHA-1); bit 1 the image
  *			is the body only, and the harness appends its
- *			trailing checksum (hash_buf() of it), so that
+ *			trailing checksum (hash_buf_checksum() of it), so that
  *			mutations get past the check of the trailer; the
  *			other bits are ignored
  *	bytes 1..4	the object count, big-endian, taken modulo
@@ -619,14 +619,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		len = body_len + rawsz;
 		image = xmalloc(len);
 		memcpy(image, body, body_len);
-		hash_buf(algo, image, body_len, image + body_len);
+		hash_buf_checksum(algo, image, body_len, image + body_len);
 	} else {
 		len = body_len;
 		image = xmalloc(len ? len : 1);
 		memcpy(image, body, body_len);
 #ifdef GP_FUZZ_FIX_TRAILER
 		if (len >= rawsz)
-			hash_buf(algo, image, len - rawsz, image + len - rawsz);
+			hash_buf_checksum(algo, image, len - rawsz, image + len - rawsz);
 #endif
 	}
 	fuzz_bitmap(image, len, algo, nr_objects);

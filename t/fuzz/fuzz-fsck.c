@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The input's own bytes, so that ASan sees any over-read. */
 	in.buf = data + 1;
 	in.len = size - 1;
-	hash_object(algo, type, in.buf, in.len, &oid);
+	hash_object(algo, type, in.buf, in.len, &oid, NULL);
 
 	o = fsck_options_new(algo);
 	fsck_set_strict(o, !(data[0] & 8));
@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		strbuf_addstr(&tree, "100644 .gitmodules");
 		strbuf_add(&tree, "", 1);
 		strbuf_add(&tree, oid.hash, rawsz);
-		hash_object(algo, OBJ_TREE, tree.buf, tree.len, &tree_oid);
+		hash_object(algo, OBJ_TREE, tree.buf, tree.len, &tree_oid, NULL);
 		fsck_object(o, &tree_oid, OBJ_TREE, tree.buf, tree.len);
 		if (fsck_pending_nr(o) != 1)
 			fuzz_fail("%zu blobs pending, not 1", fsck_pending_nr(o));

@@ -82,7 +82,7 @@ static inline unsigned char *fuzz_fix_trailer(const uint8_t *data, size_t size,
 		return NULL;
 	copy = xmalloc(size);
 	memcpy(copy, data, size);
-	hash_buf(algo, copy, size - rawsz, copy + size - rawsz);
+	hash_buf_checksum(algo, copy, size - rawsz, copy + size - rawsz);
 	return copy;
 }
 

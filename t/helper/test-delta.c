@@ -250,8 +250,8 @@ static int cmd_pack(int argc, const char **argv)
 	if (read_file(&base, argv[1]) || read_file(&target, argv[2]) ||
 	    encode(&base, &target, 0, &delta, &delta_len, NULL))
 		goto out;
-	hash_object(algo, OBJ_BLOB, base.buf, base.len, &base_oid);
-	hash_object(algo, OBJ_BLOB, target.buf, target.len, &target_oid);
+	hash_object(algo, OBJ_BLOB, base.buf, base.len, &base_oid, NULL);
+	hash_object(algo, OBJ_BLOB, target.buf, target.len, &target_oid, NULL);
 
 	put_be32(hdr, 0x5041434b); /* "PACK" */
 	put_be32(hdr + 4, 2);
@@ -262,7 +262,7 @@ static int cmd_pack(int argc, const char **argv)
 	add_entry_header(&pack, OBJ_REF_DELTA, delta_len);
 	strbuf_add(&pack, base_oid.hash, gp_hash_algos[algo].rawsz);
 	deflate_to_strbuf(delta, delta_len, -1, &pack);
-	hash_buf(algo, pack.buf, pack.len, trailer);
+	hash_buf_checksum(algo, pack.buf, pack.len, trailer);
 	strbuf_add(&pack, trailer, gp_hash_algos[algo].rawsz);
 	if (write_file(argv[3], pack.buf, pack.len))
 		goto out;

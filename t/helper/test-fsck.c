@@ -227,7 +227,7 @@ static int cmd_check(int argc, const char **argv)
 			ret = 128;
 			goto out;
 		}
-		hash_object(algo, f->type, f->content.buf, f->content.len, &f->oid);
+		hash_object(algo, f->type, f->content.buf, f->content.len, &f->oid, NULL);
 	}
 
 	o = fsck_options_new(algo);

@@ -15,6 +15,8 @@ static const struct test_cmd cmds[] = {
 	{ "fsck", cmd__fsck },
 	{ "loose", cmd__loose },
 	{ "refs", cmd__refs },
+	{ "sha1", cmd__sha1 },
+	{ "sha1dc", cmd__sha1dc },
 	{ "write-idx", cmd__write_idx },
 	{ "midx-dump", cmd__midx_dump },
 	{ "object-filter", cmd__object_filter },

@@ -13,6 +13,8 @@ int cmd__ewah(int argc, const char **argv);
 int cmd__fsck(int argc, const char **argv);
 int cmd__loose(int argc, const char **argv);
 int cmd__refs(int argc, const char **argv);
+int cmd__sha1(int argc, const char **argv);
+int cmd__sha1dc(int argc, const char **argv);
 int cmd__write_idx(int argc, const char **argv);
 int cmd__midx_dump(int argc, const char **argv);
 int cmd__object_filter(int argc, const char **argv);
