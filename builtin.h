@@ -54,6 +54,9 @@ GP_PRINTF(1, 2) void warning(const char *fmt, ...);
  */
 uint64_t max_pack_size_option(struct repository *repo, unsigned long given);
 
+/* core.bigFileThreshold, or 0 when unset (dies on a bad value). */
+uint64_t big_file_threshold_config(struct repository *repo);
+
 /*
  * Report what the bitmap writer skips in the configuration, as git
  * does: a pack.preferBitmapTips without a value ("error: missing value

@@ -979,6 +979,9 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 	struct progress *progress;
 	int ret = 0;
 
+	uint64_t big = po->opts.big_file_threshold ? po->opts.big_file_threshold
+						    : BIG_FILE_THRESHOLD;
+
 	if (po->opts.window <= 0 || po->opts.depth <= 0) {
 		free(list);
 		return 0;
@@ -986,7 +989,7 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 	for (uint32_t n = 0; n < po->nr; n++) {
 		struct po_entry *e = &po->entries[n];
 		if ((e->how == WRITE_REUSE_DELTA && !e->external) || e->how == WRITE_VERBATIM ||
-		    e->size < MIN_DELTA_SIZE || e->size > BIG_FILE_THRESHOLD)
+		    e->size < MIN_DELTA_SIZE || e->size > big)
 			continue;
 		list[nr++] = n;
 	}

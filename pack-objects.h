@@ -61,6 +61,12 @@ struct pack_objects_opts {
 	 */
 	int name_hash_version;
 	bool by_path;            /* --path-walk: the meter says so */
+	/*
+	 * core.bigFileThreshold: a larger object is neither a delta nor a
+	 * base (readers with a small allocation limit, as git's, can read
+	 * it whole); 0 means git's default, 512 MiB.
+	 */
+	uint64_t big_file_threshold;
 	/* --index-version: the .idx version (0: the default) and offset limit */
 	uint32_t idx_version;
 	uint64_t idx_off32_limit;

@@ -233,8 +233,12 @@ static int add_ref_tip(const char *refname, const struct object_id *oid,
 		       const struct object_id *peeled, unsigned flags, void *data)
 {
 	struct ref_tips *rt = data;
+	int ret;
+	/* A broken ref may hold anything: losing it is worse than stopping. */
+	if (flags & REF_ISBROKEN)
+		return gp_error_set(rt->err, GP_ENOTFOUND, "bad object %s", refname);
 	/* A ref to a missing object stops the repack, as in git. */
-	int ret = rev_walk_add_tip(rt->walk, oid, false, "", rt->err);
+	ret = rev_walk_add_tip(rt->walk, oid, false, "", rt->err);
 	if (ret == GP_ENOTFOUND) {
 		char hex[GP_MAX_HEXSZ + 1];
 		gp_error_set(rt->err, GP_ENOTFOUND, "bad object %s (from %s)",
@@ -302,7 +306,7 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	else
 		gp_error_clear(err);
 	if (!ret)
-		ret = refs_for_each(r->repo, "", add_ref_tip, &rt, err);
+		ret = refs_for_each_ext(r->repo, "", REFS_EACH_PARANOID, add_ref_tip, &rt, err);
 	/* What reflogs, indexes and other worktrees hold stays too, as in git. */
 	if (!ret)
 		ret = reachable_add_tips(r->repo, rt.walk,
@@ -418,6 +422,7 @@ static int write_cruft_pack(struct repack *r, const char *base, struct repack_re
 	po_opts.window = r->opts->cruft_window >= 0 ? r->opts->cruft_window : r->opts->window;
 	po_opts.depth = r->opts->cruft_depth >= 0 ? r->opts->cruft_depth : r->opts->depth;
 	po_opts.threads = r->opts->cruft_threads >= 0 ? r->opts->cruft_threads : r->opts->threads;
+	po_opts.big_file_threshold = r->opts->big_file_threshold;
 	po_opts.delta_base_offset = true;
 	po_opts.reuse_delta = r->opts->reuse_delta && r->opts->reuse_object;
 	po_opts.reuse_object = r->opts->reuse_object;
@@ -715,6 +720,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	po_opts.window = opts->window;
 	po_opts.depth = opts->depth;
 	po_opts.threads = opts->threads;
+	po_opts.big_file_threshold = opts->big_file_threshold;
 	po_opts.delta_base_offset = true;
 	po_opts.reuse_delta = opts->reuse_delta && opts->reuse_object;
 	po_opts.reuse_object = opts->reuse_object;

@@ -51,6 +51,7 @@ struct repack_opts {
 	bool reuse_object;      /* off: -F */
 	int pack_kept_objects;  /* --pack-kept-objects; -1: when -b without --write-midx */
 	int window, depth, threads;
+	uint64_t big_file_threshold;   /* core.bigFileThreshold (0: the default) */
 	uint64_t max_pack_size;  /* --max-pack-size: several new packs; 0: one */
 	const char *const *keep_packs;  /* --keep-pack names */
 	size_t nr_keep_packs;

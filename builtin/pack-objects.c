@@ -51,6 +51,8 @@ static void tip_list_add(struct tip_list *tl, const struct object_id *oid, bool 
 static int add_ref(const char *refname, const struct object_id *oid,
 		   const struct object_id *peeled, unsigned flags, void *data)
 {
+	if (flags & REF_ISBROKEN)
+		die("bad object %s", refname);
 	tip_list_add(data, oid, false);
 	return 0;
 }
@@ -62,7 +64,7 @@ static void add_all_refs(struct repository *repo, struct tip_list *tl)
 	if (!refs_resolve(repo, "HEAD", &head, NULL, &err))
 		tip_list_add(tl, &head, false);
 	gp_error_clear(&err);
-	if (refs_for_each(repo, "", add_ref, tl, &err))
+	if (refs_for_each_ext(repo, "", REFS_EACH_PARANOID, add_ref, tl, &err))
 		die_error(&err);
 }
 
@@ -439,6 +441,17 @@ uint64_t max_pack_size_option(struct repository *repo, unsigned long given)
 	return limit;
 }
 
+uint64_t big_file_threshold_config(struct repository *repo)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	unsigned long v = 0;
+	int ret = config_get_ulong(&repo->config, "core.bigfilethreshold", &v, &err);
+	if (ret && ret != GP_ENOTFOUND)
+		die_error(&err);
+	gp_error_clear(&err);
+	return ret ? 0 : v;
+}
+
 int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -455,7 +468,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	int shallow_opt = 0, use_bitmap_index = -1, reflog = 0, indexed_objects = 0;
 	int all_progress_implied = 0;
 	int cruft = 0, keep_unreachable = 0, pack_loose_unreachable = 0;
-	int exclude_promisor = 0, name_hash_version = -2, path_walk = -1;
+	int exclude_promisor = 0, name_hash_version = -2, path_walk = -1, sparse = -1;
 	struct unpacked_opt unpacked_packs = { 0 };
 	struct expiry_opt cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	enum rev_missing missing = REV_MISSING_ERROR;
@@ -516,7 +529,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_CALLBACK(0, "filter", &object_filter, "args", "object filtering", parse_filter),
 		OPT_INTEGER(0, "name-hash-version", &name_hash_version, "the name hash function (1 or 2)"),
 		OPT_BOOL(0, "path-walk", &path_walk, "(accepted: objects are grouped by path anyway)"),
-		OPT_BOOL(0, "sparse", &ignored, "(accepted)"),
+		OPT_BOOL(0, "sparse", &sparse, "use the sparse reachability algorithm"),
 		OPT_BOOL(0, "delta-islands", &ignored, "(accepted: no islands are configured)"),
 		OPT_ULONG(0, "window-memory", &window_memory, "(accepted)"),
 		/* Accepted for git's callers; they change nothing here. */
@@ -537,6 +550,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	config_int_default(repo, "pack.threads", &opts.threads, 0);
 	config_int_default(repo, "pack.compression", &opts.compression, INT_MIN);
 	config_int_default(repo, "core.compression", &opts.compression, -1);
+	opts.big_file_threshold = big_file_threshold_config(repo);
 	if (to_stdout ? argc != 0 : argc != 1)
 		usage_with_options(pack_objects_usage, options);
 	unpacked = unpacked_packs.set || incremental;
@@ -571,6 +585,15 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 				: config_bool_default(repo, "pack.usepathwalk", false);
 	}
 	opts.by_path = path_walk;
+	if (sparse < 0) {
+		/* git's test suite sets the default through the environment */
+		const char *env = getenv("GIT_TEST_PACK_SPARSE");
+		bool b;
+		if (env && config_parse_bool(env, &b))
+			sparse = b;
+		else
+			sparse = config_bool_default(repo, "pack.usesparse", true);
+	}
 	if (object_filter.kind != OBJECT_FILTER_NONE &&
 	    rev_filter_from_object_filter(&walk_filter, &object_filter, &err))
 		die_error(&err);
@@ -684,6 +707,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			rev_walk_set_shallow(walk, &shallow);
 		if (shallow_opt)
 			rev_walk_set_edge_aggressive(walk);
+		rev_walk_set_sparse(walk, sparse > 0);
 		if (repo->promisor && missing == REV_MISSING_ERROR && !getenv("GIT_NO_LAZY_FETCH"))
 			/* What a partial clone lacks is fetched in one go after the walk, as git does. */
 			rev_walk_set_missing(walk, REV_MISSING_PRINT, note_missing, &lacking);

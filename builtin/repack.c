@@ -215,6 +215,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		opts.depth = 50;
 	if (opts.threads == -2)
 		opts.threads = 0;
+	opts.big_file_threshold = big_file_threshold_config(repo);
 	config_int(repo, "repack.cruftwindow", &opts.cruft_window, -1);
 	config_int(repo, "repack.cruftdepth", &opts.cruft_depth, -1);
 	config_int(repo, "repack.cruftthreads", &opts.cruft_threads, -1);
