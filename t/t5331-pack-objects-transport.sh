@@ -263,6 +263,25 @@ test_expect_success GIT_NEW "--name-hash-version: the messages of a newer git ($
 	done
 '
 
+test_expect_success "--thin without --revs reads revisions, as git bundle sends them ($algo)" '
+	printf "%s\n^%s\n" $(git -C $r rev-parse main main~2) |
+		same_objects $algo $r --thin --delta-base-offset &&
+	git -C $r rev-list --objects main ^main~2 | cut -d" " -f1 | sort >expect &&
+	test_cmp expect gp.names &&
+	test_must_fail gitpack -C $r pack-objects --thin out </dev/null 2>err &&
+	grep "^fatal: --thin cannot be used to build an indexable pack\$" err
+'
+
+test_expect_success "--no-quiet turns progress on, -q then --no-quiet too; --quiet off ($algo)" '
+	echo main >in &&
+	GIT_PROGRESS_DELAY=0 gitpack -C $r pack-objects --revs --stdout --all-progress-implied --no-quiet <in >out.pack 2>err &&
+	grep "^Total " err &&
+	GIT_PROGRESS_DELAY=0 gitpack -C $r pack-objects --revs --stdout -q --no-quiet <in >out.pack 2>err &&
+	grep "^Total " err &&
+	GIT_PROGRESS_DELAY=0 gitpack -C $r pack-objects --revs --stdout --progress -q <in >out.pack 2>err &&
+	test_must_be_empty err
+'
+
 test_expect_success "an empty line ends the --revs input ($algo)" '
 	printf "main~3\n\nmain\n" | same_objects $algo $r --revs &&
 	git -C $r rev-list --objects main~3 | cut -d" " -f1 | sort >expect &&

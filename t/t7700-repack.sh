@@ -1089,6 +1089,42 @@ test_expect_success "a damaged pack: -a -d, -A -d and the main job fail naming i
 	done
 '
 
+test_expect_success "a sparse index: the trees of its directories are stored and kept, as git expands it ($algo)" '
+	r=sparse-$algo &&
+	rm -rf $r $r.probe $r.git &&
+	git init -q --object-format=$algo $r &&
+	(
+		cd $r &&
+		mkdir -p a/b out &&
+		echo one >file && echo stuff >a/b/c && echo more >a/d && echo far >out/f &&
+		git add . && git commit -q -m first &&
+		git sparse-checkout set --sparse-index a &&
+		echo staged >a/d && echo new >a/e &&
+		git add a
+	) &&
+	git -C $r ls-files --sparse -s >sparse-ls &&
+	grep "	out/\$" sparse-ls &&
+	# the trees of the staged state, which no commit holds, named in a copy
+	cp -R $r $r.probe &&
+	root=$(git -C $r.probe write-tree) &&
+	atree=$(git -C $r.probe rev-parse $root:a) &&
+	for t in $root $atree
+	do
+		rm -f $r/.git/objects/$(echo $t | sed "s,^..,&/,") || return 1
+	done &&
+	test_must_fail git -C $r cat-file -e $root &&
+	cp -R $r $r.git &&
+	gitpack -C $r repack -a -d -f &&
+	git -C $r.git repack -a -d -f -q &&
+	for d in $r $r.git
+	do
+		git -C $d cat-file -e $root &&
+		git -C $d cat-file -e $atree &&
+		git -C $d fsck --no-dangling >fsck.out 2>&1 &&
+		! grep -v "^hint:" fsck.out || return 1
+	done
+'
+
 done
 
 test_done
