@@ -20,7 +20,8 @@
  * Write order: the order objects were added (callers add them in
  * recency order, as rev-list lists them; see pack_objects_follow() for
  * the exception), except that a delta's base is always written before
- * it.
+ * it, and that with a core island (pack_objects_set_islands()) its
+ * objects go first.
  *
  * Files: the pack is streamed to a file descriptor, or written as
  * <base>-<hash>.pack with its .idx and .rev, each atomic and durable,
@@ -125,6 +126,19 @@ struct bitmap_order;
  * order already. order must stay valid until the pack is written.
  */
 void pack_objects_follow(struct pack_objects *po, const struct bitmap_order *order);
+
+struct delta_islands;
+/*
+ * Keep deltas within islands (delta-islands.h): a stored delta is
+ * reused, and the search takes a base, only when the base is in every
+ * island of the object; the search sorts objects in more islands
+ * first; the core island's objects are written first. The islands are
+ * computed over the objects added, when writing begins. islands is
+ * borrowed and must outlive the writing; set it before adding objects
+ * from a bitmap, which then copies nothing verbatim (a stored delta
+ * still reused goes through the same check).
+ */
+void pack_objects_set_islands(struct pack_objects *po, struct delta_islands *islands);
 
 /*
  * Which objects the enumerations below leave out, as git pack-objects'

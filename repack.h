@@ -81,6 +81,13 @@ struct repack_opts {
 	 */
 	const struct rev_filter *filter;
 	const char *filter_to;
+	/*
+	 * -i (repack.useDeltaIslands): the new pack of reachable objects
+	 * keeps deltas within the islands of pack.island (delta-islands.h);
+	 * geometric roll-ups and cruft packs do not, as in git.
+	 */
+	bool delta_islands;
+	bool path_walk;         /* --path-walk: the walk is traced as git's */
 	/* repack.cruftWindow and friends: the cruft pack's delta search */
 	int cruft_window, cruft_depth, cruft_threads;
 };

@@ -7,6 +7,7 @@
 #include "../builtin.h"
 #include "../config.h"
 #include "../date.h"
+#include "../delta-islands.h"
 #include "../error.h"
 #include "../object-filter.h"
 #include "../object-name.h"
@@ -468,7 +469,9 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	int shallow_opt = 0, use_bitmap_index = -1, reflog = 0, indexed_objects = 0;
 	int all_progress_implied = 0;
 	int cruft = 0, keep_unreachable = 0, pack_loose_unreachable = 0;
-	int exclude_promisor = 0, name_hash_version = -2, path_walk = -1, sparse = -1;
+	int exclude_promisor = 0, name_hash_version = -2, path_walk = -1, delta_islands = 0;
+	int sparse = -1;
+	struct delta_islands *islands = NULL;
 	struct unpacked_opt unpacked_packs = { 0 };
 	struct expiry_opt cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	enum rev_missing missing = REV_MISSING_ERROR;
@@ -530,7 +533,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_INTEGER(0, "name-hash-version", &name_hash_version, "the name hash function (1 or 2)"),
 		OPT_BOOL(0, "path-walk", &path_walk, "(accepted: objects are grouped by path anyway)"),
 		OPT_BOOL(0, "sparse", &sparse, "use the sparse reachability algorithm"),
-		OPT_BOOL(0, "delta-islands", &ignored, "(accepted: no islands are configured)"),
+		OPT_BOOL(0, "delta-islands", &delta_islands, "keep deltas within the islands of pack.island"),
 		OPT_ULONG(0, "window-memory", &window_memory, "(accepted)"),
 		/* Accepted for git's callers; they change nothing here. */
 		OPT_BOOL(0, "keep-true-parents", &ignored, "(accepted; no grafts here)"),
@@ -679,6 +682,17 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			use_bitmap_index = to_stdout &&
 				config_bool_default(repo, "pack.usebitmaps", true);
 		/*
+		 * Islands come from the refs and the walk. Counting with
+		 * bitmaps would also copy stored deltas verbatim, unchecked
+		 * (git does so and lets them cross islands): walk instead.
+		 */
+		if (delta_islands && delta_islands_load(&islands, repo, &err))
+			die_error(&err);
+		if (islands) {
+			pack_objects_set_islands(po, islands);
+			use_bitmap_index = 0;
+		}
+		/*
 		 * What bitmaps cannot answer as git answers it goes to the
 		 * walk: shallow boundaries, filters, what is left out of
 		 * the pack, and reflogs and indexes.
@@ -791,6 +805,7 @@ out:
 	free(unpacked_packs.packs.items);
 	object_filter_release(&object_filter);
 	pack_objects_free(po);
+	delta_islands_free(islands);
 	pack_objects_names_release(&names);
 	free(keep.items);
 	return 0;
