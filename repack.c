@@ -229,6 +229,32 @@ static int choose_geometric(struct repack *r, struct gp_error *err)
 	return ret;
 }
 
+/*
+ * -a, -A, --cruft in a partial clone: the objects of every promisor pack
+ * go into one new promisor pack, and the old ones go with -d, as in git
+ * (the main pack leaves them out). .keep and --keep-pack packs stay.
+ */
+static int choose_promisor_all(struct repack *r, struct gp_error *err)
+{
+	struct packed_git **promisor = xcalloc(r->nr_packs + 1, sizeof(*promisor));
+	size_t nr = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < r->nr_packs; i++) {
+		struct old_pack *op = &r->packs[i];
+		if (!op->pack->is_promisor || op->pack->is_keep || named_keep(r->opts, op->pack))
+			continue;
+		promisor[nr++] = op->pack;
+		op->replaced = true;
+	}
+	if (nr) {
+		pack_objects_new(&r->po_promisor, r->odb, &r->po_opts);
+		ret = pack_objects_add_pack_list(r->po_promisor, promisor, nr, NULL, 0, err);
+	}
+	free(promisor);
+	return ret;
+}
+
 struct ref_tips {
 	struct rev_walk *walk;
 	struct gp_error *err;
@@ -323,9 +349,30 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	 * A partial clone lacks what its promisor packs point at: the walk
 	 * goes around it, as git's repack does (--missing=allow-promisor).
 	 */
-	for (size_t i = 0; i < r->nr_packs; i++)
-		if (r->packs[i].pack->is_promisor)
-			rev_walk_set_missing(rt.walk, REV_MISSING_ALLOW, NULL, NULL);
+	/*
+	 * A partial clone: the objects of its promisor packs stay out of the
+	 * walk, which stops there as git's --exclude-promisor-objects does,
+	 * and nothing is fetched on the way.
+	 */
+	for (size_t i = 0; i < r->nr_packs; i++) {
+		struct packed_git *p = r->packs[i].pack;
+		if (!p->is_promisor)
+			continue;
+		rev_walk_set_missing(rt.walk, REV_MISSING_ALLOW, NULL, NULL);
+		/*
+		 * Without a promisor remote nothing can be fetched again: the
+		 * walk goes through, and what it reaches stays (git passes
+		 * --exclude-promisor-objects only with a promisor remote).
+		 */
+		if (!r->repo->promisor)
+			continue;
+		odb_set_missing_hook(r->odb, NULL, NULL);
+		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++) {
+			struct object_id oid;
+			pack_nth_oid(p, idx_pos, &oid);
+			rev_walk_mark_uninteresting(rt.walk, &oid);
+		}
+	}
 	/* An unborn HEAD names nothing. */
 	if (!refs_resolve(r->repo, "HEAD", &head, NULL, err))
 		ret = rev_walk_add_tip(rt.walk, &head, false, "", err);
@@ -781,6 +828,8 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		ret = choose_geometric(&r, err);
 	else
 		ret = choose_reachable(&r, !opts->all, err);
+	if (!ret && opts->all && repo->promisor)
+		ret = choose_promisor_all(&r, err);
 	if (ret)
 		goto out;
 

@@ -783,8 +783,52 @@ static char *promisor_remote(const struct repository *repo)
 	return NULL;
 }
 
-int repo_promisor_fetch(struct repository *repo, const struct object_id *oids, size_t nr,
-			struct gp_error *err)
+/*
+ * Every promisor remote, in the order git asks them: extensions.partialClone
+ * first, then each remote with a remote.<name>.promisor that is true,
+ * in the order the configuration names them. *nr_out names (caller frees
+ * each and the array).
+ */
+static char **promisor_remotes(const struct repository *repo, size_t *nr_out)
+{
+	char **names = NULL;
+	size_t nr = 0, alloc = 0;
+	const char *first;
+	if (!config_get_string(&repo->config, "extensions.partialclone", &first) && *first) {
+		ALLOC_GROW(names, nr + 1, alloc);
+		names[nr++] = xstrdup(first);
+	}
+	for (size_t i = 0; i < repo->config.nr; i++) {
+		const struct config_entry *e = &repo->config.items[i];
+		const char *rest;
+		char *name;
+		bool seen = false;
+		if (!skip_prefix(e->key, "remote.", &rest) || !ends_with(rest, ".promisor") ||
+		    strlen(rest) <= strlen(".promisor"))
+			continue;
+		/* as git: a true value makes it one, a later false does not undo it */
+		bool v = true;
+		if (e->value && !config_parse_bool(e->value, &v))
+			v = false;
+		if (!v)
+			continue;
+		name = xstrndup(rest, strlen(rest) - strlen(".promisor"));
+		for (size_t k = 0; k < nr && !seen; k++)
+			seen = !strcmp(names[k], name);
+		if (!seen) {
+			ALLOC_GROW(names, nr + 1, alloc);
+			names[nr++] = name;
+			name = NULL;
+		}
+		free(name);
+	}
+	*nr_out = nr;
+	return names;
+}
+
+/* Fetch oids from one promisor remote, as git's lazy fetch runs it. */
+static int fetch_from_promisor(struct repository *repo, const char *remote,
+			       const struct object_id *oids, size_t nr, struct gp_error *err)
 {
 	struct strbuf input = STRBUF_INIT;
 	bool quiet = false;
@@ -792,18 +836,15 @@ int repo_promisor_fetch(struct repository *repo, const struct object_id *oids, s
 	size_t n = 0;
 	int code = -1, ret;
 
-	if (!repo->promisor)
-		return gp_error_set(err, GP_ENOTFOUND, "no promisor remote");
 	for (size_t i = 0; i < nr; i++) {
 		char hex[GP_MAX_HEXSZ + 1];
-		oidset_insert(&repo->lazy_fetched, &oids[i]);
 		strbuf_addf(&input, "%s\n", oid_to_hex_r(hex, &oids[i]));
 	}
 	argv[n++] = "git";
 	argv[n++] = "-c";
 	argv[n++] = "fetch.negotiationAlgorithm=noop";
 	argv[n++] = "fetch";
-	argv[n++] = repo->promisor;
+	argv[n++] = remote;
 	argv[n++] = "--no-tags";
 	argv[n++] = "--no-write-fetch-head";
 	argv[n++] = "--recurse-submodules=no";
@@ -817,9 +858,46 @@ int repo_promisor_fetch(struct repository *repo, const struct object_id *oids, s
 	strbuf_release(&input);
 	if (!ret && code)
 		ret = gp_error_set(err, GP_ENOTFOUND, "could not fetch %zu object%s from promisor "
-				   "remote '%s'", nr, nr == 1 ? "" : "s", repo->promisor);
-	if (repo->odb)
-		odb_reprepare(repo->odb);
+				   "remote '%s'", nr, nr == 1 ? "" : "s", remote);
+	return ret;
+}
+
+int repo_promisor_fetch(struct repository *repo, const struct object_id *oids, size_t nr,
+			struct gp_error *err)
+{
+	size_t nr_remotes, nr_left = nr;
+	char **remotes = promisor_remotes(repo, &nr_remotes);
+	struct object_id *left = xmalloc(sizeof(*left) * (nr ? nr : 1));
+	int ret = gp_error_set(err, GP_ENOTFOUND, "no promisor remote");
+
+	memcpy(left, oids, sizeof(*left) * nr);
+	for (size_t i = 0; i < nr; i++)
+		oidset_insert(&repo->lazy_fetched, &oids[i]);
+	/* Each remote in turn, for what the ones before could not give. */
+	for (size_t r = 0; r < nr_remotes && nr_left; r++) {
+		size_t kept = 0;
+		gp_error_clear(err);
+		ret = fetch_from_promisor(repo, remotes[r], left, nr_left, err);
+		if (repo->odb)
+			odb_reprepare(repo->odb);
+		if (!repo->odb)
+			break;
+		for (size_t i = 0; i < nr_left; i++)
+			if (!odb_has_object(repo->odb, &left[i]))
+				left[kept++] = left[i];
+		nr_left = kept;
+		if (!nr_left) {
+			gp_error_clear(err);
+			ret = 0;
+		} else if (!ret) {
+			ret = gp_error_set(err, GP_ENOTFOUND, "could not fetch %zu object%s from promisor "
+					   "remote '%s'", nr_left, nr_left == 1 ? "" : "s", remotes[r]);
+		}
+	}
+	for (size_t r = 0; r < nr_remotes; r++)
+		free(remotes[r]);
+	free(remotes);
+	free(left);
 	return ret;
 }
 

@@ -237,6 +237,11 @@ static struct node *lookup(struct rev_walk *w, const struct object_id *oid)
 	w->nr_nodes++;
 	return n;
 }
+void rev_walk_mark_uninteresting(struct rev_walk *w, const struct object_id *oid)
+{
+	struct node *n = lookup(w, oid);
+	n->flags |= N_UNINTERESTING | N_SEEN;
+}
 
 /*
  * The walks look up every entry of every tree they read (133 million
@@ -797,17 +802,15 @@ static int show_tree(struct rev_walk *w, struct node *root, bool explicit,
 		return 0;
 	if (explicit && (root->flags & (N_SEEN | N_UNINTERESTING)))
 		return 0;
+	/* Read first: a missing tree that the walk may pass is not shown. */
+	ret = tree_stack_push(w, &st, root, 0, err);
+	if (ret)
+		return ret > 0 ? 0 : ret;
 	if (!(root->flags & N_SEEN)) {
 		root->flags |= N_SEEN;
-		if (explicit || type_kept(w, OBJ_TREE)) {
+		if (explicit || type_kept(w, OBJ_TREE))
 			ret = show(&root->oid, OBJ_TREE, w->path.buf, data);
-			if (ret)
-				return ret;
-		}
 	}
-	ret = tree_stack_push(w, &st, root, 0, err);
-	if (ret > 0)
-		ret = 0;
 	while (!ret && st.nr) {
 		struct tree_frame *f = &st.frames[st.nr - 1];
 		struct tree_entry e;
@@ -838,16 +841,16 @@ static int show_tree(struct rev_walk *w, struct node *root, bool explicit,
 		}
 		if (!tree_wanted(w, child, depth))
 			continue;
-		if (!(child->flags & N_SEEN)) {
+		ret = tree_stack_push(w, &st, child, depth, err);
+		if (ret > 0) {
+			ret = 0;
+			continue;
+		}
+		if (!ret && !(child->flags & N_SEEN)) {
 			child->flags |= N_SEEN;
 			if (type_kept(w, OBJ_TREE))
 				ret = show(&child->oid, OBJ_TREE, w->path.buf, data);
-			if (ret)
-				break;
 		}
-		ret = tree_stack_push(w, &st, child, depth, err);
-		if (ret > 0)
-			ret = 0;
 	}
 	tree_stack_clear(&st);
 	return ret;

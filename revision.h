@@ -54,6 +54,14 @@ void rev_walk_set_sparse(struct rev_walk *w, bool sparse);
  * each one anyway, as pack-objects does, and reports a missing one then.
  */
 void rev_walk_set_blobs_unchecked(struct rev_walk *w);
+/*
+ * oid is neither shown nor walked through; a commit passes that on to
+ * its parents, as an uninteresting tip does (git's
+ * --exclude-promisor-objects marks the objects of promisor packs so).
+ * Unlike a tip, nothing else is marked: its tree may still be shown
+ * from a commit that is.
+ */
+void rev_walk_mark_uninteresting(struct rev_walk *w, const struct object_id *oid);
 
 /*
  * Commits in shallow are walked as if they had no parents (a shallow
