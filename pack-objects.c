@@ -257,6 +257,28 @@ void pack_objects_follow(struct pack_objects *po, const struct bitmap_order *ord
 	po->follow = order;
 }
 
+void pack_objects_add_packed(struct pack_objects *po, const struct object_id *oid,
+			     enum object_type type, uint32_t name_hash,
+			     struct packed_git *p, uint64_t ofs)
+{
+	uint32_t before = po->nr;
+	pack_objects_add_hashed(po, oid, type, name_hash);
+	if (po->nr == before)
+		return;
+	po->entries[before].pack = p;
+	po->entries[before].ofs = ofs;
+}
+
+bool pack_objects_set_name_hash(struct pack_objects *po, const struct object_id *oid,
+				uint32_t name_hash)
+{
+	uint32_t n = find_entry(po, oid);
+	if (n == NO_ENTRY || po->entries[n].external)
+		return false;
+	po->entries[n].name_hash = name_hash;
+	return true;
+}
+
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid)
 {
 	uint32_t n = find_entry(po, oid);
@@ -566,7 +588,8 @@ static int locate_one(struct pack_objects *po, struct po_entry *e, struct gp_err
 	uint64_t end;
 	int ret;
 
-	if (!odb_locate(po->odb, &e->oid, &e->pack, &e->ofs, &e->loose_dir)) {
+	/* pack_objects_add_packed() chose the copy already. */
+	if (!e->pack && !odb_locate(po->odb, &e->oid, &e->pack, &e->ofs, &e->loose_dir)) {
 		enum object_type type;
 		unsigned char *data;
 		size_t size;

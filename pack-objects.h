@@ -105,6 +105,20 @@ void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oi
  */
 void pack_objects_add_base(struct pack_objects *po, const struct object_id *oid,
 			   enum object_type type, uint32_t name_hash);
+/*
+ * Add an object with the stored copy to read it from: the entry at ofs
+ * of pack p (one of the odb's packs), as --stdin-packs takes each object
+ * from the pack it was named by. Otherwise as pack_objects_add_hashed().
+ */
+void pack_objects_add_packed(struct pack_objects *po, const struct object_id *oid,
+			     enum object_type type, uint32_t name_hash,
+			     struct packed_git *p, uint64_t ofs);
+/*
+ * Give an object added earlier (without a name) the name hash of the
+ * path a later walk reached it by; false when oid was not added.
+ */
+bool pack_objects_set_name_hash(struct pack_objects *po, const struct object_id *oid,
+				uint32_t name_hash);
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid);
 /* The number of objects to write (preferred bases aside). */
 uint32_t pack_objects_nr(const struct pack_objects *po);
