@@ -237,6 +237,14 @@ struct sp_walk {
 	struct pack_set closed;   /* ^-packs and --keep-pack packs */
 	struct pack_set promisor; /* with exclude_promisor */
 	bool stop_at_closed;      /* some !-pack was named */
+	/*
+	 * Every commit the walk could show is a tip: every pack is named
+	 * (a commit not in a ^-pack is then in an included or !-pack),
+	 * the loose commits are tips (--unpacked) and there are no
+	 * alternates to hold other loose ones. Once the last tip is
+	 * popped, what is left is history nothing more comes of.
+	 */
+	bool only_tips_shown;
 	/* commits, by name */
 	struct walk_commit *commits;
 	uint32_t nr_commits, alloc_commits;
@@ -303,7 +311,7 @@ static int resolve_packs(struct stdin_packs *sp, struct sp_walk *w, struct sp_na
 			 size_t *nr_out, struct gp_error *err)
 {
 	const struct stdin_packs_opts *o = w->opts;
-	bool any_local_keep = false;
+	bool any_local_keep = false, all_named = true;
 	struct sp_name **list;
 	size_t *order, nr = 0;
 	int ret = 0;
@@ -324,8 +332,10 @@ static int resolve_packs(struct stdin_packs *sp, struct sp_walk *w, struct sp_na
 		}
 		if (o->exclude_promisor && p->is_promisor)
 			pack_set_add(&w->promisor, p);
-		if (!n)
+		if (!n) {
+			all_named = false;
 			continue;
+		}
 		if ((n->kinds & STDIN_PACK_INCLUDE) && o->exclude_promisor && p->is_promisor)
 			return gp_error_set(err, GP_EINVAL,
 					    "packfile %s is a promisor but --exclude-promisor-objects was given",
@@ -344,6 +354,7 @@ static int resolve_packs(struct stdin_packs *sp, struct sp_walk *w, struct sp_na
 			pack_set_add(&w->reject, p);
 		n->pack = p;
 	}
+	w->only_tips_shown = all_named && o->unpacked && !odb_nr_alternates(w->odb);
 	/* git leaves .keep packs alone only when the repository has one of its own. */
 	if (o->honor_pack_keep && any_local_keep)
 		for (size_t i = 0; i < odb_nr_packs(w->odb); i++)
@@ -588,16 +599,24 @@ static void reached(struct sp_walk *w, const struct object_id *oid, enum object_
 
 static void walk_commits(struct sp_walk *w)
 {
+	size_t tips_queued = 0;
 	for (size_t i = 0; i < w->nr_tips; i++) {
 		uint32_t at = w->tips[i];
 		if (parse_commit(w, at))
 			continue;
 		w->commits[at].flags |= C_SEEN;
 		heap_push(w, at);
+		tips_queued++;
 	}
 	while (w->heap_nr) {
-		uint32_t at = heap_pop(w);
-		bool closed = pack_set_has_oid(&w->closed, &w->commits[at].oid);
+		uint32_t at;
+		bool closed;
+		if (w->only_tips_shown && !tips_queued)
+			break;
+		at = heap_pop(w);
+		if (w->commits[at].flags & C_TIP)
+			tips_queued--;
+		closed = pack_set_has_oid(&w->closed, &w->commits[at].oid);
 		if (!(w->commits[at].flags & C_ADDED)) {
 			w->commits[at].flags |= C_ADDED;
 			if (!(closed && w->stop_at_closed))

@@ -26,6 +26,13 @@
  * reaches that is stored elsewhere (in packs not named, or loose) goes
  * in too, unless an excluded pack holds it, or it is a missing blob.
  *
+ * Cost: the objects of the packs enumerated, plus the walk: the
+ * history below the tips (commits only, through ^-packs; git's cost
+ * too), and the trees of the commits shown. When every commit that
+ * could be shown is a tip (every pack of the odb named, --unpacked,
+ * no alternates: a geometric repack's case), the walk ends with the
+ * last tip, so that it costs what was pushed, not the history.
+ *
  * Throughout, an object is left out when git's other options say so:
  * --local (an alternate has it), --honor-pack-keep and --keep-pack
  * (a kept pack has it; --keep-pack packs count as ^-packs for the
