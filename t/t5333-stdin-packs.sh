@@ -19,8 +19,8 @@ with --unpacked what loose commits reach; !-packs walked through but
 ^-packs a boundary; promisor packs passed by; missing blobs, trees and
 commits stepped over. Name hashes come from a walk: the packs of a
 history whose ranges were packed without deltas roll up into one no
-bigger than git'\''s (deltas found between files of the same name).
-SHA-1 and SHA-256.'
+bigger than git'\''s (deltas found between files of the same name), and
+so does repack --geometric. SHA-1 and SHA-256.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -385,6 +385,26 @@ do
 		both $h in --stdin-packs --threads=1 &&
 		git_size=$(wc -c <$(ls $h/out-git-*.pack)) &&
 		gp_size=$(wc -c <$(ls $h/out-gp-*.pack)) &&
+		echo "git $git_size gitpack $gp_size" &&
+		test $((gp_size * 10)) -le $((git_size * 11))
+	'
+
+	test_expect_success "repack --geometric rolls up with names too ($algo)" '
+		h=hash-$algo &&
+		rm -f $h/out-* &&
+		git -C $h config pack.threads 1 &&
+		cp -R $h geo-git-$algo &&
+		cp -R $h geo-gp-$algo &&
+		git -C geo-git-$algo repack -q --geometric=2 -d &&
+		gitpack -C geo-gp-$algo repack -q --geometric=2 -d &&
+		ls geo-gp-$algo/.git/objects/pack/*.pack >packs &&
+		test_line_count = 1 packs &&
+		git -C geo-gp-$algo fsck --no-progress &&
+		objs geo-git-$algo/.git/objects/pack/*.idx >expect &&
+		objs geo-gp-$algo/.git/objects/pack/*.idx >actual &&
+		test_cmp expect actual &&
+		git_size=$(wc -c <$(ls geo-git-$algo/.git/objects/pack/*.pack)) &&
+		gp_size=$(wc -c <$(ls geo-gp-$algo/.git/objects/pack/*.pack)) &&
 		echo "git $git_size gitpack $gp_size" &&
 		test $((gp_size * 10)) -le $((git_size * 11))
 	'
