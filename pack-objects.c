@@ -438,33 +438,6 @@ int pack_objects_add_pack_list(struct pack_objects *po, struct packed_git *const
 	return ret;
 }
 
-int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
-			   size_t nr_include, const char *const *exclude,
-			   size_t nr_exclude, struct gp_error *err)
-{
-	struct packed_git **excluded = xcalloc(nr_exclude ? nr_exclude : 1, sizeof(*excluded));
-	struct packed_git **included = xcalloc(nr_include ? nr_include : 1, sizeof(*included));
-	size_t nr_excluded = 0;
-	int ret = 0;
-
-	for (size_t i = 0; i < nr_exclude; i++) {
-		/* git ignores excluded packs it does not have. */
-		struct packed_git *p = pack_named(po, exclude[i]);
-		if (p)
-			excluded[nr_excluded++] = p;
-	}
-	for (size_t i = 0; i < nr_include && !ret; i++) {
-		included[i] = pack_named(po, include[i]);
-		if (!included[i])
-			ret = gp_error_set(err, GP_ENOTFOUND, "could not find pack '%s'", include[i]);
-	}
-	if (!ret)
-		ret = pack_objects_add_pack_list(po, included, nr_include, excluded, nr_excluded, err);
-	free(included);
-	free(excluded);
-	return ret;
-}
-
 /* A pack whose objects a --keep-unreachable or --unpack-unreachable takes. */
 static bool pack_is_repacked(struct pack_objects *po, const struct pack_objects_filter *f,
 			     size_t index)

@@ -189,16 +189,6 @@ int pack_objects_include_tag(struct pack_objects *po, const struct object_id *oi
 			     struct gp_error *err);
 
 /*
- * git's --stdin-packs: every object of the packs named in include that
- * is in none of the packs named in exclude (names as "pack-X.pack"),
- * pack by pack, each in pack order. Errors: GP_ENOTFOUND (a named pack
- * is not in the repository), GP_ECORRUPT.
- */
-int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
-			   size_t nr_include, const char *const *exclude,
-			   size_t nr_exclude, struct gp_error *err);
-
-/*
  * git's --cruft: the unreachable objects, for a cruft pack (with a
  * .mtimes file, pack-mtimes.h). The caller has put every reachable
  * object into packs that stay; discard names the packs that will go
@@ -233,7 +223,12 @@ int pack_objects_add_unreachable(struct pack_objects *po, const struct pack_obje
 int pack_objects_loosen_unreachable(struct pack_objects *po, const struct pack_objects_filter *f,
 				    int64_t since, struct gp_error *err);
 
-/* The same with the packs themselves (alternates' packs too). */
+/*
+ * Every object of the packs include that none of the packs exclude
+ * holds (alternates' packs too), pack by pack, each in pack order,
+ * without names (stdin_packs_add_objects() of stdin-packs.h gives them
+ * the names of a walk). Errors: GP_ECORRUPT.
+ */
 int pack_objects_add_pack_list(struct pack_objects *po, struct packed_git *const *include,
 			       size_t nr_include, struct packed_git *const *exclude,
 			       size_t nr_exclude, struct gp_error *err);
