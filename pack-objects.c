@@ -273,6 +273,28 @@ static bool island_allows(const struct pack_objects *po, uint32_t n, uint32_t ba
 	return !po->islands || delta_islands_may_base(po->islands, n, base);
 }
 
+void pack_objects_add_packed(struct pack_objects *po, const struct object_id *oid,
+			     enum object_type type, uint32_t name_hash,
+			     struct packed_git *p, uint64_t ofs)
+{
+	uint32_t before = po->nr;
+	pack_objects_add_hashed(po, oid, type, name_hash);
+	if (po->nr == before)
+		return;
+	po->entries[before].pack = p;
+	po->entries[before].ofs = ofs;
+}
+
+bool pack_objects_set_name_hash(struct pack_objects *po, const struct object_id *oid,
+				uint32_t name_hash)
+{
+	uint32_t n = find_entry(po, oid);
+	if (n == NO_ENTRY || po->entries[n].external)
+		return false;
+	po->entries[n].name_hash = name_hash;
+	return true;
+}
+
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid)
 {
 	uint32_t n = find_entry(po, oid);
@@ -432,33 +454,6 @@ int pack_objects_add_pack_list(struct pack_objects *po, struct packed_git *const
 	return ret;
 }
 
-int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
-			   size_t nr_include, const char *const *exclude,
-			   size_t nr_exclude, struct gp_error *err)
-{
-	struct packed_git **excluded = xcalloc(nr_exclude ? nr_exclude : 1, sizeof(*excluded));
-	struct packed_git **included = xcalloc(nr_include ? nr_include : 1, sizeof(*included));
-	size_t nr_excluded = 0;
-	int ret = 0;
-
-	for (size_t i = 0; i < nr_exclude; i++) {
-		/* git ignores excluded packs it does not have. */
-		struct packed_git *p = pack_named(po, exclude[i]);
-		if (p)
-			excluded[nr_excluded++] = p;
-	}
-	for (size_t i = 0; i < nr_include && !ret; i++) {
-		included[i] = pack_named(po, include[i]);
-		if (!included[i])
-			ret = gp_error_set(err, GP_ENOTFOUND, "could not find pack '%s'", include[i]);
-	}
-	if (!ret)
-		ret = pack_objects_add_pack_list(po, included, nr_include, excluded, nr_excluded, err);
-	free(included);
-	free(excluded);
-	return ret;
-}
-
 /* A pack whose objects a --keep-unreachable or --unpack-unreachable takes. */
 static bool pack_is_repacked(struct pack_objects *po, const struct pack_objects_filter *f,
 			     size_t index)
@@ -583,7 +578,8 @@ static int locate_one(struct pack_objects *po, struct po_entry *e, struct gp_err
 	uint64_t end;
 	int ret;
 
-	if (!odb_locate(po->odb, &e->oid, &e->pack, &e->ofs, &e->loose_dir)) {
+	/* pack_objects_add_packed() chose the copy already. */
+	if (!e->pack && !odb_locate(po->odb, &e->oid, &e->pack, &e->ofs, &e->loose_dir)) {
 		enum object_type type;
 		unsigned char *data;
 		size_t size;

@@ -112,6 +112,20 @@ void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oi
  */
 void pack_objects_add_base(struct pack_objects *po, const struct object_id *oid,
 			   enum object_type type, uint32_t name_hash);
+/*
+ * Add an object with the stored copy to read it from: the entry at ofs
+ * of pack p (one of the odb's packs), as --stdin-packs takes each object
+ * from the pack it was named by. Otherwise as pack_objects_add_hashed().
+ */
+void pack_objects_add_packed(struct pack_objects *po, const struct object_id *oid,
+			     enum object_type type, uint32_t name_hash,
+			     struct packed_git *p, uint64_t ofs);
+/*
+ * Give an object added earlier (without a name) the name hash of the
+ * path a later walk reached it by; false when oid was not added.
+ */
+bool pack_objects_set_name_hash(struct pack_objects *po, const struct object_id *oid,
+				uint32_t name_hash);
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid);
 /* The number of objects to write (preferred bases aside). */
 uint32_t pack_objects_nr(const struct pack_objects *po);
@@ -195,16 +209,6 @@ int pack_objects_include_tag(struct pack_objects *po, const struct object_id *oi
 			     struct gp_error *err);
 
 /*
- * git's --stdin-packs: every object of the packs named in include that
- * is in none of the packs named in exclude (names as "pack-X.pack"),
- * pack by pack, each in pack order. Errors: GP_ENOTFOUND (a named pack
- * is not in the repository), GP_ECORRUPT.
- */
-int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
-			   size_t nr_include, const char *const *exclude,
-			   size_t nr_exclude, struct gp_error *err);
-
-/*
  * git's --cruft: the unreachable objects, for a cruft pack (with a
  * .mtimes file, pack-mtimes.h). The caller has put every reachable
  * object into packs that stay; discard names the packs that will go
@@ -247,7 +251,12 @@ int pack_objects_add_unreachable(struct pack_objects *po, const struct pack_obje
 int pack_objects_loosen_unreachable(struct pack_objects *po, const struct pack_objects_filter *f,
 				    int64_t since, struct gp_error *err);
 
-/* The same with the packs themselves (alternates' packs too). */
+/*
+ * Every object of the packs include that none of the packs exclude
+ * holds (alternates' packs too), pack by pack, each in pack order,
+ * without names (stdin_packs_add_objects() of stdin-packs.h gives them
+ * the names of a walk). Errors: GP_ECORRUPT.
+ */
 int pack_objects_add_pack_list(struct pack_objects *po, struct packed_git *const *include,
 			       size_t nr_include, struct packed_git *const *exclude,
 			       size_t nr_exclude, struct gp_error *err);

@@ -16,6 +16,7 @@
 #include "packfile.h"
 #include "reachable.h"
 #include "shallow.h"
+#include "stdin-packs.h"
 #include "oidset.h"
 #include "hashfile.h"
 #include "refs.h"
@@ -132,14 +133,18 @@ static size_t geometric_split(const uint64_t *weights, size_t nr, uint64_t facto
 /*
  * One geometric group: the packs in cands (sorted by object count)
  * whose smallest ones must roll up are added to po, every other pack of
- * the repository (and of its alternates) excluded; those rolled up that
- * are local are marked replaced.
+ * the repository (and of its alternates) excluded, and with loose the
+ * loose objects no pack holds; those rolled up that are local are
+ * marked replaced. As git's pack-objects --stdin-packs --unpacked, whose
+ * walk names the objects for the delta search (stdin-packs.h).
  */
 static int roll_up(struct repack *r, struct pack_objects *po, struct packed_git **cands,
-		   struct old_pack **owners, size_t nr, struct gp_error *err)
+		   struct old_pack **owners, size_t nr, bool loose, struct gp_error *err)
 {
 	uint64_t *weights = xcalloc(nr + 1, sizeof(*weights));
 	struct packed_git **exclude = xcalloc(odb_nr_packs(r->odb) + 1, sizeof(*exclude));
+	struct stdin_packs_opts sp_opts = { .unpacked = loose };
+	struct stdin_packs *sp;
 	size_t split, nr_exclude = 0;
 	int ret;
 
@@ -157,7 +162,13 @@ static int roll_up(struct repack *r, struct pack_objects *po, struct packed_git 
 	for (size_t k = 0; k < split; k++)
 		if (owners[k])
 			owners[k]->replaced = true;
-	ret = pack_objects_add_pack_list(po, cands, split, exclude, nr_exclude, err);
+	stdin_packs_new(&sp);
+	for (size_t k = 0; k < split; k++)
+		stdin_packs_add(sp, base_name(cands[k]->pack_path), STDIN_PACK_INCLUDE);
+	for (size_t k = 0; k < nr_exclude; k++)
+		stdin_packs_add(sp, base_name(exclude[k]->pack_path), STDIN_PACK_EXCLUDE_CLOSED);
+	ret = stdin_packs_add_objects(sp, r->odb, po, &sp_opts, NULL, err);
+	stdin_packs_free(sp);
 	free(weights);
 	free(exclude);
 	return ret;
@@ -214,13 +225,11 @@ static int choose_geometric(struct repack *r, struct gp_error *err)
 		for (size_t i = 0; i < r->nr_packs; i++)
 			if (r->packs[i].pack == promisor[k])
 				promisor_own[k] = &r->packs[i];
-	ret = roll_up(r, r->po, normal, normal_own, nr_normal, err);
 	/* Loose objects roll up too, those that no pack holds already. */
-	if (!ret)
-		ret = pack_objects_add_loose_unpacked(r->po, err);
+	ret = roll_up(r, r->po, normal, normal_own, nr_normal, true, err);
 	if (!ret && nr_promisor > 1) {
 		pack_objects_new(&r->po_promisor, r->odb, &r->po_opts);
-		ret = roll_up(r, r->po_promisor, promisor, promisor_own, nr_promisor, err);
+		ret = roll_up(r, r->po_promisor, promisor, promisor_own, nr_promisor, false, err);
 	}
 	free(normal);
 	free(promisor);

@@ -24,6 +24,7 @@
 #include "../revision.h"
 #include "../oidset.h"
 #include "../shallow.h"
+#include "../stdin-packs.h"
 #include "../strbuf.h"
 #include "../trace2.h"
 #include <time.h>
@@ -277,43 +278,53 @@ static enum pack_reuse pack_reuse_config(struct repository *repo)
 									 : PACK_REUSE_SINGLE;
 }
 
-static int cmp_str(const void *a, const void *b)
+static void warn_loose(const char *msg, void *data)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	warning("%s", msg);
 }
 
-/* --stdin-packs: "pack-X.pack" to include, "^pack-Y.pack" to exclude. */
-static void read_packs(struct pack_objects *po, bool with_loose)
+/*
+ * --stdin-packs[=follow]: "pack-X.pack" to include, "^pack-Y.pack" to
+ * exclude, with follow "!pack-Z.pack" to exclude but walk through
+ * (stdin-packs.h).
+ */
+static void read_packs(struct pack_objects *po, struct odb *odb, struct stdin_packs_opts *opts)
 {
 	struct strbuf line = STRBUF_INIT;
 	struct gp_error err = GP_ERROR_INIT;
-	char **include = NULL, **exclude = NULL;
-	size_t nr_include = 0, alloc_include = 0, nr_exclude = 0, alloc_exclude = 0;
-	while (strbuf_getline(&line, stdin)) {
-		if (!line.len)
-			continue;
-		if (line.buf[0] == '^') {
-			ALLOC_GROW(exclude, nr_exclude + 1, alloc_exclude);
-			exclude[nr_exclude++] = xstrdup(line.buf + 1);
-		} else {
-			ALLOC_GROW(include, nr_include + 1, alloc_include);
-			include[nr_include++] = xstrdup(line.buf);
-		}
-	}
-	/* Sorted, as git has them: the first missing pack named is the least. */
-	qsort(include, nr_include, sizeof(*include), cmp_str);
-	if (pack_objects_add_packs(po, (const char *const *)include, nr_include,
-				   (const char *const *)exclude, nr_exclude, &err))
+	struct stdin_packs_stats stats;
+	struct stdin_packs *sp;
+
+	stdin_packs_new(&sp);
+	while (strbuf_getline(&line, stdin))
+		stdin_packs_add_line(sp, line.buf, opts->follow);
+	opts->warn = warn_loose;
+	if (stdin_packs_add_objects(sp, odb, po, opts, &stats, &err))
 		die_error(&err);
-	if (with_loose && pack_objects_add_loose(po, &err))
-		die_error(&err);
-	for (size_t i = 0; i < nr_include; i++)
-		free(include[i]);
-	for (size_t i = 0; i < nr_exclude; i++)
-		free(exclude[i]);
-	free(include);
-	free(exclude);
+	trace2_data_intmax("pack-objects", "stdin_packs_found", (intmax_t)stats.found);
+	trace2_data_intmax("pack-objects", "stdin_packs_hints", (intmax_t)stats.hints);
+	stdin_packs_free(sp);
 	strbuf_release(&line);
+}
+
+enum stdin_packs_mode {
+	STDIN_PACKS_NONE = 0,
+	STDIN_PACKS_STANDARD,
+	STDIN_PACKS_FOLLOW,
+};
+
+static int parse_stdin_packs(const struct option *opt, const char *arg, int unset)
+{
+	enum stdin_packs_mode *mode = opt->value;
+	if (unset)
+		*mode = STDIN_PACKS_NONE;
+	else if (!arg || !*arg)
+		*mode = STDIN_PACKS_STANDARD;
+	else if (!strcmp(arg, "follow"))
+		*mode = STDIN_PACKS_FOLLOW;
+	else
+		die("invalid value for '%s': '%s'", opt->long_name, arg);
+	return 0;
 }
 
 /* --unpacked, and --unpacked=<pack>: objects of that pack count as unpacked. */
@@ -476,11 +487,13 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	struct opt_string_list keep = { 0 };
 	struct odb *odb;
 	int to_stdout = 0, revs = 0, all = 0, unpacked = 0, incremental = 0, local = 0;
-	int honor_pack_keep = 0, stdin_packs = 0, write_bitmap = 0;
+	int honor_pack_keep = 0, write_bitmap = 0;
+	enum stdin_packs_mode stdin_packs = STDIN_PACKS_NONE;
 	int progress = -1, reuse_delta = 1, reuse_object = 1, delta_base_offset = 0;
 	int non_empty = 0, write_rev = 1, ignored = 0, thin = 0, include_tag = 0;
 	int shallow_opt = 0, use_bitmap_index = -1, reflog = 0, indexed_objects = 0;
 	int all_progress_implied = 0;
+	bool internal_revs;
 	int cruft = 0, keep_unreachable = 0, pack_loose_unreachable = 0;
 	int exclude_promisor = 0, name_hash_version = -2, path_walk = -1, delta_islands = 0;
 	int sparse = -1;
@@ -510,7 +523,9 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_BOOL(0, "local", &local, "leave out objects of alternates"),
 		OPT_BOOL(0, "honor-pack-keep", &honor_pack_keep, "leave out objects in packs with a .keep file"),
 		OPT_STRING_LIST(0, "keep-pack", &keep, "name", "leave out the objects of this pack"),
-		OPT_BOOL(0, "stdin-packs", &stdin_packs, "read packs to include (and ^packs to exclude) from stdin"),
+		OPT_CALLBACK_F(0, "stdin-packs", &stdin_packs, "mode",
+			       "read packs to include (and ^packs to exclude) from stdin",
+			       PARSE_OPT_OPTARG, parse_stdin_packs),
 		OPT_BOOL(0, "write-bitmap-index", &write_bitmap, "write a bitmap index with the pack"),
 		OPT_BOOL(0, "delta-base-offset", &delta_base_offset, "use OFS_DELTA entries"),
 		OPT_BOOL(0, "reuse-delta", &reuse_delta, "reuse stored deltas"),
@@ -627,6 +642,30 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		}
 		gp_error_clear(&err);
 	}
+	/*
+	 * As git: these read revisions from stdin as --revs does (a thin
+	 * pack comes from a walk, so --thin too, but with --path-walk).
+	 */
+	internal_revs = revs || (thin && !path_walk) || all || reflog || indexed_objects ||
+			(unpacked && !stdin_packs) || (exclude_promisor && !stdin_packs) ||
+			keep_unreachable || pack_loose_unreachable || unpack_unreachable.set;
+	/* The checks in git's order, so that the first complaint is git's. */
+	if (opts.depth > 4095) {
+		fprintf(stderr, "warning: delta chain depth %d is too deep, forcing 4095\n", opts.depth);
+		opts.depth = 4095;
+	}
+	if (opts.compression < -1 || opts.compression > 9)
+		die("bad pack compression level %d", opts.compression);
+	if (to_stdout && max_pack_size)
+		die("--max-pack-size cannot be used to build a pack for transfer");
+	if (!to_stdout && thin)
+		die("--thin cannot be used to build an indexable pack");
+	if (keep_unreachable && unpack_unreachable.set)
+		die("options '--keep-unreachable' and '--unpack-unreachable' cannot be used together");
+	if (stdin_packs && object_filter.kind != OBJECT_FILTER_NONE)
+		die("options '--stdin-packs' and '--filter' cannot be used together");
+	if (stdin_packs && internal_revs)
+		die("cannot use internal rev list with --stdin-packs");
 	if (cruft) {
 		if (revs || all || reflog || indexed_objects || (thin && !path_walk) ||
 		    (unpacked && !stdin_packs))
@@ -636,30 +675,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		if (keep_unreachable || pack_loose_unreachable || unpack_unreachable.set)
 			die("options '--cruft' and '--keep-unreachable' cannot be used together");
 	}
-	if (keep_unreachable && unpack_unreachable.set)
-		die("options '--keep-unreachable' and '--unpack-unreachable' cannot be used together");
-	/*
-	 * As git: these read revisions from stdin as --revs does (a thin
-	 * pack comes from a walk, so --thin too, but with --path-walk).
-	 */
-	if ((thin && !path_walk) || all || reflog || indexed_objects ||
-	    (unpacked && !stdin_packs) || (exclude_promisor && !stdin_packs) ||
-	    keep_unreachable || pack_loose_unreachable || unpack_unreachable.set)
+	if (internal_revs)
 		revs = 1;
-	if (stdin_packs && object_filter.kind != OBJECT_FILTER_NONE)
-		die("options '--stdin-packs' and '--filter' cannot be used together");
-	if (stdin_packs && revs)
-		die("cannot use internal rev list with --stdin-packs");
-	if (!to_stdout && thin)
-		die("--thin cannot be used to build an indexable pack");
-	if (opts.compression < -1 || opts.compression > 9)
-		die("bad pack compression level %d", opts.compression);
-	if (opts.depth > 4095) {
-		fprintf(stderr, "warning: delta chain depth %d is too deep, forcing 4095\n", opts.depth);
-		opts.depth = 4095;
-	}
-	if (to_stdout && max_pack_size)
-		die("--max-pack-size cannot be used to build a pack for transfer");
 	/* pack.packSizeLimit is for packs written to files only, as git. */
 	if (!to_stdout)
 		opts.max_pack_size = max_pack_size_option(repo, max_pack_size);
@@ -779,7 +796,14 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	} else if (cruft) {
 		read_cruft_packs(repo, po, cruft_expiration.set ? cruft_expiration.when : 0);
 	} else if (stdin_packs) {
-		read_packs(po, unpacked);
+		struct stdin_packs_opts sp_opts = {
+			.follow = stdin_packs == STDIN_PACKS_FOLLOW,
+			.unpacked = unpacked_packs.set, .incremental = incremental,
+			.local = local, .honor_pack_keep = honor_pack_keep,
+			.keep_packs = keep.items, .nr_keep_packs = keep.nr,
+			.exclude_promisor = exclude_promisor,
+		};
+		read_packs(po, odb, &sp_opts);
 	} else {
 		read_object_list(po, repo->hash_algo, &filter);
 	}
