@@ -54,6 +54,17 @@ GP_PRINTF(1, 2) void warning(const char *fmt, ...);
  */
 uint64_t max_pack_size_option(struct repository *repo, unsigned long given);
 
+struct object_filter;
+struct odb;
+struct walk_filter;
+/*
+ * The filter f prepared for walks in repo (walk-filter.h), or die in
+ * git's words (with git's warning first for a sparse:oid blob that is
+ * too large). NULL for no filter.
+ */
+struct walk_filter *walk_filter_or_die(struct repository *repo, struct odb *odb,
+				       const struct object_filter *f);
+
 /*
  * Report what the bitmap writer skips in the configuration, as git
  * does: a pack.preferBitmapTips without a value ("error: missing value

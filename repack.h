@@ -36,7 +36,7 @@
 
 struct gp_error;
 struct repository;
-struct rev_filter;
+struct walk_filter;
 
 struct repack_opts {
 	bool all;               /* -a */
@@ -78,7 +78,7 @@ struct repack_opts {
 	 * a pack of its own, written with the prefix filter_to (a path
 	 * such as "../other.git/objects/pack/pack") or beside the new one.
 	 */
-	const struct rev_filter *filter;
+	const struct walk_filter *filter; /* walk-filter.h */
 	const char *filter_to;
 	/* repack.cruftWindow and friends: the cruft pack's delta search */
 	int cruft_window, cruft_depth, cruft_threads;

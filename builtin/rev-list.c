@@ -15,6 +15,9 @@
 #include "../repository.h"
 #include "../revision.h"
 #include "../shallow.h"
+#include "../strbuf.h"
+#include "../walk-filter.h"
+#include "../object-filter.h"
 
 static const char *const rev_list_usage[] = {
 	"gitpack rev-list [--objects] [--count] [--use-bitmap-index] [--test-bitmap] [--all] [--branches] [--tags] [--not] <commit>... [^<commit>...] [<a>..<b>]",
@@ -100,6 +103,24 @@ static void add_rev(struct repository *repo, struct odb *odb, struct tip_list *t
 	if (ctx.has_path && strchr(arg, ':'))
 		path = strchr(arg, ':') + 1;
 	add_tip(tl, &oid, uninteresting, path);
+}
+
+struct walk_filter *walk_filter_or_die(struct repository *repo, struct odb *odb,
+				       const struct object_filter *f)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct strbuf warn = STRBUF_INIT;
+	struct walk_filter *wf;
+
+	if (f->kind == OBJECT_FILTER_NONE)
+		return NULL;
+	if (walk_filter_new(&wf, f, repo, odb, &warn, &err)) {
+		if (warn.len)
+			warning("%s", warn.buf);
+		die_error(&err);
+	}
+	strbuf_release(&warn);
+	return wf;
 }
 
 static int show_bitmapped(const struct object_id *oid, enum object_type type, void *data)
