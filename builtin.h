@@ -65,6 +65,9 @@ struct walk_filter;
 struct walk_filter *walk_filter_or_die(struct repository *repo, struct odb *odb,
 				       const struct object_filter *f);
 
+/* core.bigFileThreshold, or 0 when unset (dies on a bad value). */
+uint64_t big_file_threshold_config(struct repository *repo);
+
 /*
  * Report what the bitmap writer skips in the configuration, as git
  * does: a pack.preferBitmapTips without a value ("error: missing value

@@ -17,14 +17,18 @@
  */
 #include "index-file.h"
 #include "error.h"
+#include "hash.h"
 #include "strbuf.h"
+#include "util.h"
 
 #define INDEX_SIGNATURE 0x44495243u   /* "DIRC" */
 #define EXT_TREE 0x54524545u           /* "TREE" */
 #define EXT_REUC 0x52455543u           /* "REUC" */
 #define EXT_LINK 0x6c696e6bu           /* "link" */
+#define EXT_SDIR 0x73646972u           /* "sdir": the index is sparse */
 #define ENTRY_STAT_SIZE 40             /* ctime..size */
 #define FLAG_EXTENDED 0x4000
+#define FLAG_STAGE_MASK 0x3000
 #define XFLAG_INTENT_TO_ADD 0x2000
 #define MODE_TYPE_MASK 0170000
 #define MODE_DIR 0040000
@@ -36,10 +40,19 @@ struct index_reader {
 	const char *name;
 	int algo;
 	size_t rawsz;
-	index_object_fn *fn;
-	void *data;
+	const struct index_visitor *visitor;
 	struct gp_error *err;
 	struct strbuf path;
+	/* the second pass over a sparse index's entries collects them here */
+	bool collect;
+	bool unmerged;
+	struct strbuf paths;          /* NUL-terminated, one after another */
+	struct collected_entry {
+		size_t path_at;
+		uint32_t mode;
+		struct object_id oid;
+	} *entries;
+	size_t nr_entries, alloc_entries;
 };
 
 /* Read a varint as OFS_DELTA encodes it; false when it runs out or overflows. */
@@ -112,10 +125,22 @@ static int read_entries(struct index_reader *r, uint32_t version, uint32_t nr, s
 					       " is truncated", r->name, start, n);
 			pos = start + want;
 		}
+		if (r->collect) {
+			/* what a tree of the entries holds: gitlinks, no intent-to-add */
+			if (flags & FLAG_STAGE_MASK)
+				r->unmerged = true;
+			if (!(xflags & XFLAG_INTENT_TO_ADD)) {
+				ALLOC_GROW(r->entries, r->nr_entries + 1, r->alloc_entries);
+				r->entries[r->nr_entries++] = (struct collected_entry){
+					.path_at = r->paths.len, .mode = mode, .oid = oid };
+				strbuf_add(&r->paths, r->path.buf, r->path.len + 1);
+			}
+			continue;
+		}
 		if ((mode & MODE_TYPE_MASK) == MODE_GITLINK || (xflags & XFLAG_INTENT_TO_ADD))
 			continue;
-		ret = r->fn(&oid, (mode & MODE_TYPE_MASK) == MODE_DIR ? OBJ_TREE : OBJ_BLOB,
-			    r->path.buf, r->data);
+		ret = r->visitor->object(&oid, (mode & MODE_TYPE_MASK) == MODE_DIR ? OBJ_TREE : OBJ_BLOB,
+					 r->path.buf, r->visitor->data);
 		if (ret)
 			return ret;
 	}
@@ -148,7 +173,7 @@ static int read_cache_tree(struct index_reader *r, size_t pos, size_t end)
 		{
 			struct object_id oid;
 			oid_from_raw(&oid, r->buf + pos, r->algo);
-			ret = r->fn(&oid, OBJ_TREE, r->path.buf, r->data);
+			ret = r->visitor->object(&oid, OBJ_TREE, r->path.buf, r->visitor->data);
 			if (ret)
 				return ret;
 		}
@@ -192,7 +217,7 @@ static int read_resolve_undo(struct index_reader *r, size_t pos, size_t end)
 			pos += r->rawsz;
 			if ((modes[i] & MODE_TYPE_MASK) == MODE_GITLINK)
 				continue;
-			ret = r->fn(&oid, OBJ_BLOB, r->path.buf, r->data);
+			ret = r->visitor->object(&oid, OBJ_BLOB, r->path.buf, r->visitor->data);
 			if (ret)
 				return ret;
 		}
@@ -200,15 +225,117 @@ static int read_resolve_undo(struct index_reader *r, size_t pos, size_t end)
 	return 0;
 }
 
+/* A directory being built: its path ("" or "a/b/") and its tree so far. */
+struct open_dir {
+	size_t path_len;
+	struct strbuf tree;
+};
+
+static void add_tree_entry(struct strbuf *tree, uint32_t mode, const char *name, size_t name_len,
+			   const struct object_id *oid, size_t rawsz)
+{
+	strbuf_addf(tree, "%o ", (mode & MODE_TYPE_MASK) == MODE_DIR ? MODE_DIR : mode);
+	strbuf_add(tree, name, name_len);
+	strbuf_addch(tree, '\0');
+	strbuf_add(tree, oid->hash, rawsz);
+}
+
+/* Finish the innermost open directory into its parent (the root into nothing). */
+static int close_dir(struct index_reader *r, struct open_dir *dirs, size_t *depth,
+		     struct strbuf *dir_path)
+{
+	struct open_dir *d = &dirs[*depth - 1];
+	struct object_id oid;
+	int ret = hash_object(r->algo, OBJ_TREE, d->tree.buf, d->tree.len, &oid, r->err);
+	if (!ret)
+		ret = r->visitor->store_tree(&oid, (const unsigned char *)d->tree.buf, d->tree.len,
+					     r->visitor->data);
+	/* the object's path is the directory's without its slash */
+	strbuf_setlen(dir_path, d->path_len ? d->path_len - 1 : 0);
+	if (!ret)
+		ret = r->visitor->object(&oid, OBJ_TREE, dir_path->buf, r->visitor->data);
+	if (*depth > 1) {
+		struct open_dir *parent = &dirs[*depth - 2];
+		if (!ret)
+			add_tree_entry(&parent->tree, MODE_DIR, dir_path->buf + parent->path_len,
+				       dir_path->len - parent->path_len, &oid, r->rawsz);
+		strbuf_setlen(dir_path, parent->path_len);
+	}
+	strbuf_reset(&d->tree);
+	(*depth)--;
+	return ret;
+}
+
+/*
+ * The trees of a sparse index's entries, as git computes them when it
+ * expands the index. The entries are sorted by path, which within one
+ * directory is a tree's order too (a directory "x" sorts as "x/" in
+ * both). Iterative: one open tree per level of the current path.
+ */
+static int compute_trees(struct index_reader *r)
+{
+	struct open_dir *dirs = NULL;
+	size_t depth = 0, alloc = 0, inited = 0;
+	struct strbuf dir_path = STRBUF_INIT;
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < r->nr_entries; i++) {
+		const char *path, *slash;
+		size_t len;
+
+		path = r->paths.buf + r->entries[i].path_at;
+		len = strlen(path);
+		/* a sparse directory entry is "dir/": the tree of that directory */
+		if (len && path[len - 1] == '/')
+			len--;
+		while (!ret && depth > 1 &&
+		       (dir_path.len > len || memcmp(path, dir_path.buf, dir_path.len)))
+			ret = close_dir(r, dirs, &depth, &dir_path);
+		/* open the directories of the path, the root first of all */
+		for (;;) {
+			if (depth) {
+				slash = memchr(path + dir_path.len, '/', len - dir_path.len);
+				if (!slash)
+					break;
+				if (slash == path + dir_path.len) {
+					ret = CORRUPT(r->err, "%s: index entry '%s' has an empty "
+						      "path component", r->name, path);
+					break;
+				}
+				strbuf_add(&dir_path, path + dir_path.len,
+					   (size_t)(slash - (path + dir_path.len)) + 1);
+			}
+			ALLOC_GROW(dirs, depth + 1, alloc);
+			if (depth == inited) {
+				strbuf_init(&dirs[depth].tree, 0);
+				inited++;
+			}
+			dirs[depth++].path_len = dir_path.len;
+		}
+		if (!ret)
+			add_tree_entry(&dirs[depth - 1].tree, r->entries[i].mode,
+				       path + dir_path.len, len - dir_path.len,
+				       &r->entries[i].oid, r->rawsz);
+	}
+	while (!ret && depth)
+		ret = close_dir(r, dirs, &depth, &dir_path);
+	for (size_t i = 0; i < inited; i++)
+		strbuf_release(&dirs[i].tree);
+	free(dirs);
+	strbuf_release(&dir_path);
+	return ret;
+}
+
 int index_buf_for_each_object(const unsigned char *buf, size_t len, const char *name,
-			      int algo, index_object_fn *fn, void *data,
+			      int algo, const struct index_visitor *visitor,
 			      struct gp_error *err)
 {
 	struct index_reader r = { .buf = buf, .name = name, .algo = algo,
-				  .rawsz = gp_hash_algos[algo].rawsz, .fn = fn, .data = data,
+				  .rawsz = gp_hash_algos[algo].rawsz, .visitor = visitor,
 				  .err = err };
 	uint32_t version, nr;
 	size_t pos = 12;
+	bool sparse = false;
 	int ret;
 
 	if (len < 12 + r.rawsz)
@@ -242,14 +369,26 @@ int index_buf_for_each_object(const unsigned char *buf, size_t len, const char *
 			ret = read_resolve_undo(&r, pos, pos + size);
 		else if (sig == EXT_LINK)
 			ret = gp_error_set(err, GP_EINVAL, "%s: split indexes are not supported", name);
+		else if (sig == EXT_SDIR)
+			sparse = true;
 		pos += size;
+	}
+	if (!ret && sparse && visitor->store_tree) {
+		size_t end;
+		r.collect = true;
+		strbuf_init(&r.paths, 0);
+		ret = read_entries(&r, version, nr, &end);
+		if (!ret && !r.unmerged)
+			ret = compute_trees(&r);
+		strbuf_release(&r.paths);
+		free(r.entries);
 	}
 	strbuf_release(&r.path);
 	return ret;
 }
 
-int index_file_for_each_object(const char *path, int algo, index_object_fn *fn,
-			       void *data, struct gp_error *err)
+int index_file_for_each_object(const char *path, int algo, const struct index_visitor *visitor,
+			       struct gp_error *err)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int ret;
@@ -259,7 +398,7 @@ int index_file_for_each_object(const char *path, int algo, index_object_fn *fn,
 		return ret;
 	}
 	ret = index_buf_for_each_object((const unsigned char *)sb.buf, sb.len, path, algo,
-					fn, data, err);
+					visitor, err);
 	strbuf_release(&sb);
 	return ret;
 }

@@ -11,6 +11,7 @@
 #include "pack-objects.h"
 #include "commit.h"
 #include "delta.h"
+#include "delta-islands.h"
 #include "error.h"
 #include "hash.h"
 #include "hashfile.h"
@@ -109,6 +110,7 @@ struct pack_objects {
 	const struct bitmap_result *haves;
 	bool prepared;
 	const struct bitmap_order *follow;   /* pack_objects_follow() */
+	struct delta_islands *islands;       /* pack_objects_set_islands(); borrowed */
 	struct pack_objects_stats stats;
 };
 
@@ -255,6 +257,17 @@ void pack_objects_add(struct pack_objects *po, const struct object_id *oid,
 void pack_objects_follow(struct pack_objects *po, const struct bitmap_order *order)
 {
 	po->follow = order;
+}
+
+void pack_objects_set_islands(struct pack_objects *po, struct delta_islands *islands)
+{
+	po->islands = islands;
+}
+
+/* Whether entry base may be entry n's delta base, as far as islands go. */
+static bool island_allows(const struct pack_objects *po, uint32_t n, uint32_t base)
+{
+	return !po->islands || delta_islands_may_base(po->islands, n, base);
 }
 
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid)
@@ -630,6 +643,8 @@ static int locate_one(struct pack_objects *po, struct po_entry *e, struct gp_err
 				base = find_entry(po, &base_oid);
 			}
 		}
+		if (base != NO_ENTRY && !island_allows(po, (uint32_t)(e - po->entries), base))
+			base = NO_ENTRY;   /* the search finds it a base within its islands */
 		if (base != NO_ENTRY) {
 			e->base = base;
 			e->how = WRITE_REUSE_DELTA;
@@ -874,6 +889,8 @@ static void *search_worker(void *arg)
 			b = &po->entries[s->entry];
 			if (b->type != t->type)
 				break;  /* sorted by type: no more candidates */
+			if (!island_allows(po, job->list[k], s->entry))
+				continue;
 			if ((int)b->depth + 1 + (int)t->below > max_depth)
 				continue;
 			/*
@@ -965,6 +982,12 @@ static int cmp_search(const void *va, const void *vb, void *vpo)
 	/* A preferred base goes before the objects that may use it. */
 	if (a->external != b->external)
 		return a->external ? -1 : 1;
+	/* Objects in more islands first: the bases the others may use precede them. */
+	if (po->islands) {
+		int c = delta_islands_cmp(po->islands, *(const uint32_t *)va, *(const uint32_t *)vb);
+		if (c)
+			return c;
+	}
 	if (a->size != b->size)
 		return a->size > b->size ? -1 : 1;
 	return *(const uint32_t *)va < *(const uint32_t *)vb ? -1 : 1;
@@ -979,6 +1002,9 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 	struct progress *progress;
 	int ret = 0;
 
+	uint64_t big = po->opts.big_file_threshold ? po->opts.big_file_threshold
+						    : BIG_FILE_THRESHOLD;
+
 	if (po->opts.window <= 0 || po->opts.depth <= 0) {
 		free(list);
 		return 0;
@@ -986,7 +1012,7 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 	for (uint32_t n = 0; n < po->nr; n++) {
 		struct po_entry *e = &po->entries[n];
 		if ((e->how == WRITE_REUSE_DELTA && !e->external) || e->how == WRITE_VERBATIM ||
-		    e->size < MIN_DELTA_SIZE || e->size > BIG_FILE_THRESHOLD)
+		    e->size < MIN_DELTA_SIZE || e->size > big)
 			continue;
 		list[nr++] = n;
 	}
@@ -1037,6 +1063,18 @@ static void drop_source_pages(struct pack_objects *po)
 		pack_drop_pages(odb_pack(po->odb, i));
 }
 
+static uint32_t island_find(const struct object_id *oid, void *data)
+{
+	uint32_t n = find_entry(data, oid);
+	return n == NO_ENTRY ? DELTA_ISLANDS_NONE : n;
+}
+
+static const struct object_id *island_oid(uint32_t n, void *data)
+{
+	const struct pack_objects *po = data;
+	return &po->entries[n].oid;
+}
+
 static int prepare(struct pack_objects *po, struct gp_error *err)
 {
 	struct progress *progress;
@@ -1044,6 +1082,12 @@ static int prepare(struct pack_objects *po, struct gp_error *err)
 	if (po->prepared)
 		return 0;
 	progress_stop(&po->enum_progress);
+	if (po->islands) {
+		struct delta_islands_objects objs = { po->nr, island_find, island_oid, po };
+		ret = delta_islands_resolve(po->islands, po->odb, &objs, po->opts.progress, err);
+		if (ret)
+			return ret;
+	}
 	/* What the walk read (trees, commits) is not read again. */
 	drop_source_pages(po);
 	progress = progress_start("Counting objects", po->nr - po->reuse_nr,
@@ -1440,6 +1484,21 @@ static uint32_t *write_sequence(struct pack_objects *po)
 	return seq;
 }
 
+/* pack.islandCore: the core island's objects first, each side in its own order. */
+static void core_first(const struct pack_objects *po, uint32_t *seq, uint32_t nr)
+{
+	uint32_t *rest = xmalloc(sizeof(*rest) * (nr ? nr : 1));
+	uint32_t nr_core = 0, nr_rest = 0;
+	for (uint32_t k = 0; k < nr; k++) {
+		if (delta_islands_in_core(po->islands, seq[k]))
+			seq[nr_core++] = seq[k];
+		else
+			rest[nr_rest++] = seq[k];
+	}
+	memcpy(seq + nr_core, rest, sizeof(*rest) * nr_rest);
+	free(rest);
+}
+
 /*
  * Write every object: to w->f, a stream, or (w->dir set) to files, each
  * pack completed by finish_part().
@@ -1450,6 +1509,9 @@ static int write_pack(struct writer *w, struct gp_error *err)
 	uint32_t *stack = xmalloc(sizeof(*stack) * (po->nr ? po->nr : 1));
 	uint32_t *seq = write_sequence(po);
 	int ret = 0;
+
+	if (po->islands && delta_islands_has_core(po->islands))
+		core_first(po, seq, po->nr - po->nr_external);
 
 	memset(&po->stats, 0, sizeof(po->stats));
 	w->reader = pack_reader_new(0);
@@ -2174,7 +2236,8 @@ int pack_objects_add_from_bitmap(struct pack_objects *po, struct bitmap_index *b
 		return ret;
 	if (thin)
 		po->haves = res;
-	if (reuse == PACK_REUSE_NONE || !ba.order)
+	/* Islands are known only at prepare(): nothing is copied unchecked. */
+	if (reuse == PACK_REUSE_NONE || !ba.order || po->islands)
 		return 0;
 	nr_ranges = reuse_ranges(po->odb, ba.order, reuse == PACK_REUSE_MULTI, &ranges);
 	bitmap_init(&reused);

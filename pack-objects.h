@@ -20,7 +20,8 @@
  * Write order: the order objects were added (callers add them in
  * recency order, as rev-list lists them; see pack_objects_follow() for
  * the exception), except that a delta's base is always written before
- * it.
+ * it, and that with a core island (pack_objects_set_islands()) its
+ * objects go first.
  *
  * Files: the pack is streamed to a file descriptor, or written as
  * <base>-<hash>.pack with its .idx and .rev, each atomic and durable,
@@ -61,6 +62,12 @@ struct pack_objects_opts {
 	 */
 	int name_hash_version;
 	bool by_path;            /* --path-walk: the meter says so */
+	/*
+	 * core.bigFileThreshold: a larger object is neither a delta nor a
+	 * base (readers with a small allocation limit, as git's, can read
+	 * it whole); 0 means git's default, 512 MiB.
+	 */
+	uint64_t big_file_threshold;
 	/* --index-version: the .idx version (0: the default) and offset limit */
 	uint32_t idx_version;
 	uint64_t idx_off32_limit;
@@ -119,6 +126,19 @@ struct bitmap_order;
  * order already. order must stay valid until the pack is written.
  */
 void pack_objects_follow(struct pack_objects *po, const struct bitmap_order *order);
+
+struct delta_islands;
+/*
+ * Keep deltas within islands (delta-islands.h): a stored delta is
+ * reused, and the search takes a base, only when the base is in every
+ * island of the object; the search sorts objects in more islands
+ * first; the core island's objects are written first. The islands are
+ * computed over the objects added, when writing begins. islands is
+ * borrowed and must outlive the writing; set it before adding objects
+ * from a bitmap, which then copies nothing verbatim (a stored delta
+ * still reused goes through the same check).
+ */
+void pack_objects_set_islands(struct pack_objects *po, struct delta_islands *islands);
 
 /*
  * Which objects the enumerations below leave out, as git pack-objects'

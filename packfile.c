@@ -156,7 +156,7 @@ static int parse_idx(struct packed_git *p, const char *name, struct gp_error *er
 		table_ofs = 0;
 	}
 	if (len < table_ofs + 256 * 4 + 2 * rawsz)
-		return CORRUPT(err, "%s: index file is too small (%zu bytes)", name, len);
+		return CORRUPT(err, "index file %s is too small (%zu bytes)", name, len);
 	p->fanout = map + table_ofs;
 	for (unsigned bucket = 0; bucket < 256; bucket++) {
 		uint32_t n = get_be32(p->fanout + 4 * bucket);
@@ -194,7 +194,8 @@ static int parse_idx(struct packed_git *p, const char *name, struct gp_error *er
 	memcpy(p->pack_hash, map + len - 2 * rawsz, rawsz);
 
 	/*
-	 * Names strictly increasing, and each in its fanout bucket. This runs
+	 * Names in order (old packs may hold an object twice, which git
+	 * accepts), and each in its fanout bucket. This runs
 	 * on every open, so the order check compares the first eight bytes
 	 * as one big-endian word and only falls back to memcmp on a tie.
 	 */
@@ -211,7 +212,7 @@ static int parse_idx(struct packed_git *p, const char *name, struct gp_error *er
 				if (prev_oid) {
 					a = get_be64(prev_oid);
 					b = get_be64(cur);
-					if (a > b || (a == b && memcmp(prev_oid + 8, cur + 8, rawsz - 8) >= 0))
+					if (a > b || (a == b && memcmp(prev_oid + 8, cur + 8, rawsz - 8) > 0))
 						return CORRUPT(err, "%s: object names out of order at entry %" PRIu32, name, idx_pos);
 				}
 				prev_oid = cur;
@@ -287,7 +288,7 @@ int pack_open_idx(struct packed_git **out, const char *idx_path, int algo,
 	ret = map_file_readonly(idx_path, &p->idx_map, &p->idx_size, &p->mtime, err);
 	if (ret)
 		goto fail;
-	ret = parse_idx(p, base_name(idx_path), err);
+	ret = parse_idx(p, idx_path, err);
 	if (ret)
 		goto fail;
 	other = path_with_ext(idx_path, ".idx", ".keep");

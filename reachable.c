@@ -4,6 +4,8 @@
 #include "reachable.h"
 #include "error.h"
 #include "index-file.h"
+#include "loose.h"
+#include "odb.h"
 #include "object.h"
 #include "refs.h"
 #include "repository.h"
@@ -12,6 +14,7 @@
 #include <dirent.h>
 
 struct tip_ctx {
+	struct repository *repo;
 	struct rev_walk *walk;
 	struct gp_error *err;
 };
@@ -37,6 +40,20 @@ static int index_tip(const struct object_id *oid, enum object_type type, const c
 	return add_tip(data, oid, path);
 }
 
+/* A tree a sparse index implies is stored, as git's expansion of the index stores it. */
+static int index_tree(const struct object_id *oid, const unsigned char *content, size_t len,
+		      void *data)
+{
+	struct tip_ctx *tc = data;
+	struct object_id written;
+	struct odb *odb;
+	int ret = repo_odb(tc->repo, &odb, tc->err);
+	if (ret || odb_has_object(odb, oid))
+		return ret;
+	return loose_write(tc->repo->objdir, tc->repo->hash_algo, OBJ_TREE, content, len,
+			   &written, tc->err);
+}
+
 /* A linked worktree's HEAD, when it is detached (a branch is a ref already). */
 static int worktree_head(struct tip_ctx *tc, const char *path, int algo)
 {
@@ -55,7 +72,9 @@ static int worktree_head(struct tip_ctx *tc, const char *path, int algo)
 int reachable_add_tips(struct repository *repo, struct rev_walk *walk, unsigned flags,
 		       struct gp_error *err)
 {
-	struct tip_ctx tc = { walk, err };
+	struct tip_ctx tc = { .repo = repo, .walk = walk, .err = err };
+	const struct index_visitor visitor = { .object = index_tip, .store_tree = index_tree,
+					       .data = &tc };
 	char *path, *dir;
 	DIR *d;
 	struct dirent *de;
@@ -65,7 +84,7 @@ int reachable_add_tips(struct repository *repo, struct rev_walk *walk, unsigned 
 		ret = refs_for_each_reflog_oid(repo, reflog_tip, &tc, err);
 	if (!ret && (flags & REACH_INDEXES)) {
 		path = xstrfmt("%s/index", repo->commondir);
-		ret = index_file_for_each_object(path, repo->hash_algo, index_tip, &tc, err);
+		ret = index_file_for_each_object(path, repo->hash_algo, &visitor, err);
 		free(path);
 	}
 	dir = xstrfmt("%s/worktrees", repo->commondir);
@@ -75,7 +94,7 @@ int reachable_add_tips(struct repository *repo, struct rev_walk *walk, unsigned 
 			continue;
 		if (flags & REACH_INDEXES) {
 			path = xstrfmt("%s/%s/index", dir, de->d_name);
-			ret = index_file_for_each_object(path, repo->hash_algo, index_tip, &tc, err);
+			ret = index_file_for_each_object(path, repo->hash_algo, &visitor, err);
 			free(path);
 		}
 		if (!ret && (flags & REACH_WORKTREE_HEADS)) {

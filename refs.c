@@ -30,6 +30,7 @@
  * gain from a mapped, lazily checked lookup.
  */
 #include "refs.h"
+#include "config.h"
 #include "error.h"
 #include "repository.h"
 #include "strbuf.h"
@@ -802,6 +803,18 @@ out:
 	return ret;
 }
 
+bool refs_paranoia(void)
+{
+	const char *v = getenv("GIT_REF_PARANOIA");
+	bool on = true;
+	if (v && !config_parse_bool(v, &on))
+		on = true;   /* not a boolean: git keeps the default */
+	return on;
+}
+
+/* Internal: what REFS_EACH_PARANOID becomes when paranoia is on. */
+#define REFS_EACH_OMIT_DANGLING (1u << 8)
+
 int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each_flags,
 		      refs_each_fn *fn, void *data, struct gp_error *err)
 {
@@ -815,6 +828,9 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 	size_t loose_pos = 0, packed_pos, packed_end;
 	const char *last = NULL; /* the last name consumed */
 	bool linked = strcmp(repo->gitdir, repo->commondir) != 0;
+
+	if ((each_flags & REFS_EACH_PARANOID) && refs_paranoia())
+		each_flags |= REFS_EACH_BROKEN | REFS_EACH_OMIT_DANGLING;
 	int ret = 0;
 
 	if (!prefix)
@@ -876,6 +892,10 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 		last = name;
 		if (take_loose) {
 			if ((le->flags & REF_ISBROKEN) && !(each_flags & REFS_EACH_BROKEN))
+				continue;
+			/* a symref to nothing holds nothing: even paranoia passes it by */
+			if ((le->flags & REF_ISBROKEN) && (le->flags & REF_ISSYMREF) &&
+			    (each_flags & REFS_EACH_OMIT_DANGLING))
 				continue;
 			ret = fn(le->name, &le->oid, NULL, le->flags, data);
 		} else if (pe->flags & PACKED_BROKEN) {

@@ -122,7 +122,17 @@ typedef int refs_each_fn(const char *refname, const struct object_id *oid,
 enum refs_each_flags {
 	/* Also call fn for broken refs (with REF_ISBROKEN and a null id). */
 	REFS_EACH_BROKEN = 1 << 0,
+	/*
+	 * For walks that must not lose what a ref holds (repack, --all):
+	 * under GIT_REF_PARANOIA (on unless set false, as in git) broken
+	 * refs are passed too, dangling symrefs aside, so that the caller
+	 * can refuse to go on; without it they are skipped.
+	 */
+	REFS_EACH_PARANOID = 1 << 1,
 };
+
+/* Whether GIT_REF_PARANOIA is in force (the default). */
+bool refs_paranoia(void);
 
 /*
  * Call fn for every ref under refs/ whose name starts with prefix

@@ -9,6 +9,7 @@
 #include "loose.h"
 #include "midx-write.h"
 #include "odb.h"
+#include "delta-islands.h"
 #include "pack-bitmap.h"
 #include "pack-bitmap-write.h"
 #include "pack-objects.h"
@@ -42,6 +43,7 @@ struct repack {
 	struct old_pack *packs;
 	size_t nr_packs;
 	struct pack_objects *po;   /* freed once the new packs are written */
+	struct delta_islands *islands; /* -i: those of po, freed with it */
 	struct pack_objects *po_promisor; /* geometric: promisor packs rolled up */
 	struct oidset shallow;     /* the shallow file's commits */
 	struct pack_objects_opts po_opts;
@@ -233,8 +235,12 @@ static int add_ref_tip(const char *refname, const struct object_id *oid,
 		       const struct object_id *peeled, unsigned flags, void *data)
 {
 	struct ref_tips *rt = data;
+	int ret;
+	/* A broken ref may hold anything: losing it is worse than stopping. */
+	if (flags & REF_ISBROKEN)
+		return gp_error_set(rt->err, GP_ENOTFOUND, "bad object %s", refname);
 	/* A ref to a missing object stops the repack, as in git. */
-	int ret = rev_walk_add_tip(rt->walk, oid, false, "", rt->err);
+	ret = rev_walk_add_tip(rt->walk, oid, false, "", rt->err);
 	if (ret == GP_ENOTFOUND) {
 		char hex[GP_MAX_HEXSZ + 1];
 		gp_error_set(rt->err, GP_ENOTFOUND, "bad object %s (from %s)",
@@ -273,6 +279,14 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	for (size_t i = 0; i < r->nr_packs; i++)
 		if (r->packs[i].pack->is_promisor)
 			keep[nr_keep++] = base_name(r->packs[i].pack->pack_path);
+	/* -i: islands from the refs, as git's pack-objects --delta-islands finds them. */
+	if (r->opts->delta_islands) {
+		ret = delta_islands_load(&r->islands, r->repo, err);
+		if (ret)
+			return ret;
+		if (r->islands)
+			pack_objects_set_islands(r->po, r->islands);
+	}
 	filter.unpacked = only_loose;
 	filter.local = r->opts->local;
 	filter.honor_pack_keep = !pack_kept_objects(r->opts);
@@ -302,13 +316,17 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	else
 		gp_error_clear(err);
 	if (!ret)
-		ret = refs_for_each(r->repo, "", add_ref_tip, &rt, err);
+		ret = refs_for_each_ext(r->repo, "", REFS_EACH_PARANOID, add_ref_tip, &rt, err);
 	/* What reflogs, indexes and other worktrees hold stays too, as in git. */
 	if (!ret)
 		ret = reachable_add_tips(r->repo, rt.walk,
 					 REACH_REFLOGS | REACH_INDEXES | REACH_WORKTREE_HEADS, err);
+	if (!ret && r->opts->path_walk)
+		trace2_region_enter("pack-objects", "path-walk");
 	if (!ret)
 		ret = pack_objects_add_walk(r->po, rt.walk, &filter, err);
+	if (!ret && r->opts->path_walk)
+		trace2_region_leave("pack-objects", "path-walk");
 	rev_walk_free(rt.walk);
 	/* -k: what the walk did not reach stays too, in the new pack. */
 	if (!ret && r->opts->keep_unreachable && !only_loose)
@@ -418,6 +436,7 @@ static int write_cruft_pack(struct repack *r, const char *base, struct repack_re
 	po_opts.window = r->opts->cruft_window >= 0 ? r->opts->cruft_window : r->opts->window;
 	po_opts.depth = r->opts->cruft_depth >= 0 ? r->opts->cruft_depth : r->opts->depth;
 	po_opts.threads = r->opts->cruft_threads >= 0 ? r->opts->cruft_threads : r->opts->threads;
+	po_opts.big_file_threshold = r->opts->big_file_threshold;
 	po_opts.delta_base_offset = true;
 	po_opts.reuse_delta = r->opts->reuse_delta && r->opts->reuse_object;
 	po_opts.reuse_object = r->opts->reuse_object;
@@ -715,11 +734,13 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	po_opts.window = opts->window;
 	po_opts.depth = opts->depth;
 	po_opts.threads = opts->threads;
+	po_opts.big_file_threshold = opts->big_file_threshold;
 	po_opts.delta_base_offset = true;
 	po_opts.reuse_delta = opts->reuse_delta && opts->reuse_object;
 	po_opts.reuse_object = opts->reuse_object;
 	po_opts.progress = opts->progress;
 	po_opts.max_pack_size = opts->max_pack_size;
+	po_opts.by_path = opts->path_walk;
 	r.po_opts = po_opts;
 	pack_objects_new(&r.po, r.odb, &po_opts);
 
@@ -751,6 +772,8 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		/* The rest of the job needs only the new packs' indexes: give the memory back. */
 		pack_objects_free(r.po);
 		r.po = NULL;
+		delta_islands_free(r.islands);
+		r.islands = NULL;
 		for (size_t k = 0; k < written->nr; k++) {
 			ret = add_new_pack(&r, base, written->hex[k], err);
 			if (ret)
@@ -851,6 +874,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 out:
 	oidset_release(&r.shallow);
 	pack_objects_free(r.po);
+	delta_islands_free(r.islands);
 	pack_objects_free(r.po_promisor);
 	for (size_t k = 0; k < r.nr_new_packs; k++)
 		pack_free(r.new_packs[k]);

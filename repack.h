@@ -51,6 +51,7 @@ struct repack_opts {
 	bool reuse_object;      /* off: -F */
 	int pack_kept_objects;  /* --pack-kept-objects; -1: when -b without --write-midx */
 	int window, depth, threads;
+	uint64_t big_file_threshold;   /* core.bigFileThreshold (0: the default) */
 	uint64_t max_pack_size;  /* --max-pack-size: several new packs; 0: one */
 	const char *const *keep_packs;  /* --keep-pack names */
 	size_t nr_keep_packs;
@@ -80,6 +81,13 @@ struct repack_opts {
 	 */
 	const struct walk_filter *filter; /* walk-filter.h */
 	const char *filter_to;
+	/*
+	 * -i (repack.useDeltaIslands): the new pack of reachable objects
+	 * keeps deltas within the islands of pack.island (delta-islands.h);
+	 * geometric roll-ups and cruft packs do not, as in git.
+	 */
+	bool delta_islands;
+	bool path_walk;         /* --path-walk: the walk is traced as git's */
 	/* repack.cruftWindow and friends: the cruft pack's delta search */
 	int cruft_window, cruft_depth, cruft_threads;
 };

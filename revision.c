@@ -107,6 +107,7 @@ struct rev_walk {
 	struct node **edges;  /* uninteresting parents of shown commits */
 	size_t nr_edges, alloc_edges;
 	bool edge_aggressive;
+	bool sparse;
 };
 
 int rev_walk_new(struct rev_walk **out, struct odb *odb, int algo)
@@ -154,6 +155,11 @@ void rev_walk_free(struct rev_walk *w)
 void rev_walk_set_edge_aggressive(struct rev_walk *w)
 {
 	w->edge_aggressive = true;
+}
+
+void rev_walk_set_sparse(struct rev_walk *w, bool sparse)
+{
+	w->sparse = sparse;
 }
 
 void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow)
@@ -514,6 +520,16 @@ static int walk_commits(struct rev_walk *w, struct gp_error *err)
 			if (p->flags & N_QUEUED)
 				continue;
 			ret = parse_commit(w, p, err);
+			/*
+			 * An uninteresting history may end early: a repository
+			 * made from a patch, or a shallow one, holds a commit
+			 * without its parents. git walks on, and so do we.
+			 */
+			if (ret == GP_ENOTFOUND && (p->flags & N_UNINTERESTING)) {
+				gp_error_clear(err);
+				p->flags |= N_QUEUED;
+				continue;
+			}
 			if (ret)
 				return ret;
 			if (p->flags & N_UNINTERESTING)
@@ -840,6 +856,193 @@ int rev_walk_for_each_omitted(struct rev_walk *w, rev_omit_fn *fn, void *data)
 	return walk_filter_for_each_omitted(w->filter_state, fn, data);
 }
 
+/*
+ * The uninteresting parent of a shown commit is an edge; 1 when its
+ * history ends before it (a commit without its parents), 0 when parsed.
+ */
+static int parse_edge(struct rev_walk *w, struct node *parent, struct gp_error *err)
+{
+	int ret = parse_commit(w, parent, err);
+	if (ret == GP_ENOTFOUND) {
+		gp_error_clear(err);
+		return 1;
+	}
+	if (ret)
+		return ret;
+	add_edge(w, parent);
+	return 0;
+}
+
+/* Every object the edges' trees hold is uninteresting. */
+static int mark_edges(struct rev_walk *w, struct gp_error *err)
+{
+	for (size_t i = 0; i < w->list_nr; i++) {
+		struct node *c = w->list[i];
+		if (c->flags & N_UNINTERESTING)
+			continue;
+		for (size_t p = 0; p < c->commit->nr_parents; p++) {
+			struct node *parent = c->commit->parents[p];
+			int ret;
+			if (!(parent->flags & N_UNINTERESTING))
+				continue;
+			ret = parse_edge(w, parent, err);
+			if (ret > 0)
+				continue;
+			if (!ret)
+				ret = mark_tree_uninteresting(w, lookup(w, &parent->commit->tree), err);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+struct named_tree {
+	const char *name;    /* borrowed from a tree buffer of the pass */
+	struct node *tree;
+};
+
+static int cmp_named_tree(const void *va, const void *vb)
+{
+	const struct named_tree *a = va, *b = vb;
+	int c = strcmp(a->name, b->name);
+	if (c)
+		return c;
+	return a->tree < b->tree ? -1 : a->tree > b->tree;
+}
+
+/*
+ * git's sparse algorithm (pack.useSparse): the shown commits' trees and
+ * the edges' trees form a set; a set holding both interesting and
+ * uninteresting trees is opened, an uninteresting tree passes that on
+ * to its entries, and the subtrees found under one name form the next
+ * set. Only paths where something changed are read, so a push of a few
+ * files costs a few trees, whatever the size of the repository; an
+ * object that also sits at an unchanged path is sent again. Sets wait
+ * on an explicit stack, never the C stack.
+ */
+static int mark_edges_sparse(struct rev_walk *w, struct gp_error *err)
+{
+	struct set { struct node **trees; size_t nr; } *stack = NULL;
+	size_t stack_nr = 0, stack_alloc = 0;
+	struct node **roots = NULL;
+	size_t roots_nr = 0, roots_alloc = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < w->list_nr; i++) {
+		struct node *c = w->list[i];
+		if (c->flags & N_UNINTERESTING)
+			continue;
+		ALLOC_GROW(roots, roots_nr + 1, roots_alloc);
+		roots[roots_nr++] = lookup(w, &c->commit->tree);
+		for (size_t p = 0; p < c->commit->nr_parents; p++) {
+			struct node *parent = c->commit->parents[p], *tree;
+			if (!(parent->flags & N_UNINTERESTING))
+				continue;
+			ret = parse_edge(w, parent, err);
+			if (ret > 0)
+				continue;
+			if (ret)
+				goto out;
+			tree = lookup(w, &parent->commit->tree);
+			tree->type = OBJ_TREE;
+			tree->flags |= N_UNINTERESTING;
+			ALLOC_GROW(roots, roots_nr + 1, roots_alloc);
+			roots[roots_nr++] = tree;
+		}
+	}
+	ALLOC_GROW(stack, stack_nr + 1, stack_alloc);
+	stack[stack_nr].trees = roots;
+	stack[stack_nr++].nr = roots_nr;
+	roots = NULL;
+
+	while (stack_nr) {
+		struct set set = stack[--stack_nr];
+		bool has_interesting = false, has_uninteresting = false;
+		struct named_tree *children = NULL;
+		size_t nr_children = 0, alloc_children = 0;
+		unsigned char **bufs = xcalloc(set.nr ? set.nr : 1, sizeof(*bufs));
+
+		for (size_t i = 0; i < set.nr; i++) {
+			if (set.trees[i]->flags & N_UNINTERESTING)
+				has_uninteresting = true;
+			else
+				has_interesting = true;
+		}
+		for (size_t i = 0; has_interesting && has_uninteresting && i < set.nr; i++) {
+			struct node *tree = set.trees[i];
+			bool unint = tree->flags & N_UNINTERESTING;
+			struct tree_iter it;
+			struct tree_entry e;
+			size_t size;
+			if (i && set.trees[i - 1] == tree)
+				continue;
+			ret = read_typed(w, tree, OBJ_TREE, &bufs[i], &size, err);
+			if (ret) {
+				/* a tree nobody wants may be missing; the walk goes on */
+				if (unint && ret == GP_ENOTFOUND) {
+					gp_error_clear(err);
+					ret = 0;
+					continue;
+				}
+				if (skip_missing(w, &tree->oid, ret, err)) {
+					ret = 0;
+					continue;
+				}
+				break;
+			}
+			tree_iter_init(&it, bufs[i], size, w->algo);
+			while ((ret = tree_iter_next(&it, &e, err)) > 0) {
+				enum object_type type = tree_mode_type(e.mode);
+				struct node *child;
+				if (type == OBJ_COMMIT)
+					continue;
+				child = lookup(w, &e.oid);
+				child->type = (uint8_t)type;
+				if (unint)
+					child->flags |= N_UNINTERESTING | (type == OBJ_TREE ? 0 : N_SEEN);
+				if (type != OBJ_TREE)
+					continue;
+				ALLOC_GROW(children, nr_children + 1, alloc_children);
+				children[nr_children].name = e.name;
+				children[nr_children++].tree = child;
+			}
+			if (ret < 0)
+				break;
+			ret = 0;
+		}
+		if (!ret && nr_children) {
+			qsort(children, nr_children, sizeof(*children), cmp_named_tree);
+			for (size_t i = 0; i < nr_children;) {
+				size_t j = i;
+				struct node **trees;
+				while (j < nr_children && !strcmp(children[j].name, children[i].name))
+					j++;
+				trees = xmalloc(sizeof(*trees) * (j - i));
+				for (size_t k = i; k < j; k++)
+					trees[k - i] = children[k].tree;
+				ALLOC_GROW(stack, stack_nr + 1, stack_alloc);
+				stack[stack_nr].trees = trees;
+				stack[stack_nr++].nr = j - i;
+				i = j;
+			}
+		}
+		for (size_t i = 0; i < set.nr; i++)
+			free(bufs[i]);
+		free(bufs);
+		free(children);
+		free(set.trees);
+		if (ret)
+			goto out;
+	}
+out:
+	while (stack_nr)
+		free(stack[--stack_nr].trees);
+	free(stack);
+	free(roots);
+	return ret;
+}
+
 int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 		 void *data, struct gp_error *err)
 {
@@ -870,22 +1073,9 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 		return 0;
 
 	/* git's edges: the trees of shown commits' uninteresting parents. */
-	for (size_t i = 0; i < w->list_nr; i++) {
-		struct node *c = w->list[i];
-		if (c->flags & N_UNINTERESTING)
-			continue;
-		for (size_t p = 0; p < c->commit->nr_parents; p++) {
-			struct node *parent = c->commit->parents[p];
-			if (!(parent->flags & N_UNINTERESTING))
-				continue;
-			ret = parse_commit(w, parent, err);
-			if (!ret)
-				ret = mark_tree_uninteresting(w, lookup(w, &parent->commit->tree), err);
-			if (ret)
-				return ret;
-			add_edge(w, parent);
-		}
-	}
+	ret = w->sparse ? mark_edges_sparse(w, err) : mark_edges(w, err);
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < w->nr_tips; i++) {
 		struct tip *t = &w->tips[i];
 		if (!t->uninteresting)

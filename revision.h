@@ -41,6 +41,13 @@ struct oidset;
  * boundary has no parents to tell).
  */
 void rev_walk_set_edge_aggressive(struct rev_walk *w);
+/*
+ * git's sparse tree walk (pack-objects --sparse, pack.useSparse): the
+ * edges' trees are marked uninteresting only along paths where the
+ * shown commits changed something, rather than whole. Cheaper on a big
+ * tree; may send an object again that sits at an unchanged path.
+ */
+void rev_walk_set_sparse(struct rev_walk *w, bool sparse);
 
 /*
  * Commits in shallow are walked as if they had no parents (a shallow

@@ -236,8 +236,17 @@ static void scan_packs(struct count_state *st)
 	scan_pack_dir(st, st->objdir_shown, st->repo->objdir);
 	for (size_t i = 0; i < odb_nr_alternates(st->odb); i++)
 		scan_pack_dir(st, odb_alternate(st->odb, i), odb_alternate(st->odb, i));
-	for (size_t i = 0; i < odb_nr_warnings(st->odb); i++)
-		error("%s", odb_warning(st->odb, i));
+	for (size_t i = 0; i < odb_nr_warnings(st->odb); i++) {
+		/* the file named as git names it, relative where git's is */
+		const char *msg = odb_warning(st->odb, i);
+		const char *at = strstr(msg, st->repo->objdir);
+		if (at && starts_with(at + strlen(st->repo->objdir), "/pack/") &&
+		    strcmp(st->repo->objdir, st->objdir_shown))
+			error("%.*s%s%s", (int)(at - msg), msg, st->objdir_shown,
+			      at + strlen(st->repo->objdir));
+		else
+			error("%s", msg);
+	}
 }
 
 static bool in_some_pack(struct count_state *st, const struct object_id *oid)

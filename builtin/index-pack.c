@@ -660,6 +660,20 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 			unlink(tmp_pack);
 		die_error(&err);
 	}
+	if (a.strict) {
+		/* git's index-pack accepts an object twice, unless --strict */
+		size_t rawsz = gp_hash_algos[opts.algo].rawsz;
+		for (uint32_t i = 1; i < ip->nr; i++) {
+			const unsigned char *prev = ip->oids + (size_t)ip->by_name[i - 1] * rawsz;
+			const unsigned char *cur = ip->oids + (size_t)ip->by_name[i] * rawsz;
+			if (!memcmp(prev, cur, rawsz)) {
+				if (tmp_pack)
+					unlink(tmp_pack);
+				die("The same object %s appears twice in the pack",
+				    hash_to_hex_r(hex, cur, rawsz));
+			}
+		}
+	}
 	if (st.want_links) {
 		self_contained = check_connected(&st, ip);
 		if (!self_contained && !a.check_self_contained)

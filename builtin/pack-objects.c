@@ -7,6 +7,7 @@
 #include "../builtin.h"
 #include "../config.h"
 #include "../date.h"
+#include "../delta-islands.h"
 #include "../error.h"
 #include "../object-filter.h"
 #include "../object-name.h"
@@ -52,6 +53,8 @@ static void tip_list_add(struct tip_list *tl, const struct object_id *oid, bool 
 static int add_ref(const char *refname, const struct object_id *oid,
 		   const struct object_id *peeled, unsigned flags, void *data)
 {
+	if (flags & REF_ISBROKEN)
+		die("bad object %s", refname);
 	tip_list_add(data, oid, false);
 	return 0;
 }
@@ -63,7 +66,7 @@ static void add_all_refs(struct repository *repo, struct tip_list *tl)
 	if (!refs_resolve(repo, "HEAD", &head, NULL, &err))
 		tip_list_add(tl, &head, false);
 	gp_error_clear(&err);
-	if (refs_for_each(repo, "", add_ref, tl, &err))
+	if (refs_for_each_ext(repo, "", REFS_EACH_PARANOID, add_ref, tl, &err))
 		die_error(&err);
 }
 
@@ -320,6 +323,17 @@ struct unpacked_opt {
 	struct opt_string_list packs;
 };
 
+/* As git: -q silences; --no-quiet shows progress unless it was already chosen. */
+static int parse_quiet(const struct option *opt, const char *arg, int unset)
+{
+	int *progress = opt->value;
+	if (!unset)
+		*progress = 0;
+	else if (!*progress)
+		*progress = 1;
+	return 0;
+}
+
 static int parse_unpacked(const struct option *opt, const char *arg, int unset)
 {
 	struct unpacked_opt *u = opt->value;
@@ -429,6 +443,17 @@ uint64_t max_pack_size_option(struct repository *repo, unsigned long given)
 	return limit;
 }
 
+uint64_t big_file_threshold_config(struct repository *repo)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	unsigned long v = 0;
+	int ret = config_get_ulong(&repo->config, "core.bigfilethreshold", &v, &err);
+	if (ret && ret != GP_ENOTFOUND)
+		die_error(&err);
+	gp_error_clear(&err);
+	return ret ? 0 : v;
+}
+
 int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -439,13 +464,15 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	struct opt_string_list keep = { 0 };
 	struct odb *odb;
 	int to_stdout = 0, revs = 0, all = 0, unpacked = 0, incremental = 0, local = 0;
-	int honor_pack_keep = 0, stdin_packs = 0, write_bitmap = 0, quiet = 0;
+	int honor_pack_keep = 0, stdin_packs = 0, write_bitmap = 0;
 	int progress = -1, reuse_delta = 1, reuse_object = 1, delta_base_offset = 0;
 	int non_empty = 0, write_rev = 1, ignored = 0, thin = 0, include_tag = 0;
-	int shallow_opt = 0, use_bitmap_index = -1, all_progress = 0, reflog = 0, indexed_objects = 0;
+	int shallow_opt = 0, use_bitmap_index = -1, reflog = 0, indexed_objects = 0;
 	int all_progress_implied = 0;
 	int cruft = 0, keep_unreachable = 0, pack_loose_unreachable = 0;
-	int exclude_promisor = 0, name_hash_version = -2, path_walk = -1;
+	int exclude_promisor = 0, name_hash_version = -2, path_walk = -1, delta_islands = 0;
+	int sparse = -1;
+	struct delta_islands *islands = NULL;
 	struct unpacked_opt unpacked_packs = { 0 };
 	struct expiry_opt cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	enum rev_missing missing = REV_MISSING_ERROR;
@@ -482,9 +509,10 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_INTEGER(0, "compression", &opts.compression, "zlib level of new data"),
 		OPT_ULONG(0, "max-pack-size", &max_pack_size, "cut the output into packs of at most this size"),
 		OPT_BOOL(0, "non-empty", &non_empty, "write nothing when there are no objects"),
-		OPT__QUIET(&quiet, "no progress meters"),
-		OPT_BOOL(0, "progress", &progress, "progress meters on stderr"),
-		OPT_BOOL(0, "all-progress", &all_progress, "show the writing meter with --stdout too"),
+		OPT_CALLBACK_F('q', "quiet", &progress, NULL, "no progress meters",
+			       PARSE_OPT_NOARG, parse_quiet),
+		OPT_SET_INT(0, "progress", &progress, "progress meters on stderr", 1),
+		OPT_SET_INT(0, "all-progress", &progress, "show the writing meter with --stdout too", 2),
 		OPT_BOOL(0, "all-progress-implied", &all_progress_implied,
 			 "--all-progress whenever progress is shown"),
 		OPT_BOOL(0, "thin", &thin, "make a thin pack: deltas against objects the receiver has"),
@@ -505,8 +533,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		OPT_CALLBACK(0, "filter", &object_filter, "args", "object filtering", parse_filter),
 		OPT_INTEGER(0, "name-hash-version", &name_hash_version, "the name hash function (1 or 2)"),
 		OPT_BOOL(0, "path-walk", &path_walk, "(accepted: objects are grouped by path anyway)"),
-		OPT_BOOL(0, "sparse", &ignored, "(accepted)"),
-		OPT_BOOL(0, "delta-islands", &ignored, "(accepted: no islands are configured)"),
+		OPT_BOOL(0, "sparse", &sparse, "use the sparse reachability algorithm"),
+		OPT_BOOL(0, "delta-islands", &delta_islands, "keep deltas within the islands of pack.island"),
 		OPT_ULONG(0, "window-memory", &window_memory, "(accepted)"),
 		/* Accepted for git's callers; they change nothing here. */
 		OPT_BOOL(0, "keep-true-parents", &ignored, "(accepted; no grafts here)"),
@@ -519,12 +547,14 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 
 	/* What the command line does not set comes from pack.* (core.compression), as in git. */
 	opts.window = opts.depth = opts.threads = opts.compression = INT_MIN;
+	progress = isatty(2);
 	argc = parse_options(argc, argv, options, pack_objects_usage);
 	config_int_default(repo, "pack.window", &opts.window, 10);
 	config_int_default(repo, "pack.depth", &opts.depth, 50);
 	config_int_default(repo, "pack.threads", &opts.threads, 0);
 	config_int_default(repo, "pack.compression", &opts.compression, INT_MIN);
 	config_int_default(repo, "core.compression", &opts.compression, -1);
+	opts.big_file_threshold = big_file_threshold_config(repo);
 	if (to_stdout ? argc != 0 : argc != 1)
 		usage_with_options(pack_objects_usage, options);
 	unpacked = unpacked_packs.set || incremental;
@@ -551,10 +581,23 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	if (path_walk < 0) {
 		const char *env = getenv("GIT_TEST_PACK_PATH_WALK");
 		bool b;
-		path_walk = env && config_parse_bool(env, &b) ? b
-			: config_bool_default(repo, "pack.usepathwalk", false);
+		/* as git: not for bitmap counting nor for a list of objects */
+		if (use_bitmap_index > 0 || !revs)
+			path_walk = 0;
+		else
+			path_walk = env && config_parse_bool(env, &b) ? b
+				: config_bool_default(repo, "pack.usepathwalk", false);
 	}
 	opts.by_path = path_walk;
+	if (sparse < 0) {
+		/* git's test suite sets the default through the environment */
+		const char *env = getenv("GIT_TEST_PACK_SPARSE");
+		bool b;
+		if (env && config_parse_bool(env, &b))
+			sparse = b;
+		else
+			sparse = config_bool_default(repo, "pack.usesparse", true);
+	}
 	if (index_version) {
 		struct pack_idx_opts idx = PACK_IDX_OPTS_INIT;
 		if (!pack_idx_opts_parse(index_version, &idx))
@@ -570,7 +613,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		gp_error_clear(&err);
 	}
 	if (cruft) {
-		if (revs || all)
+		if (revs || all || reflog || indexed_objects || (thin && !path_walk) ||
+		    (unpacked && !stdin_packs))
 			die("cannot use internal rev list with --cruft");
 		if (stdin_packs)
 			die("options '--stdin-packs' and '--cruft' cannot be used together");
@@ -579,12 +623,20 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	}
 	if (keep_unreachable && unpack_unreachable.set)
 		die("options '--keep-unreachable' and '--unpack-unreachable' cannot be used together");
-	if (keep_unreachable || pack_loose_unreachable || unpack_unreachable.set)
+	/*
+	 * As git: these read revisions from stdin as --revs does (a thin
+	 * pack comes from a walk, so --thin too, but with --path-walk).
+	 */
+	if ((thin && !path_walk) || all || reflog || indexed_objects ||
+	    (unpacked && !stdin_packs) || (exclude_promisor && !stdin_packs) ||
+	    keep_unreachable || pack_loose_unreachable || unpack_unreachable.set)
 		revs = 1;
-	if (stdin_packs && (revs || all))
-		die("cannot use --stdin-packs with --revs");
-	if (all)
-		revs = 1;   /* as git: --all implies --revs */
+	if (stdin_packs && object_filter.kind != OBJECT_FILTER_NONE)
+		die("options '--stdin-packs' and '--filter' cannot be used together");
+	if (stdin_packs && revs)
+		die("cannot use internal rev list with --stdin-packs");
+	if (!to_stdout && thin)
+		die("--thin cannot be used to build an indexable pack");
 	if (opts.compression < -1 || opts.compression > 9)
 		die("bad pack compression level %d", opts.compression);
 	if (opts.depth > 4095) {
@@ -599,10 +651,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	opts.reuse_delta = reuse_delta && reuse_object;
 	opts.reuse_object = reuse_object;
 	opts.delta_base_offset = delta_base_offset;
-	opts.progress = progress < 0 ? (!quiet && isatty(2)) : progress && !quiet;
-	if (thin && !revs)
-		thin = 0;   /* as git: thin packs come from a walk */
-	opts.no_write_progress = to_stdout && !all_progress && !all_progress_implied;
+	opts.progress = progress != 0;
+	opts.no_write_progress = to_stdout && progress != 2 && !all_progress_implied;
 	filter.unpacked = unpacked;
 	filter.unpacked_packs = unpacked_packs.packs.items;
 	filter.nr_unpacked_packs = unpacked_packs.packs.nr;
@@ -629,6 +679,17 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		if (use_bitmap_index < 0)
 			use_bitmap_index = to_stdout &&
 				config_bool_default(repo, "pack.usebitmaps", true);
+		/*
+		 * Islands come from the refs and the walk. Counting with
+		 * bitmaps would also copy stored deltas verbatim, unchecked
+		 * (git does so and lets them cross islands): walk instead.
+		 */
+		if (delta_islands && delta_islands_load(&islands, repo, &err))
+			die_error(&err);
+		if (islands) {
+			pack_objects_set_islands(po, islands);
+			use_bitmap_index = 0;
+		}
 		/*
 		 * What bitmaps cannot answer as git answers it goes to the
 		 * walk: shallow boundaries, filters, what is left out of
@@ -658,6 +719,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			rev_walk_set_shallow(walk, &shallow);
 		if (shallow_opt)
 			rev_walk_set_edge_aggressive(walk);
+		rev_walk_set_sparse(walk, sparse > 0);
 		if (repo->promisor && missing == REV_MISSING_ERROR && !getenv("GIT_NO_LAZY_FETCH"))
 			/* What a partial clone lacks is fetched in one go after the walk, as git does. */
 			rev_walk_set_missing(walk, REV_MISSING_PRINT, note_missing, &lacking);
@@ -731,7 +793,7 @@ counted:
 	pack_objects_stats(po, &stats);
 	trace2_data_intmax("pack-objects", "pack-reused", stats.pack_reused);
 	trace2_data_intmax("pack-objects", "packs-reused", stats.pack_reused_packs);
-	if (!quiet && (progress > 0 || isatty(2)))
+	if (progress)
 		fprintf(stderr, "Total %" PRIu32 " (delta %" PRIu32 "), reused %" PRIu32
 			" (delta %" PRIu32 "), pack-reused %" PRIu32 " (from %" PRIu32 ")\n",
 			stats.total, stats.deltas, stats.reused, stats.reused_deltas,
@@ -744,6 +806,7 @@ out:
 	free(unpacked_packs.packs.items);
 	object_filter_release(&object_filter);
 	pack_objects_free(po);
+	delta_islands_free(islands);
 	pack_objects_names_release(&names);
 	free(keep.items);
 	return 0;

@@ -127,8 +127,9 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	struct opt_string_list keep = { 0 };
 	int all = 0, all_loosen = 0, delete_old = 0, no_reuse_delta = 0, no_reuse_object = 0;
 	int local = 0, quiet = 0, write_bitmap = -1, write_midx = 0, geometric = 0;
-	int progress = -1, ignored = 0, pack_kept_objects = -1, no_update_server_info = 0;
+	int progress = -1, pack_kept_objects = -1, no_update_server_info = 0;
 	int cruft = 0, keep_unreachable = 0, name_hash_version = 1, path_walk = 0;
+	int delta_islands = -1;
 	struct repack_expiry cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	uint64_t max_cruft_size = 0, combine_cruft_below_size = 0, window_memory = 0;
 	const char *expire_to = NULL, *filter_to = NULL;
@@ -169,9 +170,9 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		OPT_CALLBACK_F(0, "unpack-unreachable", &unpack_unreachable, "approxidate",
 			       "with -A, do not loosen objects older than this",
 			       PARSE_OPT_OPTARG, parse_when),
-		OPT_BOOL('i', "delta-islands", &ignored, "(accepted: no islands are configured)"),
+		OPT_BOOL('i', "delta-islands", &delta_islands, "keep deltas within the islands of pack.island"),
 		OPT_INTEGER(0, "name-hash-version", &name_hash_version, "the name hash function (1 or 2)"),
-		OPT_BOOL(0, "path-walk", &path_walk, "(accepted)"),
+		OPT_BOOL(0, "path-walk", &path_walk, "(accepted: objects are grouped by path anyway)"),
 		OPT_CALLBACK(0, "window-memory", &window_memory, "bytes", "(accepted)", parse_size),
 		OPT_CALLBACK(0, "filter", &filter, "args", "object filtering", parse_filter),
 		OPT_STRING(0, "filter-to", &filter_to, "dir", "pack prefix to store a pack containing filtered out objects"),
@@ -218,6 +219,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		opts.depth = 50;
 	if (opts.threads == -2)
 		opts.threads = 0;
+	opts.big_file_threshold = big_file_threshold_config(repo);
 	config_int(repo, "repack.cruftwindow", &opts.cruft_window, -1);
 	config_int(repo, "repack.cruftdepth", &opts.cruft_depth, -1);
 	config_int(repo, "repack.cruftthreads", &opts.cruft_threads, -1);
@@ -248,6 +250,10 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	opts.write_bitmap = write_bitmap;
 	opts.write_midx = write_midx;
 	opts.geometric = geometric;
+	if (delta_islands < 0)
+		delta_islands = config_bool(repo, "repack.usedeltaislands", 0);
+	opts.delta_islands = delta_islands;
+	opts.path_walk = path_walk;
 	opts.reuse_delta = !no_reuse_delta;
 	opts.reuse_object = !no_reuse_object;
 	if (pack_kept_objects < 0) {

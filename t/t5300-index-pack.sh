@@ -233,6 +233,41 @@ test_expect_success "index-pack accepts a version 3 pack header like git ($algo)
 	)
 '
 
+
+test_expect_success "a pack holding an object twice: indexed as git does, found by readers, refused by --strict ($algo)" '
+	(
+		cd w-$algo &&
+		rm -rf dup &&
+		git init -q --object-format=$algo dup &&
+		blob=$(echo duplicated | git -C dup hash-object -w --stdin) &&
+		echo $blob | git -C dup pack-objects -q --stdout >one.pack &&
+		raw=$(test_oid_rawsz $algo) &&
+		size=$(wc -c <one.pack) &&
+		# the header with 2 objects, the entry twice, a trailer
+		head -c 11 one.pack >dup.pack &&
+		printf "\\002" >>dup.pack &&
+		tail -c +13 one.pack | head -c $((size - 12 - raw)) >entry &&
+		cat entry entry >>dup.pack &&
+		head -c $raw one.pack >>dup.pack &&
+		fix_pack_trailer dup.pack $algo &&
+		git index-pack $(of_opt $algo) -o dup-git.idx dup.pack >expect &&
+		gitpack index-pack $(of_opt $algo) -o dup-gp.idx dup.pack >actual &&
+		test_cmp expect actual &&
+		test_cmp_bin dup-git.idx dup-gp.idx &&
+		rm -rf dup/.git/objects/?? &&
+		cp dup.pack dup/.git/objects/pack/pack-$(cat actual).pack &&
+		cp dup-gp.idx dup/.git/objects/pack/pack-$(cat actual).idx &&
+		echo $blob >in &&
+		git -C dup cat-file --batch-check <in >expect &&
+		gitpack -C dup cat-file --batch-check <in >actual &&
+		test_cmp expect actual &&
+		grep " blob 11\$" actual &&
+		test_must_fail gitpack index-pack $(of_opt $algo) --strict -o dup-strict.idx dup.pack 2>err &&
+		grep "^fatal: The same object $blob appears twice in the pack\$" err &&
+		test_path_is_missing dup-strict.idx
+	)
+'
+
 done
 
 test_done

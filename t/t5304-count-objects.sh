@@ -257,6 +257,19 @@ test_expect_success "-H rounds as git does ($algo)" '
 	done
 '
 
+
+test_expect_success "-v names a damaged .idx as git does, relative where git is ($algo)" '
+	git init -q --object-format=$algo smallidx-$algo &&
+	test_commit -C smallidx-$algo one &&
+	git -C smallidx-$algo repack -adq &&
+	: >smallidx-$algo/.git/objects/pack/fake.idx &&
+	: >smallidx-$algo/.git/objects/pack/fake.pack &&
+	(cd smallidx-$algo && git count-objects -v 2>&1 >/dev/null | grep "^error") >expect &&
+	(cd smallidx-$algo && gitpack count-objects -v 2>&1 >/dev/null) >actual &&
+	grep "^error: index file .git/objects/pack/fake.idx is too small" actual &&
+	grep "^error: index file .git/objects/pack/fake.idx is too small" expect
+'
+
 done
 
 test_expect_success 'count-objects outside a repository fails' '

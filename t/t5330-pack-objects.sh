@@ -471,10 +471,12 @@ test_expect_success "an object list with --honor-pack-keep ($algo)" '
 '
 
 # (git takes --unpacked for --revs and reads the list as revisions)
-test_expect_success GITPACK_IS_GITPACK "an object list with --unpacked ($algo)" '
-	git -C $r rev-list --objects --all >list &&
-	pack=$(gp_pack $r "$out/listunpacked" --unpacked <list) &&
+test_expect_success "--unpacked without --revs: stdin holds revisions, as git reads it ($algo)" '
+	git -C $r for-each-ref --format="%(objectname)" >tips &&
+	pack=$(gp_pack $r "$out/listunpacked" --unpacked <tips) &&
 	idx_set "${pack%.pack}.idx" $algo >actual &&
+	# (git 2.55 leaves out every packed object, as here; 2.39 kept the
+	# packed trees, blobs and tags a walk of loose commits meets)
 	test_cmp $r.loose actual
 '
 

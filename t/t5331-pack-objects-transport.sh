@@ -263,6 +263,25 @@ test_expect_success GIT_NEW "--name-hash-version: the messages of a newer git ($
 	done
 '
 
+test_expect_success "--thin without --revs reads revisions, as git bundle sends them ($algo)" '
+	printf "%s\n^%s\n" $(git -C $r rev-parse main main~2) |
+		same_objects $algo $r --thin --delta-base-offset &&
+	git -C $r rev-list --objects main ^main~2 | cut -d" " -f1 | sort >expect &&
+	test_cmp expect gp.names &&
+	test_must_fail gitpack -C $r pack-objects --thin out </dev/null 2>err &&
+	grep "^fatal: --thin cannot be used to build an indexable pack\$" err
+'
+
+test_expect_success "--no-quiet turns progress on, -q then --no-quiet too; --quiet off ($algo)" '
+	echo main >in &&
+	GIT_PROGRESS_DELAY=0 gitpack -C $r pack-objects --revs --stdout --all-progress-implied --no-quiet <in >out.pack 2>err &&
+	grep "^Total " err &&
+	GIT_PROGRESS_DELAY=0 gitpack -C $r pack-objects --revs --stdout -q --no-quiet <in >out.pack 2>err &&
+	grep "^Total " err &&
+	GIT_PROGRESS_DELAY=0 gitpack -C $r pack-objects --revs --stdout --progress -q <in >out.pack 2>err &&
+	test_must_be_empty err
+'
+
 test_expect_success "an empty line ends the --revs input ($algo)" '
 	printf "main~3\n\nmain\n" | same_objects $algo $r --revs &&
 	git -C $r rev-list --objects main~3 | cut -d" " -f1 | sort >expect &&
@@ -301,6 +320,84 @@ test_expect_success GITPACK_IS_GITPACK "the Total line: Total N (delta D), reuse
 	# quiet: no Total line
 	printf "main\n^main~2\n" | gitpack -C $r pack-objects -q --revs --thin --stdout >p.pack 2>err &&
 	test_must_be_empty err
+'
+
+
+test_expect_success "--sparse, --no-sparse, pack.useSparse: the objects of git, a copied tree sent again only when sparse ($algo)" '
+	s=sparse-$algo &&
+	git init -q -b main --object-format=$algo $s &&
+	for i in 1 2 3
+	do
+		for j in 1 2 3
+		do
+			mkdir -p $s/f$i/f$j &&
+			echo $i$j >$s/f$i/f$j/data.txt || return 1
+		done
+	done &&
+	git -C $s add . &&
+	test_tick &&
+	git -C $s commit -q -m trees &&
+	mkdir $s/f3/f4 &&
+	cp $s/f1/f1/data.txt $s/f3/f4/ &&
+	git -C $s add f3/f4 &&
+	test_tick &&
+	git -C $s commit -q -m "copy f1/f1 to f3/f4" &&
+	printf "main\n^main~1\n" >in &&
+	for how in --sparse --no-sparse "-c pack.useSparse=false" "-c pack.useSparse=true" ""
+	do
+		case "$how" in
+		-c*) set -- $how && cfg="$1 $2" && opt= ;;
+		*) cfg= && opt=$how ;;
+		esac &&
+		git -C $s $cfg pack-objects -q --revs --stdout $opt <in >git.pack &&
+		gitpack -C $s $cfg pack-objects -q --revs --stdout $opt <in >gp.pack &&
+		names $algo $s git.pack >git.names &&
+		names $algo $s gp.pack >gp.names &&
+		test_cmp git.names gp.names || return 1
+	done &&
+	# the default is sparse: the copy is sent again, with its tree
+	gitpack -C $s pack-objects -q --revs --stdout <in >gp.pack &&
+	names $algo $s gp.pack >gp.names &&
+	git -C $s rev-parse main:f3/f4 main:f3/f4/data.txt >copied &&
+	test $(grep -c -F -f copied gp.names) = 2 &&
+	gitpack -C $s pack-objects -q --revs --stdout --no-sparse <in >gp.pack &&
+	names $algo $s gp.pack >gp.names &&
+	test $(grep -c -F -f copied gp.names) = 0
+'
+
+test_expect_success "a repository whose old history lacks its parents serves what is new, as git does ($algo)" '
+	b=nobase-$algo &&
+	git init -q -b main --object-format=$algo $b &&
+	echo one >$b/file &&
+	git -C $b add file &&
+	test_tick &&
+	git -C $b commit -q -m A &&
+	echo two >>$b/file &&
+	test_tick &&
+	git -C $b commit -q -a -m B &&
+	p=patched-$algo &&
+	git init -q -b main --object-format=$algo $p &&
+	# B and its tree only: not A, not the old blob
+	for o in $(git -C $b rev-parse main main^{tree})
+	do
+		git -C $b cat-file $(git -C $b cat-file -t $o) $o |
+		git -C $p hash-object -w --stdin -t $(git -C $b cat-file -t $o) || return 1
+	done &&
+	git -C $b cat-file blob main:file | git -C $p hash-object -w --stdin &&
+	echo three >$p/file &&
+	git -C $p read-tree $(git -C $b rev-parse main) &&
+	git -C $p update-index --add file &&
+	tree=$(git -C $p write-tree) &&
+	c=$(echo C | git -C $p commit-tree $tree -p $(git -C $b rev-parse main)) &&
+	printf "%s\n^%s\n" $c $(git -C $b rev-parse main) >in &&
+	git -C $p pack-objects -q --revs --thin --stdout <in >git.pack &&
+	gitpack -C $p pack-objects -q --revs --thin --stdout <in >gp.pack &&
+	git -C $b index-pack --stdin --fix-thin <gp.pack >/dev/null &&
+	git -C $b update-ref refs/heads/c $c &&
+	git -C $b fsck --full --no-dangling &&
+	git -C $b cat-file -p $c:file >actual &&
+	echo three >expect &&
+	test_cmp expect actual
 '
 
 done

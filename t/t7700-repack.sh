@@ -1089,6 +1089,89 @@ test_expect_success "a damaged pack: -a -d, -A -d and the main job fail naming i
 	done
 '
 
+test_expect_success "a sparse index: the trees of its directories are stored and kept, as git expands it ($algo)" '
+	r=sparse-$algo &&
+	rm -rf $r $r.probe $r.git &&
+	git init -q --object-format=$algo $r &&
+	(
+		cd $r &&
+		mkdir -p a/b out &&
+		echo one >file && echo stuff >a/b/c && echo more >a/d && echo far >out/f &&
+		git add . && git commit -q -m first &&
+		git sparse-checkout set --sparse-index a &&
+		echo staged >a/d && echo new >a/e &&
+		git add a
+	) &&
+	git -C $r ls-files --sparse -s >sparse-ls &&
+	grep "	out/\$" sparse-ls &&
+	# the trees of the staged state, which no commit holds, named in a copy
+	cp -R $r $r.probe &&
+	root=$(git -C $r.probe write-tree) &&
+	atree=$(git -C $r.probe rev-parse $root:a) &&
+	for t in $root $atree
+	do
+		rm -f $r/.git/objects/$(echo $t | sed "s,^..,&/,") || return 1
+	done &&
+	test_must_fail git -C $r cat-file -e $root &&
+	cp -R $r $r.git &&
+	gitpack -C $r repack -a -d -f &&
+	git -C $r.git repack -a -d -f -q &&
+	for d in $r $r.git
+	do
+		git -C $d cat-file -e $root &&
+		git -C $d cat-file -e $atree &&
+		git -C $d fsck --no-dangling >fsck.out 2>&1 &&
+		! grep -v "^hint:" fsck.out || return 1
+	done
+'
+
+
+test_expect_success "a broken ref stops a repack as in git, unless GIT_REF_PARANOIA=0; a dangling symref does not ($algo)" '
+	r=paranoia-$algo &&
+	rm -rf $r &&
+	git init -q --object-format=$algo $r &&
+	test_commit -C $r one &&
+	git -C $r rev-parse HEAD >$r/.git/refs/heads/bad..name &&
+	git -C $r count-objects -v >before &&
+	for opts in "-a -d -k" "-A -d --unpack-unreachable=now" "-a -d"
+	do
+		test_must_fail gitpack -C $r repack $opts 2>err &&
+		grep "bad object refs/heads/bad..name" err &&
+		git -C $r count-objects -v >after &&
+		test_cmp before after || return 1
+	done &&
+	echo HEAD | test_must_fail gitpack -C $r pack-objects --all --revs --stdout >/dev/null 2>err &&
+	grep "^fatal: bad object refs/heads/bad..name\$" err &&
+	GIT_REF_PARANOIA=0 gitpack -C $r repack -a -d -q &&
+	rm $r/.git/refs/heads/bad..name &&
+	echo "ref: refs/heads/nothing" >$r/.git/refs/heads/dangling &&
+	gitpack -C $r repack -a -d -q &&
+	rm $r/.git/refs/heads/dangling &&
+	git -C $r fsck --full --no-dangling
+'
+
+test_expect_success "core.bigFileThreshold: larger blobs are neither deltas nor bases, as git packs them ($algo)" '
+	r=bigfile-$algo &&
+	rm -rf $r &&
+	git init -q --object-format=$algo $r &&
+	test_seq 20000 >$r/big &&
+	git -C $r add big &&
+	git -C $r commit -q -m one &&
+	echo more >>$r/big &&
+	git -C $r commit -q -a -m two &&
+	gitpack -C $r -c core.bigFileThreshold=50k repack -a -d -f -q &&
+	(cd $r && git verify-pack -v .git/objects/pack/pack-*.idx) >vp &&
+	! awk "NF == 7" vp | grep " blob " &&
+	gitpack -C $r repack -a -d -f -q &&
+	(cd $r && git verify-pack -v .git/objects/pack/pack-*.idx) >vp &&
+	awk "NF == 7" vp | grep " blob " &&
+	printf "%s\n" $(git -C $r rev-list --objects --all | cut -d" " -f1) >objs &&
+	gitpack -C $r -c core.bigFileThreshold=50k pack-objects -q --window=10 --no-reuse-delta --stdout <objs >p.pack &&
+	git -C $r index-pack -o "$TRASH_DIRECTORY/p.idx" --stdin <p.pack >/dev/null &&
+	git -C $r verify-pack -v "$TRASH_DIRECTORY/p.idx" >vp &&
+	! awk "NF == 7" vp | grep " blob "
+'
+
 done
 
 test_done
