@@ -27,7 +27,7 @@ static const char *const rev_list_usage[] = {
 struct list_state {
 	bool count_only;
 	bool quiet;          /* --quiet: list nothing (omitted and missing ones still) */
-	bool object_names;   /* the path after a tree's or a blob's name */
+	int object_names;    /* the path after a tree's or a blob's name (an OPT_BOOL) */
 	uint64_t count;
 	struct object_id *missing; /* --missing=print, in the order met */
 	size_t nr_missing, alloc_missing;
@@ -236,7 +236,7 @@ static void test_bitmap(struct odb *odb, const struct tip_list *tl, bool show_pr
 /* Options that take no part in naming revisions; what --missing= said. */
 struct list_opts {
 	int objects, count, use_bitmap, test_bitmap, quiet;
-	int print_omitted, filter_provided, no_object_names;
+	int print_omitted, filter_provided;
 	enum rev_missing missing;
 };
 
