@@ -29,6 +29,7 @@
 #include "tree.h"
 #include "zstream.h"
 #include <pthread.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,6 +112,8 @@ struct pack_objects {
 	bool prepared;
 	const struct bitmap_order *follow;   /* pack_objects_follow() */
 	struct delta_islands *islands;       /* pack_objects_set_islands(); borrowed */
+	const struct object_id *recent;      /* pack_objects_set_recent(); borrowed */
+	size_t nr_recent;
 	struct pack_objects_stats stats;
 };
 
@@ -492,7 +495,7 @@ int pack_objects_loosen_unreachable(struct pack_objects *po, const struct pack_o
 		if (!pack_is_repacked(po, f, i))
 			continue;
 		if (since && since != INT64_MAX && !stat(p->pack_path, &st) &&
-		    (int64_t)st.st_mtime < since)
+		    (int64_t)st.st_mtime <= since)
 			continue;   /* expired: let it go with its pack */
 		if (since == INT64_MAX)
 			continue;   /* "now": everything has expired */
@@ -557,7 +560,8 @@ int pack_objects_add_loose(struct pack_objects *po, struct gp_error *err)
 static int not_found(const struct object_id *oid, struct gp_error *err)
 {
 	char hex[GP_MAX_HEXSZ + 1];
-	return gp_error_set(err, GP_ENOTFOUND, "object %s not found", oid_to_hex_r(hex, oid));
+	/* git's words for it */
+	return gp_error_set(err, GP_ENOTFOUND, "unable to read %s", oid_to_hex_r(hex, oid));
 }
 
 /* The real type and size of a packed object stored as a delta. */
@@ -1947,61 +1951,100 @@ static void cruft_add(struct cruft_ctx *cc, struct cruft_cand *c, uint32_t mtime
  * with it: walk from every object added, through candidates only
  * (objects in kept packs are safe already; missing ones are skipped).
  */
+/* What oid points at (a commit's tree and parents, a tree's entries, a tag's object). */
+static void links_of(struct pack_objects *po, const struct object_id *oid,
+		     struct object_id **links, size_t *nr_links, size_t *alloc_links)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	enum object_type type;
+	unsigned char *buf;
+	size_t size;
+
+	*nr_links = 0;
+	if (odb_read_object(po->odb, oid, &type, &buf, &size, &err)) {
+		gp_error_clear(&err);
+		return;
+	}
+	if (type == OBJ_COMMIT) {
+		struct commit_info ci = COMMIT_INFO_INIT;
+		if (!commit_parse(buf, size, po->algo, &ci, &err)) {
+			ALLOC_GROW(*links, *nr_links + ci.nr_parents + 1, *alloc_links);
+			(*links)[(*nr_links)++] = ci.tree;
+			for (size_t i = 0; i < ci.nr_parents; i++)
+				(*links)[(*nr_links)++] = ci.parents[i];
+		}
+		commit_info_release(&ci);
+	} else if (type == OBJ_TREE) {
+		struct tree_iter it;
+		struct tree_entry e;
+		tree_iter_init(&it, buf, size, po->algo);
+		while (tree_iter_next(&it, &e, &err) > 0) {
+			if (tree_mode_type(e.mode) == OBJ_COMMIT)
+				continue;
+			ALLOC_GROW(*links, *nr_links + 1, *alloc_links);
+			(*links)[(*nr_links)++] = e.oid;
+		}
+	} else if (type == OBJ_TAG) {
+		struct tag_info tag;
+		if (!tag_parse(buf, size, po->algo, &tag, &err)) {
+			ALLOC_GROW(*links, *nr_links + 1, *alloc_links);
+			(*links)[(*nr_links)++] = tag.object;
+		}
+	}
+	gp_error_clear(&err);
+	free(buf);
+}
+
+/* Kept for a fresher object's sake: it expires with it (git's choice). */
+static void rescue_links(struct cruft_ctx *cc, const struct object_id *links, size_t nr_links)
+{
+	for (size_t i = 0; i < nr_links; i++) {
+		struct cruft_cand *c = cruft_find(&cc->cands, &links[i], false);
+		if (c && !c->added)
+			cruft_add(cc, c, (uint32_t)MIN((uint64_t)cc->expiration, UINT32_MAX));
+	}
+}
+
+/*
+ * Objects that expired but are reachable from one that did not stay
+ * with it, or from a recent tip (gc.recentObjectsHook): walk from every
+ * object added and every tip, through candidates only (objects in kept
+ * packs are safe already; missing ones are skipped).
+ */
 static int cruft_rescue(struct cruft_ctx *cc, struct gp_error *err)
 {
 	struct pack_objects *po = cc->po;
+	struct object_id *links = NULL;
+	size_t nr_links = 0, alloc_links = 0;
 	uint32_t next = 0;
-	int ret = 0;
 
-	while (next < po->nr && !ret) {
-		struct object_id oid = po->entries[next++].oid;
-		enum object_type type;
-		unsigned char *buf;
-		size_t size;
-		struct object_id *links = NULL;
-		size_t nr_links = 0, alloc_links = 0;
-
-		if (odb_read_object(po->odb, &oid, &type, &buf, &size, err)) {
-			gp_error_clear(err);
+	for (size_t i = 0; i < po->nr_recent; i++) {
+		struct cruft_cand *c = cruft_find(&cc->cands, &po->recent[i], false);
+		if (c && !c->added) {
+			/* a tip is as recent as now: it stays, and what it reaches */
+			cruft_add(cc, c, (uint32_t)MIN((uint64_t)time(NULL), UINT32_MAX));
 			continue;
 		}
-		if (type == OBJ_COMMIT) {
-			struct commit_info ci = COMMIT_INFO_INIT;
-			if (!commit_parse(buf, size, po->algo, &ci, err)) {
-				ALLOC_GROW(links, nr_links + ci.nr_parents + 1, alloc_links);
-				links[nr_links++] = ci.tree;
-				for (size_t i = 0; i < ci.nr_parents; i++)
-					links[nr_links++] = ci.parents[i];
-			}
-			commit_info_release(&ci);
-		} else if (type == OBJ_TREE) {
-			struct tree_iter it;
-			struct tree_entry e;
-			tree_iter_init(&it, buf, size, po->algo);
-			while (tree_iter_next(&it, &e, err) > 0) {
-				if (tree_mode_type(e.mode) == OBJ_COMMIT)
-					continue;
-				ALLOC_GROW(links, nr_links + 1, alloc_links);
-				links[nr_links++] = e.oid;
-			}
-		} else if (type == OBJ_TAG) {
-			struct tag_info tag;
-			if (!tag_parse(buf, size, po->algo, &tag, err)) {
-				ALLOC_GROW(links, nr_links + 1, alloc_links);
-				links[nr_links++] = tag.object;
-			}
-		}
-		gp_error_clear(err);
-		free(buf);
-		for (size_t i = 0; i < nr_links; i++) {
-			struct cruft_cand *c = cruft_find(&cc->cands, &links[i], false);
-			/* Kept for a fresher object's sake: it expires with it (git's choice). */
-			if (c && !c->added)
-				cruft_add(cc, c, (uint32_t)MIN((uint64_t)cc->expiration, UINT32_MAX));
-		}
-		free(links);
+		if (c)
+			continue;
+		/* not a candidate (kept, or reachable): what it reaches may be */
+		links_of(po, &po->recent[i], &links, &nr_links, &alloc_links);
+		rescue_links(cc, links, nr_links);
 	}
-	return ret;
+	while (next < po->nr) {
+		struct object_id oid = po->entries[next++].oid;
+		links_of(po, &oid, &links, &nr_links, &alloc_links);
+		rescue_links(cc, links, nr_links);
+	}
+	free(links);
+	gp_error_clear(err);
+	return 0;
+}
+
+void pack_objects_set_recent(struct pack_objects *po, const struct object_id *tips, size_t nr)
+{
+	po->recent = tips;
+	po->nr_recent = nr;
 }
 
 int pack_objects_add_cruft(struct pack_objects *po, const char *const *stay, size_t nr_stay,
@@ -2039,7 +2082,7 @@ int pack_objects_add_cruft(struct pack_objects *po, const char *const *stay, siz
 		ret = loose_for_each(odb_objdir(po->odb), po->algo, cruft_loose, &cc);
 	for (size_t at = 0; !ret && at <= cc.cands.mask; at++) {
 		struct cruft_cand *c = &cc.cands.slots[at];
-		if (c->oid.algo && (!expiration || (int64_t)c->mtime >= expiration))
+		if (c->oid.algo && (!expiration || (int64_t)c->mtime > expiration))
 			cruft_add(&cc, c, c->mtime);
 	}
 	if (!ret && expiration)

@@ -220,6 +220,14 @@ int pack_objects_add_packs(struct pack_objects *po, const char *const *include,
 int pack_objects_add_cruft(struct pack_objects *po, const char *const *stay, size_t nr_stay,
 			   const char *const *discard, size_t nr_discard, int64_t expiration,
 			   struct gp_error *err);
+/*
+ * Before pack_objects_add_cruft(): objects to treat as recent whatever
+ * their age (gc.recentObjectsHook, reachable_recent_hook_tips()): with
+ * an expiration, they and what they reach among the candidates stay.
+ * tips is borrowed until then; names that are not in the repository
+ * are ignored.
+ */
+void pack_objects_set_recent(struct pack_objects *po, const struct object_id *tips, size_t nr);
 
 /*
  * --keep-unreachable: every object of the repository's own packs that f

@@ -8,6 +8,7 @@
 #include "odb.h"
 #include "object.h"
 #include "refs.h"
+#include "run-command.h"
 #include "repository.h"
 #include "revision.h"
 #include "strbuf.h"
@@ -107,4 +108,47 @@ int reachable_add_tips(struct repository *repo, struct rev_walk *walk, unsigned 
 		closedir(d);
 	free(dir);
 	return ret;
+}
+
+int reachable_recent_hook_tips(struct repository *repo, struct object_id **out,
+			       size_t *nr_out, struct gp_error *err)
+{
+	struct strbuf output = STRBUF_INIT;
+	size_t alloc = 0;
+	int ret = 0;
+
+	*out = NULL;
+	*nr_out = 0;
+	for (size_t i = 0; i < repo->config.nr && !ret; i++) {
+		const struct config_entry *e = &repo->config.items[i];
+		char *line, *next;
+		if (strcmp(e->key, "gc.recentobjectshook") || !e->value || !*e->value)
+			continue;
+		strbuf_reset(&output);
+		ret = run_shell_capture(repo->work_dir, e->value, NULL, NULL, 0, &output, err);
+		if (ret)
+			break;
+		for (line = output.buf; !ret && *line; line = next) {
+			struct object_id oid;
+			next = strchrnul(line, '\n');
+			if (*next)
+				*next++ = '\0';
+			if (parse_oid_hex_exact(line, repo->hash_algo, &oid)) {
+				ret = gp_error_set(err, GP_EINVAL, "invalid extra cruft tip: '%s'", line);
+				break;
+			}
+			ALLOC_GROW(*out, *nr_out + 1, alloc);
+			(*out)[(*nr_out)++] = oid;
+		}
+	}
+	strbuf_release(&output);
+	if (ret) {
+		free(*out);
+		*out = NULL;
+		*nr_out = 0;
+		gp_error_prefix(err, "unable to enumerate additional recent objects");
+		err->code = GP_EIO;
+		return GP_EIO;
+	}
+	return 0;
 }

@@ -28,4 +28,17 @@ enum reachable_flags {
 int reachable_add_tips(struct repository *repo, struct rev_walk *walk, unsigned flags,
 		       struct gp_error *err);
 
+/*
+ * gc.recentObjectsHook: run each command configured (through the shell,
+ * from where git would work) and append the object names they print,
+ * one full hex name per line, into *out (*nr_out of them; caller
+ * frees): objects a cruft pack or a repack must treat as recent
+ * whatever their age. Errors (*out NULL): GP_EIO "unable to enumerate
+ * additional recent objects" when a command fails or prints a line
+ * that is not a name.
+ */
+struct object_id;
+int reachable_recent_hook_tips(struct repository *repo, struct object_id **out,
+			       size_t *nr_out, struct gp_error *err);
+
 #endif

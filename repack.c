@@ -49,6 +49,9 @@ struct repack {
 	struct pack_objects_opts po_opts;
 	struct packed_git **new_packs; /* their indexes, for what they hold */
 	size_t nr_new_packs;
+	/* gc.recentObjectsHook's names, asked before anything is written */
+	struct object_id *recent;
+	size_t nr_recent;
 };
 
 static int cmp_by_count(const void *va, const void *vb)
@@ -263,6 +266,19 @@ static bool pack_kept_objects(const struct repack_opts *opts)
 	return opts->write_bitmap && !opts->bitmap_quiet && !opts->write_midx;
 }
 
+static int add_recent_hook_tips(struct repack *r, struct rev_walk *walk, struct gp_error *err)
+{
+	int ret = 0;
+	for (size_t i = 0; !ret && i < r->nr_recent; i++) {
+		ret = rev_walk_add_tip(walk, &r->recent[i], false, "", err);
+		if (ret == GP_ENOTFOUND) {   /* names we lack are ignored */
+			gp_error_clear(err);
+			ret = 0;
+		}
+	}
+	return ret;
+}
+
 static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *err)
 {
 	struct pack_objects_filter filter = { 0 };
@@ -321,6 +337,12 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	if (!ret)
 		ret = reachable_add_tips(r->repo, rt.walk,
 					 REACH_REFLOGS | REACH_INDEXES | REACH_WORKTREE_HEADS, err);
+	/*
+	 * -A with an expiry: what gc.recentObjectsHook names is recent, so
+	 * it and what it reaches go into the new pack, as in git.
+	 */
+	if (!ret && r->opts->loosen_unreachable && r->opts->unpack_unreachable)
+		ret = add_recent_hook_tips(r, rt.walk, err);
 	if (!ret && r->opts->path_walk)
 		trace2_region_enter("pack-objects", "path-walk");
 	if (!ret)
@@ -374,7 +396,7 @@ static int loosen_unreachable(struct repack *r, struct repack_result *result,
 		/* --unpack-unreachable=<when>: older packs' leftovers expire. */
 		if (r->opts->unpack_unreachable == INT64_MAX ||
 		    (r->opts->unpack_unreachable && !stat(p->pack_path, &st) &&
-		     (int64_t)st.st_mtime < r->opts->unpack_unreachable))
+		     (int64_t)st.st_mtime <= r->opts->unpack_unreachable))
 			continue;
 		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects && !ret; idx_pos++) {
 			struct object_id oid, written;
@@ -444,6 +466,7 @@ static int write_cruft_pack(struct repack *r, const char *base, struct repack_re
 	po_opts.max_pack_size = r->opts->max_cruft_size ? r->opts->max_cruft_size
 							: r->opts->max_pack_size;
 	pack_objects_new(&po, r->odb, &po_opts);
+	pack_objects_set_recent(po, r->recent, r->nr_recent);
 	ret = pack_objects_add_cruft(po, NULL, 0, discard, nr_discard,
 				     r->opts->has_cruft_expiration ? r->opts->cruft_expiration : 0, err);
 	if (!ret && pack_objects_nr(po))
@@ -728,6 +751,16 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	ret = repo_odb(repo, &r.odb, err);
 	if (ret)
 		return ret;
+	/*
+	 * gc.recentObjectsHook counts only with an expiry; a hook that
+	 * fails stops the repack before it has written anything.
+	 */
+	if ((opts->cruft && opts->has_cruft_expiration && opts->cruft_expiration) ||
+	    (opts->loosen_unreachable && opts->unpack_unreachable)) {
+		ret = reachable_recent_hook_tips(repo, &r.recent, &r.nr_recent, err);
+		if (ret)
+			return ret;
+	}
 	r.pack_dir = xstrfmt("%s/pack", odb_objdir(r.odb));
 	collect_packs(&r);
 	remove_stale_temporaries(&r);
@@ -881,6 +914,7 @@ out:
 	free(r.new_packs);
 	free(r.packs);
 	free(r.pack_dir);
+	free(r.recent);
 	free(base);
 	return ret;
 }

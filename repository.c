@@ -568,6 +568,17 @@ static int finish_open(struct repository **out, enum found_how how,
 	ret = choose_worktree(repo, how, top, env, err);
 	if (ret < 0)
 		goto out;
+	if (how == FOUND_GITDIR)
+		repo->work_dir = xstrdup(repo->gitdir);
+	else if (how == FOUND_DOTGIT && repo->worktree)
+		repo->work_dir = xstrdup(repo->worktree);
+	else if (how == FOUND_EXPLICIT && repo->worktree) {
+		char *cwd = getcwd(NULL, 0);
+		size_t len = strlen(repo->worktree);
+		if (cwd && !strncmp(cwd, repo->worktree, len) && (!cwd[len] || cwd[len] == '/'))
+			repo->work_dir = xstrdup(repo->worktree);
+		free(cwd);
+	}
 
 	objects = env->object_dir ? xstrdup(env->object_dir)
 				  : join_path(repo->commondir, "objects");
@@ -666,44 +677,86 @@ out:
 }
 
 /*
+ * One C-quoted string at *pp (just past its opening '"'), as git quotes
+ * a path: the usual backslash escapes and three-digit octal. False when
+ * it does not end or holds an escape git would not write; *pp then
+ * points past the closing quote.
+ */
+static bool unquote_c(const char **pp, struct strbuf *out)
+{
+	const char *p = *pp;
+	while (*p && *p != '"') {
+		if (*p != '\\') {
+			strbuf_addch(out, *p++);
+			continue;
+		}
+		p++;
+		switch (*p) {
+		case 'a': strbuf_addch(out, '\a'); break;
+		case 'b': strbuf_addch(out, '\b'); break;
+		case 'f': strbuf_addch(out, '\f'); break;
+		case 'n': strbuf_addch(out, '\n'); break;
+		case 'r': strbuf_addch(out, '\r'); break;
+		case 't': strbuf_addch(out, '\t'); break;
+		case 'v': strbuf_addch(out, '\v'); break;
+		case '\\': case '"': strbuf_addch(out, *p); break;
+		case '0': case '1': case '2': case '3': {
+			unsigned v = 0;
+			for (int i = 0; i < 3; i++, p++) {
+				if (*p < '0' || *p > '7')
+					return false;
+				v = v * 8 + (unsigned)(*p - '0');
+			}
+			strbuf_addch(out, (char)v);
+			continue;
+		}
+		default:
+			return false;
+		}
+		p++;
+	}
+	if (*p != '"')
+		return false;
+	*pp = p + 1;
+	return true;
+}
+
+/*
  * GIT_ALTERNATE_OBJECT_DIRECTORIES: paths separated by ':'; one that
  * starts with '"' is a C-quoted string, as git writes a path holding
- * a colon. A directory that does not exist is skipped, as git skips it.
+ * a colon, unless it does not unquote: then it is taken as it stands.
+ * A relative path is taken from where git would work (repo->work_dir).
+ * A directory that does not exist is skipped, as git skips it.
  */
-static void add_env_alternates(struct odb *odb, const char *env)
+static void add_env_alternates(struct repository *repo, struct odb *odb, const char *env)
 {
 	struct strbuf path = STRBUF_INIT;
 	struct gp_error err = GP_ERROR_INIT;
 	const char *p = env;
 
 	while (*p) {
+		const char *q = p + 1;
 		strbuf_reset(&path);
-		if (*p == '"') {
-			p++;
-			while (*p && *p != '"') {
-				if (*p == '\\' && p[1]) {
-					p++;
-					switch (*p) {
-					case 'n': strbuf_addch(&path, '\n'); break;
-					case 't': strbuf_addch(&path, '\t'); break;
-					default: strbuf_addch(&path, *p); break;
-					}
-					p++;
-				} else {
-					strbuf_addch(&path, *p++);
-				}
-			}
-			if (*p == '"')
-				p++;
+		if (*p == '"' && unquote_c(&q, &path)) {
+			p = q;
 			while (*p && *p != ':')
 				p++;
 		} else {
+			strbuf_reset(&path);
 			while (*p && *p != ':')
 				strbuf_addch(&path, *p++);
 		}
 		if (*p == ':')
 			p++;
-		if (path.len && odb_add_alternate(odb, path.buf, &err))
+		if (!path.len)
+			continue;
+		if (path.buf[0] != '/' && repo->work_dir) {
+			char *full = xstrfmt("%s/%s", repo->work_dir, path.buf);
+			strbuf_reset(&path);
+			strbuf_addstr(&path, full);
+			free(full);
+		}
+		if (odb_add_alternate(odb, path.buf, &err))
 			gp_error_clear(&err);
 	}
 	strbuf_release(&path);
@@ -800,7 +853,7 @@ int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err)
 		if (ret)
 			return ret;
 		if (env && *env)
-			add_env_alternates(repo->odb, env);
+			add_env_alternates(repo, repo->odb, env);
 		/* A partial clone fetches what it lacks, unless told not to (--no-lazy-fetch). */
 		env = getenv("GIT_NO_LAZY_FETCH");
 		repo->promisor = promisor_remote(repo);
@@ -831,6 +884,7 @@ void repo_free(struct repository *repo)
 	free(repo->worktree);
 	free(repo->shallow_file);
 	free(repo->promisor);
+	free(repo->work_dir);
 	oidset_release(&repo->lazy_fetched);
 	free(repo);
 }

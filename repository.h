@@ -60,6 +60,13 @@ struct repository {
 	 */
 	char *shallow_file;
 	char *promisor;          /* a partial clone's promisor remote, or NULL */
+	/*
+	 * The directory git would work from (it moves to the top of the
+	 * work tree it found, or into the git directory it found itself
+	 * in): relative $GIT_ALTERNATE_OBJECT_DIRECTORIES entries resolve
+	 * against it. NULL: the current directory.
+	 */
+	char *work_dir;
 	struct oidset lazy_fetched; /* names fetched on demand (or tried) */
 };
 

@@ -108,6 +108,7 @@ struct rev_walk {
 	size_t nr_edges, alloc_edges;
 	bool edge_aggressive;
 	bool sparse;
+	bool blobs_unchecked;
 };
 
 int rev_walk_new(struct rev_walk **out, struct odb *odb, int algo)
@@ -160,6 +161,11 @@ void rev_walk_set_edge_aggressive(struct rev_walk *w)
 void rev_walk_set_sparse(struct rev_walk *w, bool sparse)
 {
 	w->sparse = sparse;
+}
+
+void rev_walk_set_blobs_unchecked(struct rev_walk *w)
+{
+	w->blobs_unchecked = true;
 }
 
 void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow)
@@ -695,7 +701,8 @@ static int visit_blob(struct rev_walk *w, struct node *blob, size_t basename_ofs
 	/* Left out by the filter: whether we have it does not matter. */
 	if (!(res & WF_SHOW))
 		return 0;
-	if (!odb_has_object(w->odb, &blob->oid)) {
+	if (!(w->blobs_unchecked && w->missing == REV_MISSING_ERROR) &&
+	    !odb_has_object(w->odb, &blob->oid)) {
 		/*
 		 * Reading may still fetch it (a partial clone), unless the
 		 * caller takes missing objects itself (to fetch them in one go).

@@ -48,6 +48,12 @@ void rev_walk_set_edge_aggressive(struct rev_walk *w);
  * tree; may send an object again that sits at an unchanged path.
  */
 void rev_walk_set_sparse(struct rev_walk *w, bool sparse);
+/*
+ * Blobs of the walked trees are shown without asking the object store
+ * whether they exist (under REV_MISSING_ERROR): for a caller that reads
+ * each one anyway, as pack-objects does, and reports a missing one then.
+ */
+void rev_walk_set_blobs_unchecked(struct rev_walk *w);
 
 /*
  * Commits in shallow are walked as if they had no parents (a shallow

@@ -382,14 +382,23 @@ static int parse_expiry(const struct option *opt, const char *arg, int unset)
 	x->when = 0;
 	if (!unset && arg && !parse_expiry_date(arg, (int64_t)time(NULL), &x->when))
 		return error("malformed expiration date '%s'", arg);
+	/*
+	 * These options read dates as git's approxidate does: "now" is
+	 * this second, so an object dated in the future is still young.
+	 */
+	if (x->when == EXPIRY_EVERYTHING)
+		x->when = (int64_t)time(NULL);
 	if (!unset && !arg)
 		x->when = 0;
 	return 0;
 }
 
 /* --cruft: "pack-X.pack" stays, "-pack-X.pack" is about to go. */
-static void read_cruft_packs(struct pack_objects *po, int64_t expiration)
+static void read_cruft_packs(struct repository *repo, struct pack_objects *po,
+			     int64_t expiration)
 {
+	struct object_id *recent = NULL;
+	size_t nr_recent = 0;
 	struct strbuf line = STRBUF_INIT;
 	struct gp_error err = GP_ERROR_INIT;
 	char **discard = NULL, **stay = NULL;
@@ -405,9 +414,13 @@ static void read_cruft_packs(struct pack_objects *po, int64_t expiration)
 			stay[nr_stay++] = xstrdup(line.buf);
 		}
 	}
+	if (expiration && reachable_recent_hook_tips(repo, &recent, &nr_recent, &err))
+		die_error(&err);
+	pack_objects_set_recent(po, recent, nr_recent);
 	if (pack_objects_add_cruft(po, (const char *const *)stay, nr_stay,
 				   (const char *const *)discard, nr, expiration, &err))
 		die_error(&err);
+	free(recent);
 	for (size_t i = 0; i < nr; i++)
 		free(discard[i]);
 	for (size_t i = 0; i < nr_stay; i++)
@@ -711,6 +724,20 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 					     "", &err))
 				die_error(&err);
 		free(tips.items);
+		/* An expiry: what gc.recentObjectsHook names is recent and packed, as in git. */
+		if (unpack_unreachable.set && unpack_unreachable.when) {
+			struct object_id *recent;
+			size_t nr_recent;
+			if (reachable_recent_hook_tips(repo, &recent, &nr_recent, &err))
+				die_error(&err);
+			for (size_t i = 0; i < nr_recent; i++) {
+				int r = rev_walk_add_tip(walk, &recent[i], false, "", &err);
+				if (r && r != GP_ENOTFOUND)
+					die_error(&err);
+				gp_error_clear(&err);
+			}
+			free(recent);
+		}
 		if ((reflog || indexed_objects) &&
 		    reachable_add_tips(repo, walk, (reflog ? REACH_REFLOGS : 0) |
 				       (indexed_objects ? REACH_INDEXES : 0), &err))
@@ -720,6 +747,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		if (shallow_opt)
 			rev_walk_set_edge_aggressive(walk);
 		rev_walk_set_sparse(walk, sparse > 0);
+		rev_walk_set_blobs_unchecked(walk);
 		if (repo->promisor && missing == REV_MISSING_ERROR && !getenv("GIT_NO_LAZY_FETCH"))
 			/* What a partial clone lacks is fetched in one go after the walk, as git does. */
 			rev_walk_set_missing(walk, REV_MISSING_PRINT, note_missing, &lacking);
@@ -750,7 +778,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		if (pack_loose_unreachable && pack_objects_add_loose(po, &err))
 			die_error(&err);
 	} else if (cruft) {
-		read_cruft_packs(po, cruft_expiration.set ? cruft_expiration.when : 0);
+		read_cruft_packs(repo, po, cruft_expiration.set ? cruft_expiration.when : 0);
 	} else if (stdin_packs) {
 		read_packs(po, unpacked);
 	} else {

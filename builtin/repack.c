@@ -36,6 +36,12 @@ static int parse_when(const struct option *opt, const char *arg, int unset)
 	x->when = 0;
 	if (!unset && arg && !parse_expiry_date(arg, (int64_t)time(NULL), &x->when))
 		return error("malformed expiration date '%s'", arg);
+	/*
+	 * These options read dates as git's approxidate does: "now" is
+	 * this second, so an object dated in the future is still young.
+	 */
+	if (x->when == EXPIRY_EVERYTHING)
+		x->when = (int64_t)time(NULL);
 	return 0;
 }
 

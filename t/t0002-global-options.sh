@@ -264,6 +264,27 @@ test_expect_success "GIT_ALTERNATE_OBJECT_DIRECTORIES: cat-file finds an object 
 	test_cmp expect actual
 '
 
+test_expect_success "GIT_ALTERNATE_OBJECT_DIRECTORIES: relative to the top of the work tree, C-quoted, raw when the quoting is broken, as git ($algo)" '
+	oid=$(cat alt-$algo.oid) &&
+	oid2=$(cat alt2-$algo.oid) &&
+	mkdir -p $r/sub &&
+	rm -rf "$r/\"q" &&
+	cp -R alt2-$algo "$r/\"q" &&
+	for alt in "../alt-$algo/.git/objects" \
+		"\"..\\057alt-$algo/.git/objects\":../alt2-$algo/.git/objects" \
+		"\"q/.git/objects"
+	do
+		printf "%s\n%s\n" $oid $oid2 >in &&
+		GIT_ALTERNATE_OBJECT_DIRECTORIES="$alt" git -C $r/sub cat-file --batch-check <in >expect &&
+		GIT_ALTERNATE_OBJECT_DIRECTORIES="$alt" gitpack -C $r/sub cat-file --batch-check <in >actual &&
+		test_cmp expect actual &&
+		! grep -v missing actual >/dev/null ||
+		grep " blob " actual || return 1
+	done &&
+	GIT_ALTERNATE_OBJECT_DIRECTORIES="\"q/.git/objects" gitpack -C $r/sub cat-file -e $oid2 &&
+	GIT_ALTERNATE_OBJECT_DIRECTORIES="\"..\\057alt-$algo/.git/objects\"" gitpack -C $r/sub cat-file -e $oid
+'
+
 done
 
 test_expect_success '--exec-path prints a directory; --exec-path=P and GIT_EXEC_PATH set it, as in git' '

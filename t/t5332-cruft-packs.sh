@@ -339,6 +339,57 @@ test_expect_success "repack writes objects/info/packs and info/refs as git does;
 	test_path_is_missing si-gp/.git/info/refs
 '
 
+
+test_expect_success "gc.recentObjectsHook: what it names, and what that reaches, stays recent; a failing hook stops the repack ($algo)" '
+	rm -rf rh-$algo &&
+	cp -pR $r rh-$algo &&
+	u1=$(head -n 1 $r.old-packed) &&
+	u4=$(grep " $old\$" $r.unreachable | cut -d" " -f1 | grep -v -F -f $r.rescued.oids) &&
+	test -n "$u4" &&
+	# a tag nobody refers to, old, naming the old packed blob
+	tag=$(printf "object %s\ntype blob\ntag held\ntagger T <t@example.com> 1234567890 +0000\n\nheld\n" $u1 |
+		git -C rh-$algo mktag) &&
+	age rh-$algo $old $tag &&
+	printf "#!/bin/sh\necho %s\necho %s\n" $tag $u4 >rh-$algo/hook &&
+	chmod +x rh-$algo/hook &&
+	git -C rh-$algo config gc.recentObjectsHook ./hook &&
+	cp -pR rh-$algo rh-A-$algo &&
+	cp -pR rh-$algo rh-fail-$algo &&
+	gitpack -C rh-$algo repack -q --cruft --cruft-expiration=10.days.ago -d &&
+	packed $algo rh-$algo mtimes >actual &&
+	{ cut -d" " -f1 $r.fresh $r.rescued && echo $u1 && echo $u4 && echo $tag; } | sort >want &&
+	test_cmp want actual &&
+	git -C rh-$algo fsck --full --no-dangling &&
+	# -A with an expiry: the tip and what it reaches go into the new pack
+	gitpack -C rh-A-$algo repack -q -A -d --unpack-unreachable=10.days.ago &&
+	packed $algo rh-A-$algo plain >actual &&
+	grep "^$u1\$" actual &&
+	grep "^$tag\$" actual &&
+	! grep "^$(sed -n 2p $r.old-packed)\$" actual &&
+	# a hook that fails, or prints what is not a name: nothing changes
+	for hook in false "echo not-a-name"
+	do
+		git -C rh-fail-$algo config gc.recentObjectsHook "$hook" &&
+		ls rh-fail-$algo/.git/objects/pack >before &&
+		test_must_fail gitpack -C rh-fail-$algo repack -q --cruft --cruft-expiration=10.days.ago -d 2>err &&
+		grep "unable to enumerate additional recent objects" err &&
+		ls rh-fail-$algo/.git/objects/pack >after &&
+		test_cmp before after || return 1
+	done &&
+	grep "invalid extra cruft tip: .not-a-name." err
+'
+
+test_expect_success "--cruft-expiration=now: an object dated in the future is still young, as git ($algo)" '
+	rm -rf rf-$algo &&
+	cp -pR $r rf-$algo &&
+	u3=$(grep " $fresh\$" $r.unreachable | head -n 1 | cut -d" " -f1) &&
+	age rf-$algo $((now + 100000)) $(cut -d" " -f1 $r.unreachable | grep -v -F -f $r.old-packed) &&
+	r_save=$r && r=rf-$algo &&
+	repack_both $algo --cruft --cruft-expiration=now -d &&
+	r=$r_save &&
+	test_file_not_empty actual.mtimes
+'
+
 done
 
 test_done
