@@ -9,10 +9,10 @@
 #include "error.h"
 #include "object-name.h"
 #include "odb.h"
+#include "path-patterns.h"
 #include "repository.h"
 #include "strbuf.h"
 #include <ctype.h>
-#include <fnmatch.h>
 
 /* A macro lines may name in place of their assignments. */
 struct attr_macro {
@@ -112,11 +112,12 @@ static bool pattern_matches(const char *pattern, const char *base, const char *p
 	}
 	if (!strchr(pattern, '/')) {
 		slash = strrchr(rel, '/');
-		return !fnmatch(pattern, slash ? slash + 1 : rel, 0);
+		rel = slash ? slash + 1 : rel;
+		return glob_match(pattern, strlen(pattern), rel, strlen(rel), 0);
 	}
 	if (pattern[0] == '/')
 		pattern++;
-	return !fnmatch(pattern, rel, FNM_PATHNAME);
+	return glob_match(pattern, strlen(pattern), rel, strlen(rel), GLOB_PATHNAME);
 }
 
 /* The lines of one attributes file (consumed), whose patterns are relative to base. */

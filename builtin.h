@@ -54,6 +54,17 @@ GP_PRINTF(1, 2) void warning(const char *fmt, ...);
  */
 uint64_t max_pack_size_option(struct repository *repo, unsigned long given);
 
+struct object_filter;
+struct odb;
+struct walk_filter;
+/*
+ * The filter f prepared for walks in repo (walk-filter.h), or die in
+ * git's words (with git's warning first for a sparse:oid blob that is
+ * too large). NULL for no filter.
+ */
+struct walk_filter *walk_filter_or_die(struct repository *repo, struct odb *odb,
+				       const struct object_filter *f);
+
 /* core.bigFileThreshold, or 0 when unset (dies on a bad value). */
 uint64_t big_file_threshold_config(struct repository *repo);
 

@@ -12,6 +12,7 @@
 #include "object-filter.h"
 #include "error.h"
 #include "strbuf.h"
+#include "trace.h"
 #include <ctype.h>
 
 /* Nested combine: specs this deep are refused rather than recursed into. */
@@ -99,6 +100,14 @@ static void percent_encode(struct strbuf *sb, const char *s)
 
 static int parse_one(struct object_filter *f, const char *spec, int depth,
 		     struct gp_error *err);
+
+/* Append spec %-encoded, and trace it as git does (GIT_TRACE). */
+static void trace_added(struct strbuf *sb, const char *spec)
+{
+	size_t start = sb->len;
+	percent_encode(sb, spec);
+	trace_printf("Add to combine filter-spec: %s", sb->buf + start);
+}
 
 static struct object_filter *new_sub(struct object_filter *f)
 {
@@ -220,14 +229,14 @@ int object_filter_add(struct object_filter *f, const char *spec,
 		memset(f, 0, sizeof(*f));
 		f->kind = OBJECT_FILTER_COMBINE;
 		strbuf_addstr(&combined, "combine:");
-		percent_encode(&combined, first.spec);
+		trace_added(&combined, first.spec);
 		*new_sub(f) = first;
 	} else {
 		strbuf_addstr(&combined, f->spec);
 		free(f->spec);
 	}
 	strbuf_addch(&combined, '+');
-	percent_encode(&combined, spec);
+	trace_added(&combined, spec);
 	f->spec = strbuf_detach(&combined, NULL);
 	*new_sub(f) = added;
 	return 0;

@@ -353,7 +353,7 @@ static int choose_reachable(struct repack *r, bool only_loose, struct gp_error *
 	if (oidset_size(&r->shallow))
 		rev_walk_set_shallow(rt.walk, &r->shallow);
 	if (r->opts->filter && !only_loose)
-		rev_walk_set_filter(rt.walk, r->opts->filter);
+		rev_walk_set_filter(rt.walk, r->opts->filter, 0);
 	/*
 	 * A partial clone lacks what its promisor packs point at: the walk
 	 * goes around it, as git's repack does (--missing=allow-promisor).

@@ -36,7 +36,7 @@
 
 struct gp_error;
 struct repository;
-struct rev_filter;
+struct walk_filter;
 
 struct repack_opts {
 	bool all;               /* -a */
@@ -79,7 +79,7 @@ struct repack_opts {
 	 * a pack of its own, written with the prefix filter_to (a path
 	 * such as "../other.git/objects/pack/pack") or beside the new one.
 	 */
-	const struct rev_filter *filter;
+	const struct walk_filter *filter; /* walk-filter.h */
 	const char *filter_to;
 	/*
 	 * -i (repack.useDeltaIslands): the new pack of reachable objects

@@ -9,11 +9,12 @@
 #include "revision.h"
 #include "commit.h"
 #include "error.h"
-#include "object-filter.h"
 #include "odb.h"
 #include "oidset.h"
 #include "strbuf.h"
+#include "trace.h"
 #include "tree.h"
+#include "walk-filter.h"
 
 /* After only uninteresting commits remain queued, pop this many more. */
 #define LIMIT_SLOP 5
@@ -23,18 +24,14 @@ enum node_flags {
 	N_UNINTERESTING = 1 << 1,
 	N_QUEUED = 1 << 2,        /* ever put in the commit queue */
 	N_LISTED = 1 << 3,        /* on the list of commits to show */
-	N_TIP = 1 << 4,           /* named as an interesting tip: no filter leaves it out */
+	N_TIP = 1 << 4,           /* named as an interesting tip (or a tag peeled for it) */
+	N_NOT_USER_GIVEN = 1 << 5, /* met in a tree or as a commit's root tree: filtered even as a tip */
 };
 
 struct node {
 	struct object_id oid;
 	uint8_t type;
 	uint8_t flags;
-	/*
-	 * With a tree:<depth> filter: 1 + the least depth below a root tree
-	 * a tree was entered or a blob shown at (0: never).
-	 */
-	uint16_t depth1;
 	struct commit_data *commit; /* commits, once parsed */
 };
 
@@ -101,7 +98,9 @@ struct rev_walk {
 	size_t list_nr, list_alloc;
 	struct strbuf path;
 	const struct oidset *shallow;
-	struct rev_filter filter;
+	const struct walk_filter *filter;      /* borrowed; NULL: none */
+	struct walk_filter_state *filter_state; /* from the run on */
+	bool filter_provided, filter_omits;
 	enum rev_missing missing;
 	rev_missing_fn *missing_fn;
 	void *missing_data;
@@ -149,6 +148,7 @@ void rev_walk_free(struct rev_walk *w)
 	free(w->heap);
 	free(w->list);
 	free(w->edges);
+	walk_filter_state_free(w->filter_state);
 	strbuf_release(&w->path);
 	free(w);
 }
@@ -173,9 +173,11 @@ void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow)
 	w->shallow = shallow;
 }
 
-void rev_walk_set_filter(struct rev_walk *w, const struct rev_filter *filter)
+void rev_walk_set_filter(struct rev_walk *w, const struct walk_filter *filter, unsigned flags)
 {
-	w->filter = *filter;
+	w->filter = filter;
+	w->filter_provided = flags & REV_FILTER_PROVIDED;
+	w->filter_omits = flags & REV_FILTER_OMITS;
 }
 
 void rev_walk_set_missing(struct rev_walk *w, enum rev_missing how,
@@ -431,8 +433,10 @@ int rev_walk_add_tip(struct rev_walk *w, const struct object_id *oid,
 		if (ret)
 			return ret;
 		ret = tag_parse(data, size, w->algo, &tag, err);
-		if (!ret && !uninteresting)
+		if (!ret && !uninteresting) {
 			add_pending(w, cur, tag.name ? xstrndup(tag.name, tag.name_len) : xstrdup(""));
+			cur->flags |= N_TIP;
+		}
 		free(data);
 		if (ret)
 			return gp_error_prefix(err, "tag %s", oid_to_hex_r(hex, &cur->oid));
@@ -559,8 +563,9 @@ struct tree_frame {
 	unsigned char *buf;
 	struct tree_iter it;
 	struct prefetch pf;
-	size_t path_len;      /* w->path's length for this tree's entries */
-	uint32_t depth;       /* of the tree itself; its entries are one deeper */
+	size_t path_len;      /* the tree's own path, in w->path */
+	size_t basename_ofs;  /* where its last component starts */
+	bool filtered;        /* the filter decides it: it hears of its end too */
 };
 
 struct tree_stack {
@@ -580,6 +585,27 @@ static void tree_stack_clear(struct tree_stack *st)
 	free(st->frames);
 }
 
+static void tree_stack_push(struct rev_walk *w, struct tree_stack *st, struct node *tree,
+			    unsigned char *buf, size_t size, size_t basename_ofs, bool filtered)
+{
+	struct tree_frame *f;
+	ALLOC_GROW(st->frames, st->nr + 1, st->alloc);
+	f = &st->frames[st->nr++];
+	f->tree = tree;
+	f->buf = buf;
+	f->path_len = w->path.len;
+	f->basename_ofs = basename_ofs;
+	f->filtered = filtered;
+	prefetch_start(w, &f->pf, buf, size);
+	tree_iter_init(&f->it, buf, size, w->algo);
+}
+
+static void report_missing(struct rev_walk *w, const struct object_id *oid)
+{
+	if (w->missing == REV_MISSING_PRINT && w->missing_fn)
+		w->missing_fn(oid, w->missing_data);
+}
+
 /* A missing object under a permissive --missing: true when it is skipped. */
 static bool skip_missing(struct rev_walk *w, const struct object_id *oid, int ret,
 			 struct gp_error *err)
@@ -587,44 +613,25 @@ static bool skip_missing(struct rev_walk *w, const struct object_id *oid, int re
 	if (ret != GP_ENOTFOUND || w->missing == REV_MISSING_ERROR)
 		return false;
 	gp_error_clear(err);
-	if (w->missing == REV_MISSING_PRINT && w->missing_fn)
-		w->missing_fn(oid, w->missing_data);
+	report_missing(w, oid);
 	return true;
-}
-
-/* Read tree's content and push it; 1 when it is missing and skipped. */
-static int tree_stack_push(struct rev_walk *w, struct tree_stack *st, struct node *tree,
-			   uint32_t depth, struct gp_error *err)
-{
-	struct tree_frame *f;
-	unsigned char *buf;
-	size_t size;
-	int ret = read_typed(w, tree, OBJ_TREE, &buf, &size, err);
-	if (ret)
-		return skip_missing(w, &tree->oid, ret, err) ? 1 : ret;
-	ALLOC_GROW(st->frames, st->nr + 1, st->alloc);
-	f = &st->frames[st->nr++];
-	f->tree = tree;
-	f->buf = buf;
-	f->path_len = w->path.len;
-	f->depth = depth;
-	prefetch_start(w, &f->pf, buf, size);
-	tree_iter_init(&f->it, buf, size, w->algo);
-	return 0;
 }
 
 static int mark_tree_uninteresting(struct rev_walk *w, struct node *root,
 				   struct gp_error *err)
 {
 	struct tree_stack st = { NULL, 0, 0 };
+	unsigned char *buf;
+	size_t size;
 	int ret = 0;
 
 	if (root->flags & N_UNINTERESTING)
 		return 0;
 	root->flags |= N_UNINTERESTING | N_SEEN;
-	ret = tree_stack_push(w, &st, root, 0, err);
-	if (ret > 0)
-		ret = 0;
+	ret = read_typed(w, root, OBJ_TREE, &buf, &size, err);
+	if (ret)
+		return skip_missing(w, &root->oid, ret, err) ? 0 : ret;
+	tree_stack_push(w, &st, root, buf, size, 0, false);
 	while (!ret && st.nr) {
 		struct tree_frame *f = &st.frames[st.nr - 1];
 		struct tree_entry e;
@@ -647,101 +654,57 @@ static int mark_tree_uninteresting(struct rev_walk *w, struct node *root,
 			child->flags |= N_UNINTERESTING | N_SEEN;
 		} else if (!(child->flags & N_UNINTERESTING)) {
 			child->flags |= N_UNINTERESTING | N_SEEN;
-			ret = tree_stack_push(w, &st, child, 0, err);
-			if (ret > 0)
-				ret = 0;
+			ret = read_typed(w, child, OBJ_TREE, &buf, &size, err);
+			if (ret)
+				ret = skip_missing(w, &child->oid, ret, err) ? 0 : ret;
+			else
+				tree_stack_push(w, &st, child, buf, size, 0, false);
 		}
 	}
 	tree_stack_clear(&st);
 	return ret < 0 ? ret : 0;
 }
 
-static bool type_kept(const struct rev_walk *w, enum object_type type)
+/*
+ * Whether the filter decides about n: it does unless the user named n
+ * (git's NOT_USER_GIVEN: a tip that has not been met in a tree, nor as
+ * a commit's root tree, is always shown), or there is no filter.
+ */
+static bool filtered(const struct rev_walk *w, const struct node *n)
 {
-	return !w->filter.has_type_mask || (w->filter.type_mask & (1u << type));
+	if (!w->filter_state)
+		return false;
+	return w->filter_provided || !(n->flags & N_TIP) || (n->flags & N_NOT_USER_GIVEN);
 }
 
-static int add_filter(struct rev_filter *out, const struct object_filter *f,
-		      struct gp_error *err)
+/* The filter's decision about n, met at w->path; or no filter's. */
+static unsigned decide(struct rev_walk *w, struct node *n, bool is_filtered,
+		       enum walk_filter_situation situation, size_t basename_ofs)
 {
-	switch (f->kind) {
-	case OBJECT_FILTER_NONE:
-		return 0;
-	case OBJECT_FILTER_BLOB_NONE:
-		out->omit_blobs = true;
-		break;
-	case OBJECT_FILTER_BLOB_LIMIT:
-		if (!out->has_blob_limit || f->blob_limit < out->blob_limit)
-			out->blob_limit = f->blob_limit;
-		out->has_blob_limit = true;
-		break;
-	case OBJECT_FILTER_TREE_DEPTH: {
-		uint32_t depth = f->tree_depth > UINT32_MAX ? UINT32_MAX : (uint32_t)f->tree_depth;
-		if (!out->has_tree_depth || depth < out->tree_depth)
-			out->tree_depth = depth;
-		out->has_tree_depth = true;
-		break;
-	}
-	case OBJECT_FILTER_OBJECT_TYPE: {
-		unsigned bit = 1u << f->type;
-		out->type_mask = out->has_type_mask ? out->type_mask & bit : bit;
-		out->has_type_mask = true;
-		break;
-	}
-	case OBJECT_FILTER_COMBINE:
-		for (size_t i = 0; i < f->nr_subs; i++) {
-			int ret = add_filter(out, &f->subs[i], err);
-			if (ret)
-				return ret;
-		}
-		return 0;
-	case OBJECT_FILTER_SPARSE_OID:
-		return gp_error_set(err, GP_EINVAL, "sparse:oid filters are not supported");
-	}
-	out->active = true;
-	return 0;
-}
-
-int rev_filter_from_object_filter(struct rev_filter *out, const struct object_filter *f,
-				  struct gp_error *err)
-{
-	struct rev_filter tmp = REV_FILTER_INIT;
-	int ret = add_filter(&tmp, f, err);
-	if (!ret)
-		*out = tmp;
-	return ret;
-}
-
-static uint16_t depth_mark(uint32_t depth)
-{
-	return depth >= UINT16_MAX - 1 ? UINT16_MAX : (uint16_t)(depth + 1);
+	if (!is_filtered)
+		return situation == WF_END_TREE ? 0 : WF_SHOW | WF_MARK_SEEN;
+	return walk_filter_decide(w->filter_state, situation, &n->oid, w->path.buf,
+				  w->path.len, basename_ofs);
 }
 
 /*
- * Show blob (reached at depth) unless the filter leaves it out. git
- * lists only blobs it has: a missing one stops the walk, unless
- * --missing says otherwise.
+ * Blob, met at w->path: shown unless the filter leaves it out. git lists
+ * only blobs it has: a missing one stops the walk, unless --missing
+ * says otherwise.
  */
-static int visit_blob(struct rev_walk *w, struct node *blob, uint32_t depth,
+static int visit_blob(struct rev_walk *w, struct node *blob, size_t basename_ofs,
 		      rev_show_fn *show, void *data, struct gp_error *err)
 {
-	const struct rev_filter *f = &w->filter;
 	char hex[GP_MAX_HEXSZ + 1];
+	unsigned res;
 
-	if (blob->flags & N_UNINTERESTING)
+	if (blob->flags & (N_SEEN | N_UNINTERESTING))
 		return 0;
-	if (f->has_tree_depth) {
-		if (depth >= f->tree_depth)
-			return 0;     /* it may turn up higher up later */
-		if (blob->depth1 && blob->depth1 <= depth_mark(depth))
-			return 0;
-		blob->depth1 = depth_mark(depth);
-	}
-	if (blob->flags & N_SEEN)
-		return 0;
-	blob->flags |= N_SEEN;
+	res = decide(w, blob, filtered(w, blob), WF_BLOB, basename_ofs);
+	if (res & WF_MARK_SEEN)
+		blob->flags |= N_SEEN;
 	/* Left out by the filter: whether we have it does not matter. */
-	if (f->omit_blobs || !type_kept(w, OBJ_BLOB))
+	if (!(res & WF_SHOW))
 		return 0;
 	if (!(w->blobs_unchecked && w->missing == REV_MISSING_ERROR) &&
 	    !odb_has_object(w->odb, &blob->oid)) {
@@ -760,68 +723,96 @@ static int visit_blob(struct rev_walk *w, struct node *blob, uint32_t depth,
 		return skip_missing(w, &blob->oid, ret, err) ? 0 : ret;
 	}
 present:
-	if (f->has_blob_limit) {
-		struct object_info info;
-		int ret = odb_read_object_info(w->odb, &blob->oid, &info, 0, err);
-		if (ret)
-			return ret;
-		if (info.size >= f->blob_limit)
-			return 0;
-	}
 	return show(&blob->oid, OBJ_BLOB, w->path.buf, data);
 }
 
-/*
- * Whether tree, reached at depth, is to be entered (and shown, when it
- * has not been). With a depth filter a tree is entered again when met
- * higher up than before, to reach what lay too deep the first time.
- */
-static bool tree_wanted(struct rev_walk *w, struct node *tree, uint32_t depth)
+/* Tell the filter tree is left; shown, if it says so (no filter does). */
+static int leave_tree(struct rev_walk *w, struct node *tree, bool is_filtered,
+		      size_t basename_ofs, rev_show_fn *show, void *data)
 {
-	const struct rev_filter *f = &w->filter;
-	if (tree->flags & N_UNINTERESTING)
-		return false;
-	if (!f->has_tree_depth)
-		return !(tree->flags & N_SEEN);
-	if (depth >= f->tree_depth)
-		return false;
-	if (tree->depth1 && tree->depth1 <= depth_mark(depth))
-		return false;
-	tree->depth1 = depth_mark(depth);
-	return true;
+	unsigned res = decide(w, tree, is_filtered, WF_END_TREE, basename_ofs);
+	if (res & WF_MARK_SEEN)
+		tree->flags |= N_SEEN;
+	if (res & WF_SHOW)
+		return show(&tree->oid, OBJ_TREE, w->path.buf, data);
+	return 0;
 }
 
-/* Show root (a commit's tree, or a tree tip: always shown) and what it holds. */
-static int show_tree(struct rev_walk *w, struct node *root, bool explicit,
-		     rev_show_fn *show, void *data, struct gp_error *err)
+/*
+ * Enter tree, met at w->path (which it leaves as it was), as git does:
+ * read it, ask the filter, show it, and push it for its entries to be
+ * walked unless the filter skips them; one not pushed is left at once.
+ * A missing tree, under a permissive --missing, is reported if it is to
+ * be shown, and has no entries.
+ */
+static int enter_tree(struct rev_walk *w, struct tree_stack *st, struct node *tree,
+		      size_t basename_ofs, rev_show_fn *show, void *data, struct gp_error *err)
+{
+	bool is_filtered = filtered(w, tree), missing = false;
+	unsigned char *buf = NULL;
+	size_t size = 0;
+	unsigned res;
+	int ret = read_typed(w, tree, OBJ_TREE, &buf, &size, err);
+
+	if (ret) {
+		if (ret != GP_ENOTFOUND || w->missing == REV_MISSING_ERROR)
+			return ret;
+		gp_error_clear(err);
+		missing = true;
+		ret = 0;
+	}
+	res = decide(w, tree, is_filtered, WF_BEGIN_TREE, basename_ofs);
+	if (res & WF_MARK_SEEN)
+		tree->flags |= N_SEEN;
+	if ((res & WF_SHOW) && missing)
+		report_missing(w, &tree->oid);
+	else if (res & WF_SHOW)
+		ret = show(&tree->oid, OBJ_TREE, w->path.buf, data);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	if (res & WF_SKIP_TREE) {
+		trace_printf("Skipping contents of tree %s%s...", w->path.buf,
+			     w->path.len ? "/" : "");
+	} else if (!missing) {
+		tree_stack_push(w, st, tree, buf, size, basename_ofs, is_filtered);
+		return 0;
+	}
+	free(buf);
+	return leave_tree(w, tree, is_filtered, basename_ofs, show, data);
+}
+
+/*
+ * Walk the tree root, met at w->path (a commit's root tree at "", a
+ * tree tip at its name, whose last component git takes to be all of it).
+ */
+static int walk_tree(struct rev_walk *w, struct node *root, rev_show_fn *show, void *data,
+		     struct gp_error *err)
 {
 	struct tree_stack st = { NULL, 0, 0 };
 	int ret;
 
-	if (!explicit && !tree_wanted(w, root, 0))
+	if (root->flags & (N_SEEN | N_UNINTERESTING))
 		return 0;
-	if (explicit && (root->flags & (N_SEEN | N_UNINTERESTING)))
-		return 0;
-	/* Read first: a missing tree that the walk may pass is not shown. */
-	ret = tree_stack_push(w, &st, root, 0, err);
-	if (ret)
-		return ret > 0 ? 0 : ret;
-	if (!(root->flags & N_SEEN)) {
-		root->flags |= N_SEEN;
-		if (explicit || type_kept(w, OBJ_TREE))
-			ret = show(&root->oid, OBJ_TREE, w->path.buf, data);
-	}
+	ret = enter_tree(w, &st, root, 0, show, data, err);
 	while (!ret && st.nr) {
 		struct tree_frame *f = &st.frames[st.nr - 1];
 		struct tree_entry e;
 		enum object_type type;
 		struct node *child;
-		uint32_t depth = f->depth + 1;
+		size_t basename_ofs;
 
 		ret = tree_iter_next(&f->it, &e, err);
-		if (ret <= 0) {
+		if (ret < 0)
+			break;
+		if (!ret) {
+			struct node *tree = f->tree;
+			bool is_filtered = f->filtered;
+			basename_ofs = f->basename_ofs;
 			strbuf_setlen(&w->path, f->path_len);
 			tree_stack_pop(&st);
+			ret = leave_tree(w, tree, is_filtered, basename_ofs, show, data);
 			continue;
 		}
 		ret = 0;
@@ -831,26 +822,18 @@ static int show_tree(struct rev_walk *w, struct node *root, bool explicit,
 			continue;
 		child = lookup(w, &e.oid);
 		child->type = (uint8_t)type;
+		child->flags |= N_NOT_USER_GIVEN;
+		if (child->flags & (N_SEEN | N_UNINTERESTING))
+			continue;
 		strbuf_setlen(&w->path, f->path_len);
 		if (f->path_len)
 			strbuf_addch(&w->path, '/');
+		basename_ofs = w->path.len;
 		strbuf_add(&w->path, e.name, e.name_len);
-		if (type != OBJ_TREE) {
-			ret = visit_blob(w, child, depth, show, data, err);
-			continue;
-		}
-		if (!tree_wanted(w, child, depth))
-			continue;
-		ret = tree_stack_push(w, &st, child, depth, err);
-		if (ret > 0) {
-			ret = 0;
-			continue;
-		}
-		if (!ret && !(child->flags & N_SEEN)) {
-			child->flags |= N_SEEN;
-			if (type_kept(w, OBJ_TREE))
-				ret = show(&child->oid, OBJ_TREE, w->path.buf, data);
-		}
+		if (type == OBJ_TREE)
+			ret = enter_tree(w, &st, child, basename_ofs, show, data, err);
+		else
+			ret = visit_blob(w, child, basename_ofs, show, data, err);
 	}
 	tree_stack_clear(&st);
 	return ret;
@@ -876,6 +859,13 @@ int rev_walk_for_each_edge(struct rev_walk *w, size_t max, rev_edge_fn *fn, void
 			return ret;
 	}
 	return 0;
+}
+
+int rev_walk_for_each_omitted(struct rev_walk *w, rev_omit_fn *fn, void *data)
+{
+	if (!w->filter_state)
+		return 0;
+	return walk_filter_for_each_omitted(w->filter_state, fn, data);
 }
 
 /*
@@ -1072,12 +1062,20 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 	if (ret)
 		return ret;
 
+	if (w->filter && !w->filter_state)
+		w->filter_state = walk_filter_start(w->filter, w->odb, w->filter_omits);
+
 	/* Commits found uninteresting after they were listed drop out. */
 	for (size_t i = 0; i < w->list_nr; i++) {
 		struct node *c = w->list[i];
+		unsigned res;
 		if (c->flags & N_UNINTERESTING)
 			continue;
-		if (!type_kept(w, OBJ_COMMIT) && !(c->flags & N_TIP))
+		/* git has walked its root tree from here on: no tip's any more */
+		if (flags & REV_OBJECTS)
+			lookup(w, &c->commit->tree)->flags |= N_NOT_USER_GIVEN;
+		res = decide(w, c, filtered(w, c), WF_COMMIT, 0);
+		if (!(res & WF_SHOW))
 			continue;
 		ret = show(&c->oid, OBJ_COMMIT, NULL, data);
 		if (ret)
@@ -1116,23 +1114,22 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 	for (size_t i = 0; i < w->nr_pending; i++) {
 		struct pending *pe = &w->pending[i];
 		struct node *n = pe->node;
+		if (n->flags & (N_SEEN | N_UNINTERESTING))
+			continue;
+		strbuf_reset(&w->path);
+		strbuf_addstr(&w->path, pe->name);
 		if (n->type == OBJ_TREE) {
-			strbuf_reset(&w->path);
-			strbuf_addstr(&w->path, pe->name);
-			ret = show_tree(w, n, true, show, data, err);
-			strbuf_reset(&w->path);
-		} else if (!(n->flags & (N_SEEN | N_UNINTERESTING))) {
-			n->flags |= N_SEEN;
-			if (n->type == OBJ_BLOB && !odb_has_object(w->odb, &n->oid)) {
-				char hex[GP_MAX_HEXSZ + 1];
-				ret = gp_error_set(err, GP_ENOTFOUND, "missing blob object '%s'",
-						   oid_to_hex_r(hex, &n->oid));
-				if (skip_missing(w, &n->oid, ret, err))
-					ret = 0;
-			} else {
+			ret = walk_tree(w, n, show, data, err);
+		} else if (n->type == OBJ_BLOB) {
+			ret = visit_blob(w, n, 0, show, data, err);
+		} else {
+			unsigned res = decide(w, n, filtered(w, n), WF_TAG, 0);
+			if (res & WF_MARK_SEEN)
+				n->flags |= N_SEEN;
+			if (res & WF_SHOW)
 				ret = show(&n->oid, (enum object_type)n->type, pe->name, data);
-			}
 		}
+		strbuf_reset(&w->path);
 		if (ret)
 			return ret;
 	}
@@ -1141,7 +1138,7 @@ int rev_walk_run(struct rev_walk *w, unsigned flags, rev_show_fn *show,
 		if (c->flags & N_UNINTERESTING)
 			continue;
 		strbuf_reset(&w->path);
-		ret = show_tree(w, lookup(w, &c->commit->tree), false, show, data, err);
+		ret = walk_tree(w, lookup(w, &c->commit->tree), show, data, err);
 		if (ret)
 			return ret;
 	}

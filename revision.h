@@ -70,34 +70,26 @@ void rev_walk_mark_uninteresting(struct rev_walk *w, const struct object_id *oid
  */
 void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow);
 
-/*
- * Which objects the walk leaves out (git's --filter; the combination of
- * several filters is the one that omits what any of them omits).
- * Objects named as tips are always shown; what is below them is
- * filtered. Depth counts from a root tree (depth 0): its entries are at
- * depth 1.
- */
-struct rev_filter {
-	bool active;
-	bool omit_blobs;          /* blob:none */
-	bool has_blob_limit;
-	uint64_t blob_limit;      /* blob:limit: blobs of at least this size go */
-	bool has_tree_depth;
-	uint32_t tree_depth;      /* tree:<n>: trees and blobs at depth >= n go */
-	bool has_type_mask;
-	unsigned type_mask;       /* object:type: 1 << type of the types kept */
+struct walk_filter;
+enum rev_filter_flags {
+	REV_FILTER_PROVIDED = 1 << 0, /* the tips too (--filter-provided-objects) */
+	REV_FILTER_OMITS = 1 << 1,    /* remember what is left out (--filter-print-omitted) */
 };
-#define REV_FILTER_INIT { .active = false }
-void rev_walk_set_filter(struct rev_walk *w, const struct rev_filter *filter);
-
-struct object_filter;
 /*
- * The walk's form of a parsed --filter (object-filter.h), combine:
- * filters flattened. Errors: GP_EINVAL ("sparse:oid filters are not
- * supported") for what the walk cannot do.
+ * Leave out what filter (walk-filter.h; borrowed, it must outlive the
+ * walk) leaves out, deciding object by object in walk order as git
+ * does. Objects named as tips are always shown, unless
+ * REV_FILTER_PROVIDED: what is below them is filtered. Call before
+ * rev_walk_run().
  */
-int rev_filter_from_object_filter(struct rev_filter *out, const struct object_filter *f,
-				  struct gp_error *err);
+void rev_walk_set_filter(struct rev_walk *w, const struct walk_filter *filter, unsigned flags);
+/*
+ * After rev_walk_run() with REV_FILTER_OMITS: each object the filter
+ * left out (and the walk did not show after all), once, in no
+ * particular order. Returns fn's first non-zero value.
+ */
+typedef int rev_omit_fn(const struct object_id *oid, void *data);
+int rev_walk_for_each_omitted(struct rev_walk *w, rev_omit_fn *fn, void *data);
 
 /* What a walk does when an object it reaches is missing (--missing). */
 enum rev_missing {

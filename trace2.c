@@ -5,7 +5,7 @@
  */
 #include "trace2.h"
 #include "strbuf.h"
-#include <fcntl.h>
+#include "trace.h"
 #include <pthread.h>
 #include <sys/time.h>
 #include <time.h>
@@ -73,19 +73,6 @@ bool trace2_enabled(void)
 	return trace_fd >= 0 || perf_fd >= 0;
 }
 
-static int open_target(const char *target)
-{
-	if (!target || !*target || !strcmp(target, "0") || !strcasecmp(target, "false"))
-		return -1;
-	if (!strcasecmp(target, "true"))
-		return 2;
-	if (target[0] >= '1' && target[0] <= '9' && !target[1])
-		return target[0] - '0';
-	if (target[0] == '/')
-		return open(target, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-	return -1;
-}
-
 /* "<time> <where> | d0 | main | <event> | r1 | <t_abs> | | <category> | <details>" */
 static void perf_line(const char *event, const char *category, const char *details)
 {
@@ -115,8 +102,8 @@ void trace2_start(int argc, const char **argv)
 	const char *parent = getenv("GIT_TRACE2_PARENT_SID");
 	struct strbuf sb = STRBUF_INIT;
 
-	perf_fd = open_target(getenv("GIT_TRACE2_PERF"));
-	trace_fd = open_target(target);
+	perf_fd = trace_open_target(getenv("GIT_TRACE2_PERF"));
+	trace_fd = trace_open_target(target);
 	start_us = now_us();
 	perf_line("start", NULL, "gitpack");
 	if (trace_fd < 0)

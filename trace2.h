@@ -2,7 +2,8 @@
  * trace2.h: Git's trace2 event stream (Documentation/technical/api-trace2
  * in git), the part of it that tools and tests read: when the
  * environment variable GIT_TRACE2_EVENT names a file (an absolute path,
- * appended to) or a file descriptor ("1" to "9"; "true" is 2), one JSON
+ * appended to) or a file descriptor ("2" to "9"; "1" and "true" are
+ * stderr, as for every git trace: trace_open_target()), one JSON
  * object per line is written there: "version", "start" and "exit"
  * events, "region_enter"/"region_leave" and "data" events.
  *

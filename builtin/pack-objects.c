@@ -27,6 +27,7 @@
 #include "../stdin-packs.h"
 #include "../strbuf.h"
 #include "../trace2.h"
+#include "../walk-filter.h"
 #include <time.h>
 #include <unistd.h>
 
@@ -502,7 +503,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	struct expiry_opt cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	enum rev_missing missing = REV_MISSING_ERROR;
 	struct object_filter object_filter = OBJECT_FILTER_INIT;
-	struct rev_filter walk_filter = REV_FILTER_INIT;
+	struct walk_filter *walk_filter = NULL;
 	unsigned long window_memory = 0;
 	struct oidset shallow = OIDSET_INIT;
 	struct bitmap_index *bitmap = NULL;
@@ -625,9 +626,6 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		else
 			sparse = config_bool_default(repo, "pack.usesparse", true);
 	}
-	if (object_filter.kind != OBJECT_FILTER_NONE &&
-	    rev_filter_from_object_filter(&walk_filter, &object_filter, &err))
-		die_error(&err);
 	if (index_version) {
 		struct pack_idx_opts idx = PACK_IDX_OPTS_INIT;
 		if (!pack_idx_opts_parse(index_version, &idx))
@@ -728,7 +726,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		 * the pack, and reflogs and indexes.
 		 */
 		if (use_bitmap_index && !oidset_size(&shallow) && !shallow_opt &&
-		    !walk_filter.active && !unpacked && !local && !honor_pack_keep && !keep.nr &&
+		    object_filter.kind == OBJECT_FILTER_NONE && !unpacked && !local && !honor_pack_keep && !keep.nr &&
 		    !reflog && !indexed_objects && !exclude_promisor && !keep_unreachable &&
 		    !pack_loose_unreachable && !unpack_unreachable.set &&
 		    count_with_bitmap(po, odb, &tips, to_stdout ? pack_reuse_config(repo)
@@ -772,8 +770,10 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			rev_walk_set_missing(walk, REV_MISSING_PRINT, note_missing, &lacking);
 		else
 			rev_walk_set_missing(walk, missing, NULL, NULL);
-		if (walk_filter.active)
-			rev_walk_set_filter(walk, &walk_filter);
+		/* as git: a sparse:oid blob is looked up once the revisions are read */
+		walk_filter = walk_filter_or_die(repo, odb, &object_filter);
+		if (walk_filter)
+			rev_walk_set_filter(walk, walk_filter, 0);
 		if (path_walk)
 			trace2_region_enter("pack-objects", "path-walk");
 		if (pack_objects_add_walk(po, walk, &filter, &err))
@@ -789,6 +789,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 				pack_objects_add(po, &lacking.items[i], OBJ_BLOB, NULL);
 		}
 		rev_walk_free(walk);
+		walk_filter_free(walk_filter);
 		if (keep_unreachable && pack_objects_add_unreachable(po, &filter, &err))
 			die_error(&err);
 		if (pack_loose_unreachable && pack_objects_add_loose(po, &err))

@@ -12,6 +12,7 @@
 #include "../repack.h"
 #include "../repository.h"
 #include "../server-info.h"
+#include "../walk-filter.h"
 #include <time.h>
 #include <unistd.h>
 
@@ -139,7 +140,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	uint64_t max_cruft_size = 0, combine_cruft_below_size = 0, window_memory = 0;
 	const char *expire_to = NULL, *filter_to = NULL;
 	struct object_filter filter = OBJECT_FILTER_INIT;
-	struct rev_filter walk_filter = REV_FILTER_INIT;
+	struct walk_filter *walk_filter = NULL;
 	unsigned long max_pack_size = 0;
 	struct option options[] = {
 		OPT_BOOL('a', NULL, &all, "pack everything in a single pack"),
@@ -201,9 +202,11 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	if (filter_to && filter.kind == OBJECT_FILTER_NONE)
 		die("option '%s' can only be used along with '%s'", "--filter-to", "--filter");
 	if (filter.kind != OBJECT_FILTER_NONE) {
-		if (rev_filter_from_object_filter(&walk_filter, &filter, &err))
+		struct odb *odb;
+		if (repo_odb(repo, &odb, &err))
 			die_error(&err);
-		opts.filter = &walk_filter;
+		walk_filter = walk_filter_or_die(repo, odb, &filter);
+		opts.filter = walk_filter;
 		opts.filter_to = filter_to;
 	}
 	if (expire_to && !cruft)
@@ -293,6 +296,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	if (!quiet && !result.new_packs.nr)
 		printf("Nothing new to pack.\n");
 	repack_result_release(&result);
+	walk_filter_free(walk_filter);
 	object_filter_release(&filter);
 	free(keep.items);
 	return 0;

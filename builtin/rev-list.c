@@ -15,15 +15,23 @@
 #include "../repository.h"
 #include "../revision.h"
 #include "../shallow.h"
+#include "../strbuf.h"
+#include "../walk-filter.h"
+#include "../object-filter.h"
 
 static const char *const rev_list_usage[] = {
-	"gitpack rev-list [--objects] [--count] [--use-bitmap-index] [--test-bitmap] [--all] [--branches] [--tags] [--not] <commit>... [^<commit>...] [<a>..<b>]",
+	"gitpack rev-list [--objects [--filter=<spec>] [--filter-print-omitted] [--filter-provided-objects] [--missing=<action>] [--no-object-names]] [--quiet] [--count] [--use-bitmap-index] [--test-bitmap] [--all] [--branches] [--tags] [--not] <commit>... [^<commit>...] [<a>..<b>]",
 	NULL,
 };
 
 struct list_state {
 	bool count_only;
+	bool quiet;          /* --quiet: list nothing (omitted and missing ones still) */
+	int object_names;    /* the path after a tree's or a blob's name (an OPT_BOOL) */
 	uint64_t count;
+	struct object_id *missing; /* --missing=print, in the order met */
+	size_t nr_missing, alloc_missing;
+	struct oidset missing_seen;
 };
 
 static int show_one(const struct object_id *oid, enum object_type type,
@@ -31,14 +39,35 @@ static int show_one(const struct object_id *oid, enum object_type type,
 {
 	struct list_state *st = data;
 	char hex[GP_MAX_HEXSZ + 1];
+	if (st->quiet)
+		return 0;
 	st->count++;
 	if (st->count_only)
 		return 0;
 	oid_to_hex_r(hex, oid);
-	if (path)
-		printf("%s %s\n", hex, path);
-	else
+	if (path && st->object_names) {
+		/* git stops a name at a newline, keeping the line format */
+		const char *nl = strchr(path, '\n');
+		printf("%s %.*s\n", hex, nl ? (int)(nl - path) : (int)strlen(path), path);
+	} else {
 		printf("%s\n", hex);
+	}
+	return 0;
+}
+
+static void note_missing(const struct object_id *oid, void *data)
+{
+	struct list_state *st = data;
+	if (!oidset_insert(&st->missing_seen, oid))
+		return;
+	ALLOC_GROW(st->missing, st->nr_missing + 1, st->alloc_missing);
+	st->missing[st->nr_missing++] = *oid;
+}
+
+static int show_omitted(const struct object_id *oid, void *data)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	printf("~%s\n", oid_to_hex_r(hex, oid));
 	return 0;
 }
 
@@ -100,6 +129,24 @@ static void add_rev(struct repository *repo, struct odb *odb, struct tip_list *t
 	if (ctx.has_path && strchr(arg, ':'))
 		path = strchr(arg, ':') + 1;
 	add_tip(tl, &oid, uninteresting, path);
+}
+
+struct walk_filter *walk_filter_or_die(struct repository *repo, struct odb *odb,
+				       const struct object_filter *f)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct strbuf warn = STRBUF_INIT;
+	struct walk_filter *wf;
+
+	if (f->kind == OBJECT_FILTER_NONE)
+		return NULL;
+	if (walk_filter_new(&wf, f, repo, odb, &warn, &err)) {
+		if (warn.len)
+			warning("%s", warn.buf);
+		die_error(&err);
+	}
+	strbuf_release(&warn);
+	return wf;
 }
 
 static int show_bitmapped(const struct object_id *oid, enum object_type type, void *data)
@@ -186,41 +233,82 @@ static void test_bitmap(struct odb *odb, const struct tip_list *tl, bool show_pr
 	bitmap_index_free(bi);
 }
 
+/* Options that take no part in naming revisions; what --missing= said. */
+struct list_opts {
+	int objects, count, use_bitmap, test_bitmap, quiet;
+	int print_omitted, filter_provided;
+	enum rev_missing missing;
+};
+
+/* --missing=<action>, which git reads before anything else; others are ignored, as git does. */
+static void parse_missing(struct list_opts *o, const char *action)
+{
+	if (!strcmp(action, "error"))
+		o->missing = REV_MISSING_ERROR;
+	else if (!strcmp(action, "allow-any") || !strcmp(action, "allow-promisor"))
+		o->missing = REV_MISSING_ALLOW;
+	else if (!strcmp(action, "print"))
+		o->missing = REV_MISSING_PRINT;
+	else if (!strcmp(action, "print-info"))
+		die("--missing=print-info is not supported");
+}
+
+/* Whether arg is one of the options of struct list_opts. */
+static bool is_list_opt(const char *arg)
+{
+	static const char *const names[] = {
+		"--objects", "--count", "--use-bitmap-index", "--test-bitmap", "--quiet",
+		"--filter-print-omitted", "--filter-provided-objects", "--no-object-names",
+		"--object-names", "-h",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(arg, names[i]))
+			return true;
+	return !strncmp(arg, "--missing=", 10);
+}
+
 int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	struct list_state st = { false, 0 };
+	struct list_state st = { .object_names = true, .missing_seen = OIDSET_INIT };
+	struct list_opts o = { .missing = REV_MISSING_ERROR };
+	struct object_filter filter = OBJECT_FILTER_INIT;
+	struct walk_filter *wf = NULL;
 	struct rev_walk *walk;
 	struct odb *odb;
-	int objects = 0, count = 0, use_bitmap = 0, test_bitmap_flag = 0;
 	struct tip_list tl = { 0 };
 	struct oidset shallow = OIDSET_INIT;
 	bool negate = false;
 	int ret;
 	struct option options[] = {
-		OPT_BOOL(0, "objects", &objects, "list trees and blobs too, with their paths"),
-		OPT_BOOL(0, "count", &count, "print only the number of objects"),
-		OPT_BOOL(0, "use-bitmap-index", &use_bitmap, "use reachability bitmaps when present"),
-		OPT_BOOL(0, "test-bitmap", &test_bitmap_flag, "check the bitmap of the one commit named against a walk"),
+		OPT_BOOL(0, "objects", &o.objects, "list trees and blobs too, with their paths"),
+		OPT_BOOL(0, "count", &o.count, "print only the number of objects"),
+		OPT_BOOL(0, "use-bitmap-index", &o.use_bitmap, "use reachability bitmaps when present"),
+		OPT_BOOL(0, "test-bitmap", &o.test_bitmap, "check the bitmap of the one commit named against a walk"),
+		OPT_BOOL(0, "quiet", &o.quiet, "list nothing (but what --filter-print-omitted and --missing=print print)"),
+		OPT_BOOL(0, "filter-print-omitted", &o.print_omitted, "print the objects the filter left out, as ~<oid>"),
+		OPT_BOOL(0, "filter-provided-objects", &o.filter_provided, "filter the objects named too"),
+		OPT_BOOL(0, "object-names", &st.object_names, "print paths after the names of trees and blobs"),
 		OPT_END(),
 	};
-	const char **args = xcalloc((size_t)argc + 1, sizeof(*args));
-	int nr_args = 0;
 
-	/* Revision options are positional (--not flips what follows), so
-	 * pull them out before parse_options() sees the rest. */
-	args[nr_args++] = argv[0];
-	for (int i = 1; i < argc; i++)
-		args[nr_args++] = argv[i];
+	/*
+	 * Revision options are positional (--not flips what follows, a
+	 * later --filter adds to an earlier one), so parse_options() sees
+	 * only the others; the loop below takes the rest in order.
+	 */
 	{
 		const char **opts_only = xcalloc((size_t)argc + 1, sizeof(*opts_only));
 		int nr_opts = 0;
 		opts_only[nr_opts++] = argv[0];
-		for (int i = 1; i < argc; i++)
-			if (!strcmp(argv[i], "--objects") || !strcmp(argv[i], "--count") ||
-			    !strcmp(argv[i], "--use-bitmap-index") || !strcmp(argv[i], "--test-bitmap") ||
-			    !strcmp(argv[i], "-h"))
+		for (int i = 1; i < argc; i++) {
+			if (!strncmp(argv[i], "--missing=", 10))
+				parse_missing(&o, argv[i] + 10);
+			else if (!strcmp(argv[i], "--no-object-names"))
+				st.object_names = false;
+			else if (is_list_opt(argv[i]))
 				opts_only[nr_opts++] = argv[i];
+		}
 		parse_options(nr_opts, opts_only, options, rev_list_usage);
 		free(opts_only);
 	}
@@ -233,12 +321,11 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 		die_error(&err);
 	if (oidset_size(&shallow)) {
 		rev_walk_set_shallow(walk, &shallow);
-		use_bitmap = 0;
+		o.use_bitmap = 0;
 	}
-	for (int i = 1; i < nr_args; i++) {
-		const char *arg = args[i], *dots;
-		if (!strcmp(arg, "--objects") || !strcmp(arg, "--count") ||
-		    !strcmp(arg, "--use-bitmap-index") || !strcmp(arg, "--test-bitmap"))
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *dots;
+		if (is_list_opt(arg))
 			continue;
 		if (!strcmp(arg, "--not")) {
 			negate = !negate;
@@ -248,6 +335,11 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 			add_refs(repo, &tl, "refs/heads/", false, negate);
 		} else if (!strcmp(arg, "--tags")) {
 			add_refs(repo, &tl, "refs/tags/", false, negate);
+		} else if (!strncmp(arg, "--filter=", 9)) {
+			if (object_filter_add(&filter, arg + 9, &err))
+				die_error(&err);
+		} else if (!strcmp(arg, "--no-filter")) {
+			object_filter_release(&filter);
 		} else if (arg[0] == '-') {
 			error("unsupported option '%s'", arg);
 			usage_with_options(rev_list_usage, options);
@@ -265,22 +357,37 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 			add_rev(repo, odb, &tl, arg, negate);
 		}
 	}
-	free(args);
-	if (test_bitmap_flag) {
+	if (filter.kind != OBJECT_FILTER_NONE && !o.objects)
+		die("object filtering requires --objects");
+	if (o.test_bitmap) {
 		test_bitmap(odb, &tl, isatty(2));
 		goto out;
 	}
-	if (use_bitmap && !list_with_bitmap(odb, &tl, objects, count))
+	/* Bitmaps know no paths: a filter is answered by the walk. */
+	if (o.use_bitmap && filter.kind == OBJECT_FILTER_NONE && !o.quiet &&
+	    o.missing == REV_MISSING_ERROR && !list_with_bitmap(odb, &tl, o.objects, o.count))
 		goto out;
 	for (size_t i = 0; i < tl.nr; i++)
 		if (rev_walk_add_tip(walk, &tl.tips[i].oid, tl.tips[i].uninteresting,
 				     tl.paths[i], &err))
 			die_error(&err);
-	st.count_only = count;
-	ret = rev_walk_run(walk, objects ? REV_OBJECTS : 0, show_one, &st, &err);
+	wf = walk_filter_or_die(repo, odb, &filter);
+	if (wf)
+		rev_walk_set_filter(walk, wf, (o.filter_provided ? REV_FILTER_PROVIDED : 0) |
+				    (o.print_omitted ? REV_FILTER_OMITS : 0));
+	rev_walk_set_missing(walk, o.missing, note_missing, &st);
+	st.count_only = o.count;
+	st.quiet = o.quiet;
+	ret = rev_walk_run(walk, o.objects ? REV_OBJECTS : 0, show_one, &st, &err);
 	if (ret)
 		die_error(&err);
-	if (count)
+	if (o.print_omitted)
+		rev_walk_for_each_omitted(walk, show_omitted, NULL);
+	for (size_t i = 0; i < st.nr_missing; i++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		printf("?%s\n", oid_to_hex_r(hex, &st.missing[i]));
+	}
+	if (o.count)
 		printf("%" PRIu64 "\n", st.count);
 out:
 	for (size_t i = 0; i < tl.nr; i++)
@@ -288,6 +395,10 @@ out:
 	free(tl.paths);
 	free(tl.tips);
 	rev_walk_free(walk);
+	walk_filter_free(wf);
+	object_filter_release(&filter);
+	free(st.missing);
+	oidset_release(&st.missing_seen);
 	oidset_release(&shallow);
 	return 0;
 }

@@ -196,6 +196,36 @@ test_expect_success 'several specs combine as git records them' '
 	EOF
 '
 
+test_expect_success 'GIT_TRACE: each spec added to a combine:, as and where git traces it' '
+	GIT_TRACE_BARE=1 GIT_TRACE="$TRASH_DIRECTORY/git.trace" git rev-list --objects \
+		--filter=blob:none "--filter=sparse:oid=a~b c" --filter=tree:1 HEAD \
+		>/dev/null 2>&1 || : &&
+	grep "^Add to combine" git.trace >expect &&
+	test_line_count = 3 expect &&
+	GIT_TRACE_BARE=1 GIT_TRACE="$TRASH_DIRECTORY/gp.trace" \
+		test-tool object-filter blob:none "sparse:oid=a~b c" tree:1 >/dev/null &&
+	test_cmp expect gp.trace &&
+	for target in 1 true TRUE 2
+	do
+		GIT_TRACE_BARE=1 GIT_TRACE=$target test-tool object-filter blob:none tree:1 \
+			>out 2>err &&
+		test_line_count = 2 err &&
+		grep "^Add to combine filter-spec: tree:1$" err || return 1
+	done &&
+	GIT_TRACE_BARE=1 GIT_TRACE=7 test-tool object-filter blob:none tree:1 7>fd7 >out 2>err &&
+	test_must_be_empty err &&
+	test_line_count = 2 fd7 &&
+	for target in 0 false "" relative
+	do
+		GIT_TRACE=$target test-tool object-filter blob:none tree:1 >out 2>err &&
+		test_must_be_empty err &&
+		! test -e relative || return 1
+	done &&
+	GIT_TRACE="$TRASH_DIRECTORY/timed.trace" test-tool object-filter blob:none tree:1 >out &&
+	grep "^[0-9][0-9]:[0-9][0-9]:[0-9][0-9][.][0-9]* object-filter[.]c:[0-9]* *Add to combine filter-spec: tree:1$" \
+		timed.trace
+'
+
 test_expect_success 'the walkless predicate' '
 	cat >in <<-\EOF &&
 	blob 0

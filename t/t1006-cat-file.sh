@@ -749,6 +749,17 @@ test_expect_success "--textconv runs the diff driver of the path's attributes ($
 	compare_cat_file new-$algo /dev/null --textconv HEAD:f
 '
 
+test_expect_success "--textconv: attribute patterns with ** and sets ($algo)" '
+	test_when_finished "rm -f new-$algo/.gitattributes" &&
+	git -C new-$algo config diff.up.textconv ./upper &&
+	for pattern in "**/deep" "dir/**/deep" "dir/**" "**/sub/**" "/dir/**/sub/deep" \
+		"dir**deep" "d*/deep" "dir/*/deep" "**/dee[a-p]" "dir/s[!x]b/*" "*/deep"
+	do
+		echo "$pattern diff=up" >new-$algo/.gitattributes &&
+		compare_cat_file new-$algo /dev/null --textconv HEAD:dir/sub/deep || return 1
+	done
+'
+
 test_expect_success "--filters converts as checkout does ($algo)" '
 	test_when_finished "rm -f new-$algo/.gitattributes" &&
 	test_when_finished "git -C new-$algo config --unset core.autocrlf; git -C new-$algo config --unset core.eol; true" &&

@@ -4,8 +4,8 @@ test_description='rev-list lists what git rev-list lists, in the same order
 
 Commits in git'"'"'s date order (with merges, branches, annotated tags,
 and tags of trees and blobs), ranges and --not, --objects with paths,
---count, for SHA-1 and SHA-256; and a missing blob stops the listing as
-it stops git.'
+--count, --quiet, --no-object-names, simple --filter specs, for SHA-1
+and SHA-256; and a missing blob stops the listing as it stops git.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -59,7 +59,12 @@ do
 		"--objects main" "--objects --all" "--objects --tags" "--objects v1" \
 		"--objects main~3..main" "--objects main --not side" "--objects main^{tree}" \
 		"--objects main:dir" "--objects main:file" "--count --objects --all" \
-		"--count main" "--all --not --tags" "--objects --all --not v1"
+		"--count main" "--all --not --tags" "--objects --all --not v1" \
+		"--objects --no-object-names --all" "--objects --no-object-names --object-names main" \
+		"--quiet --objects --all" "--objects --filter=blob:none --all" \
+		"--objects --filter=tree:1 --filter=object:type=tree --all" \
+		"--objects --filter=blob:none --no-filter main" \
+		"--objects --filter=object:type=blob --filter-provided-objects main:file main^{tree}"
 	do
 		test_expect_success "rev-list $args ($algo)" '
 			(cd h-$algo && compare $args)
