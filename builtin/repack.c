@@ -199,8 +199,6 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		opts.filter = &walk_filter;
 		opts.filter_to = filter_to;
 	}
-	if (expire_to && !cruft)
-		die("--expire-to is only useful with --cruft");
 	if (cruft_expiration.set && !cruft)
 		warning("--cruft-expiration is only useful with --cruft");
 	if (name_hash_version < 1 || name_hash_version > 2)
@@ -218,6 +216,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	config_int(repo, "repack.cruftwindow", &opts.cruft_window, -1);
 	config_int(repo, "repack.cruftdepth", &opts.cruft_depth, -1);
 	config_int(repo, "repack.cruftthreads", &opts.cruft_threads, -1);
+	opts.midx_must_contain_cruft = config_bool(repo, "repack.midxmustcontaincruft", 1);
 	if (cruft && !delete_old)
 		all = 1;
 	if (write_bitmap < 0)
@@ -236,6 +235,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	opts.has_cruft_expiration = cruft_expiration.set;
 	opts.cruft_expiration = cruft_expiration.when;
 	opts.max_cruft_size = max_cruft_size;
+	opts.expire_to = expire_to;
 	opts.combine_cruft_below_size = combine_cruft_below_size;
 	opts.keep_unreachable = keep_unreachable;
 	opts.unpack_unreachable = unpack_unreachable.set ? unpack_unreachable.when : 0;
