@@ -35,6 +35,11 @@ struct old_pack {
 	bool kept;      /* .keep, --keep-pack, or .promisor: untouchable */
 	bool replaced;  /* its objects go into the new pack; -d removes it */
 	bool cruft;     /* a cruft pack (it has a .mtimes) */
+	/*
+	 * -a -d --write-midx=incremental: replaced, but a layer that stays
+	 * lists it, so it is not removed (git's rule).
+	 */
+	bool retained;
 };
 
 struct repack {
@@ -166,10 +171,26 @@ static int roll_up(struct pack_objects *po, struct packed_git **cands, struct ol
 	return pack_objects_add_pack_list(po, cands, split, exclude, nr_exclude, err);
 }
 
-/* Whether p takes part in the geometric progression at all. */
+static bool in_old_midx(const struct repack *r, const struct packed_git *p);
+
+/*
+ * Whether p takes part in the geometric progression at all. With
+ * --write-midx=incremental, of the packs a MIDX lists only those of
+ * its top layer do, and only when that layer has at least
+ * repack.midxNewLayerThreshold packs: the layers below stay as they
+ * are, and a young top layer grows by layers on top of it first.
+ */
 static bool geometric_candidate(const struct repack *r, const struct packed_git *p)
 {
-	return true;
+	struct midx *top;
+	uint32_t id, first;
+	if (!r->opts->midx_incremental || !in_old_midx(r, p))
+		return true;
+	top = midx_layer(r->midx, midx_nr_layers(r->midx) - 1);
+	first = midx_nr_packs_in_base(top);
+	if (midx_nr_packs(top) - first < (uint32_t)r->opts->midx_new_layer_threshold)
+		return false;
+	return midx_find_pack(top, base_name(p->idx_path), &id) && id >= first;
 }
 
 /* Every pack of the odb but the first split of cands (and, with skip_cruft, cruft packs). */
@@ -536,7 +557,8 @@ static bool in_staying_pack(const struct repack *r, const struct object_id *oid)
 {
 	for (size_t i = 0; i < r->nr_packs; i++) {
 		uint32_t idx_pos;
-		if (!r->packs[i].replaced && pack_find_oid(r->packs[i].pack, oid, &idx_pos))
+		if ((!r->packs[i].replaced || r->packs[i].retained) &&
+		    pack_find_oid(r->packs[i].pack, oid, &idx_pos))
 			return true;
 	}
 	return false;
@@ -885,6 +907,271 @@ static int write_midx(struct repack *r, bool want_bitmap, struct gp_error *err)
 }
 
 /*
+ * --write-midx=incremental: the new chain, as a plan of steps from the
+ * top layer down (git's), each giving one layer of the new chain:
+ *   - write: a new layer of the packs listed (the new packs, and those
+ *     of old layers merged into it), on the layer the next step gives;
+ *   - compact: one layer of the objects of old layers from..to;
+ *   - copy: an old layer kept as it is.
+ * Layers are written on the old chain (the chain file still names it),
+ * then the chain file is replaced in one go (midx_write_chain()).
+ */
+enum midx_step_kind { STEP_WRITE, STEP_COMPACT, STEP_COPY };
+
+struct midx_step {
+	enum midx_step_kind kind;
+	char **packs;              /* write: idx names */
+	size_t nr_packs, alloc_packs;
+	const char *preferred;     /* write: borrowed from packs, or NULL */
+	struct midx *from, *to;    /* compact: old layers, base-most first; copy: to */
+	unsigned char checksum[GP_MAX_RAWSZ]; /* of the layer, once done */
+};
+
+struct midx_plan {
+	struct midx_step *steps;
+	size_t nr, alloc;
+};
+
+static struct midx_step *plan_add(struct midx_plan *plan, enum midx_step_kind kind)
+{
+	struct midx_step *step;
+	ALLOC_GROW(plan->steps, plan->nr + 1, plan->alloc);
+	step = &plan->steps[plan->nr++];
+	memset(step, 0, sizeof(*step));
+	step->kind = kind;
+	return step;
+}
+
+static const char *step_add_pack(struct midx_step *step, const char *idx_name)
+{
+	ALLOC_GROW(step->packs, step->nr_packs + 1, step->alloc_packs);
+	step->packs[step->nr_packs] = xstrdup(idx_name);
+	return step->packs[step->nr_packs++];
+}
+
+static void plan_release(struct midx_plan *plan)
+{
+	for (size_t i = 0; i < plan->nr; i++) {
+		for (size_t k = 0; k < plan->steps[i].nr_packs; k++)
+			free(plan->steps[i].packs[k]);
+		free(plan->steps[i].packs);
+	}
+	free(plan->steps);
+}
+
+/* The objects of a layer alone. */
+static uint64_t layer_objects(const struct midx *layer)
+{
+	return midx_nr_objects(layer) - midx_nr_objects_in_base(layer);
+}
+
+/* The layer below layer, or NULL. */
+static struct midx *layer_below(struct midx *chain, const struct midx *layer)
+{
+	uint32_t nr = midx_nr_layers((struct midx *)layer);
+	return nr > 1 ? midx_layer(chain, nr - 2) : NULL;
+}
+
+static bool is_local_pack(const struct repack *r, const struct packed_git *p)
+{
+	for (size_t i = 0; i < r->nr_packs; i++)
+		if (r->packs[i].pack == p)
+			return true;
+	return false;
+}
+
+/* Without --geometric: the new packs, as a layer on top of the old chain. */
+static void plan_append(struct repack *r, struct midx_plan *plan)
+{
+	if (r->nr_new_packs) {
+		struct midx_step *step = plan_add(plan, STEP_WRITE);
+		for (size_t i = 0; i < r->nr_new_packs; i++)
+			step_add_pack(step, base_name(r->new_packs[i]->idx_path));
+	}
+	for (uint32_t l = r->midx ? midx_nr_layers(r->midx) : 0; l-- > 0;) {
+		struct midx_step *step = plan_add(plan, STEP_COPY);
+		step->to = midx_layer(r->midx, l);
+	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * With --geometric (git's compaction plan): the new top layer takes
+ * the new packs; when a pack of the old top layer rolled up, that
+ * layer is gone, and the packs of the progression that stay come into
+ * the new one too, as do those no MIDX listed. Its weight is that of
+ * the packs rolled up and of the packs it takes. Then, going down the
+ * old chain, it takes each layer whole as long as its weight is at
+ * least 1/repack.midxSplitFactor of that layer's objects. Below, runs
+ * of layers are compacted by the same rule (a run grows while its
+ * objects are at least 1/factor of the next layer's), and a layer
+ * alone is kept as it is. The preferred pack of the new layer: the
+ * largest pack of the progression it takes, then the preferred pack
+ * of each layer it takes, the deepest winning.
+ */
+static int plan_compaction(struct repack *r, struct midx_plan *plan, struct gp_error *err)
+{
+	uint64_t factor = (uint64_t)r->opts->midx_split_factor, weight = 0;
+	struct midx *m = r->midx ? midx_layer(r->midx, midx_nr_layers(r->midx) - 1) : NULL;
+	bool tip_rewritten = false;
+	struct midx_step *step;
+	char **fresh = xcalloc(r->nr_new_packs + 1, sizeof(*fresh));
+
+	step = plan_add(plan, STEP_WRITE);
+	/* The new packs by name, as git lists them. */
+	for (size_t i = 0; i < r->nr_new_packs; i++)
+		fresh[i] = (char *)base_name(r->new_packs[i]->idx_path);
+	qsort(fresh, r->nr_new_packs, sizeof(*fresh), cmp_str);
+	for (size_t i = 0; i < r->nr_new_packs; i++)
+		step_add_pack(step, fresh[i]);
+	free(fresh);
+	for (size_t i = 0; i < r->geo_split; i++) {
+		weight += r->geo[i]->nr_objects;
+		tip_rewritten |= in_old_midx(r, r->geo[i]);
+	}
+	for (size_t i = r->geo_split; i < r->nr_geo; i++) {
+		struct packed_git *p = r->geo[i];
+		const char *name;
+		bool listed = in_old_midx(r, p);
+		if (!is_local_pack(r, p) || (listed && !tip_rewritten))
+			continue;
+		name = step_add_pack(step, base_name(p->idx_path));
+		if (listed || i == r->nr_geo - 1)
+			step->preferred = name;
+		weight += p->nr_objects;
+	}
+	if (tip_rewritten)
+		m = layer_below(r->midx, m);
+	for (; m && weight >= layer_objects(m) / factor; m = layer_below(r->midx, m)) {
+		uint32_t first = midx_nr_packs_in_base(m), preferred;
+		struct gp_error ignored = GP_ERROR_INIT;
+		char hex[GP_MAX_HEXSZ + 1];
+		if (midx_preferred_pack(m, &preferred, &ignored)) {
+			gp_error_clear(&ignored);
+			return gp_error_set(err, GP_EINVAL, "could not find preferred pack for MIDX %s",
+					    hash_to_hex_r(hex, midx_checksum(m),
+								  gp_hash_algos[r->repo->hash_algo].rawsz));
+		}
+		for (uint32_t id = first; id < midx_nr_packs(m); id++) {
+			const char *name = step_add_pack(step, midx_pack_name(m, id));
+			if (id == preferred)
+				step->preferred = name;
+		}
+		weight += layer_objects(m);
+	}
+	if (!step->nr_packs)
+		plan->nr--;
+	/* The rest of the chain: runs compacted, single layers kept. */
+	while (m) {
+		struct midx *next = m, *below;
+		uint64_t run = 0;
+		for (;;) {
+			uint64_t proposed = run + layer_objects(next);
+			below = layer_below(r->midx, next);
+			if (!below) {
+				run = proposed;
+				break;
+			}
+			if (proposed < layer_objects(below) / factor)
+				break;
+			run = proposed;
+			next = below;
+		}
+		step = plan_add(plan, next == m ? STEP_COPY : STEP_COMPACT);
+		step->from = next;
+		step->to = m;
+		m = layer_below(r->midx, next);
+	}
+	return 0;
+}
+/* The old layer the layers above a step's sit on: the top of what it gives. */
+static const struct midx *step_top(const struct midx_step *step)
+{
+	return step->to;
+}
+
+/* Write or compact one layer (on the old chain) and learn its checksum. */
+static int run_step(struct repack *r, struct midx_step *step, const char *base_hex,
+		    bool want_bitmap, struct gp_error *err)
+{
+	struct midx_write_opts mopts = MIDX_WRITE_OPTS_INIT;
+	struct midx_write_result mres = MIDX_WRITE_RESULT_INIT;
+	size_t rawsz = gp_hash_algos[r->repo->hash_algo].rawsz;
+	char from_hex[GP_MAX_HEXSZ + 1], to_hex[GP_MAX_HEXSZ + 1];
+	int ret;
+
+	if (step->kind == STEP_COPY) {
+		memcpy(step->checksum, midx_checksum(step->to), rawsz);
+		return 0;
+	}
+	mopts.incremental = true;
+	mopts.no_chain_file = true;
+	mopts.write_ridx = want_bitmap;
+	mopts.defer_install = want_bitmap;
+	mopts.progress = r->opts->progress;
+	if (step->kind == STEP_WRITE) {
+		mopts.base = base_hex ? base_hex : "none";
+		mopts.only_packs = (const char *const *)step->packs;
+		mopts.nr_only = step->nr_packs;
+		mopts.only_given = true;
+		mopts.preferred_pack = step->preferred;
+	} else {
+		mopts.compact_from = hash_to_hex_r(from_hex, midx_checksum(step->from), rawsz);
+		mopts.compact_to = hash_to_hex_r(to_hex, midx_checksum(step->to), rawsz);
+	}
+	ret = midx_write(r->pack_dir, r->repo->hash_algo, &mopts, &mres, err);
+	/* A layer whose commits reach below what it and its base hold goes without a bitmap. */
+	mres.bitmap_optional = true;
+	if (!ret && mres.written && want_bitmap)
+		ret = midx_write_bitmap(r->repo, r->repo->objdir, &mres, NULL, r->opts->progress, err);
+	if (!ret && !mres.written)
+		ret = gp_error_set(err, GP_EINVAL, "no MIDX layer written for %zu pack(s)",
+				   step->nr_packs);
+	if (!ret)
+		memcpy(step->checksum, mres.checksum, rawsz);
+	midx_write_result_release(&mres);
+	return ret;
+}
+
+/*
+ * --write-midx=incremental: plan (plan_append() or plan_compaction()),
+ * write each layer from the top down, each on the old layer the next
+ * step gives, then the chain file, base first.
+ */
+static int write_midx_incremental(struct repack *r, bool want_bitmap, struct gp_error *err)
+{
+	struct midx_plan plan = { 0 };
+	size_t rawsz = gp_hash_algos[r->repo->hash_algo].rawsz;
+	unsigned char *chain = NULL;
+	int ret = 0;
+
+	if (r->opts->geometric)
+		ret = plan_compaction(r, &plan, err);
+	else
+		plan_append(r, &plan);
+	for (size_t i = 0; !ret && i < plan.nr; i++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		const char *base = NULL;
+		if (i + 1 < plan.nr)
+			base = hash_to_hex_r(hex, midx_checksum(step_top(&plan.steps[i + 1])), rawsz);
+		ret = run_step(r, &plan.steps[i], base, want_bitmap, err);
+	}
+	if (!ret) {
+		chain = xmalloc(rawsz * (plan.nr + 1));
+		for (size_t i = 0; i < plan.nr; i++)
+			memcpy(chain + rawsz * i, plan.steps[plan.nr - 1 - i].checksum, rawsz);
+		ret = midx_write_chain(r->pack_dir, r->repo->hash_algo, chain, (uint32_t)plan.nr, err);
+	}
+	free(chain);
+	plan_release(&plan);
+	return ret;
+}
+
+/*
  * Files a repack that died left behind: git names its unfinished packs
  * ".tmp-*", gitpack "tmp_*" and "*-tmp.pack". No repack runs beside us
  * (the caller holds the repository), so they belong to nobody.
@@ -1035,6 +1322,9 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		ret = choose_reachable(&r, !opts->all, err);
 	if (ret)
 		goto out;
+	/* The layers of the old chain stay as they are, and so do their packs. */
+	for (size_t i = 0; opts->midx_incremental && opts->all && i < r.nr_packs; i++)
+		r.packs[i].retained = r.packs[i].replaced && in_old_midx(&r, r.packs[i].pack);
 
 	if (pack_objects_nr(r.po)) {
 		struct bitmap_index *old_bitmap = NULL;
@@ -1135,7 +1425,8 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			want_bitmap = false;
 		if (opts->write_bitmap && !want_bitmap)
 			result->bitmap_incomplete = true;
-		ret = write_midx(&r, want_bitmap, err);
+		ret = opts->midx_incremental ? write_midx_incremental(&r, want_bitmap, err)
+					     : write_midx(&r, want_bitmap, err);
 		if (ret)
 			goto out;
 	}
@@ -1154,7 +1445,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	}
 	for (size_t i = 0; i < r.nr_packs; i++) {
 		struct gp_error rm_err = GP_ERROR_INIT;
-		if (!r.packs[i].replaced)
+		if (!r.packs[i].replaced || r.packs[i].retained)
 			continue;
 		/* pack-remove.h: the .idx first, the .pack last */
 		if (pack_remove(NULL, r.packs[i].pack->pack_path, &rm_err))

@@ -50,6 +50,18 @@ struct repack_opts {
 	bool write_bitmap;      /* -b */
 	bool bitmap_quiet;      /* the bitmap was not asked for (repack.writeBitmaps' default): no warnings */
 	bool write_midx;        /* --write-midx */
+	/*
+	 * --write-midx=incremental: a new layer of the new packs on the
+	 * chain; with --geometric the top layer is merged and layers
+	 * compacted so that each is less than 1/midx_split_factor of the
+	 * one below (git's plan); of the packs a MIDX lists, only those of
+	 * the top layer roll up, and only when it has at least
+	 * midx_new_layer_threshold packs. With all (-a -d), packs the old
+	 * chain lists are not removed.
+	 */
+	bool midx_incremental;
+	int midx_split_factor;        /* repack.midxSplitFactor: 2 or more */
+	int midx_new_layer_threshold; /* repack.midxNewLayerThreshold: 1 or more */
 	int geometric;          /* --geometric=N; 0: off */
 	bool reuse_delta;       /* off: -f */
 	bool reuse_object;      /* off: -F */
@@ -105,6 +117,7 @@ struct repack_opts {
 	.reuse_delta = true, .reuse_object = true, .pack_kept_objects = -1, \
 	.window = 10, .depth = 50, .cruft_window = -1, .cruft_depth = -1, \
 	.cruft_threads = -1, .midx_must_contain_cruft = true, \
+	.midx_split_factor = 2, .midx_new_layer_threshold = 8, \
 }
 
 struct repack_result {
