@@ -239,8 +239,16 @@ static int collect_packs(struct midx_writer *w, const char *pack_dir,
 			continue;
 		if (have_pack(w, de->d_name) || pack_dropped(opts, de->d_name))
 			continue;
-		/* A layer takes only packs no layer (nor a lone MIDX) lists yet. */
-		if (opts->incremental && w->existing && midx_find_pack(w->existing, de->d_name, &id))
+		/*
+		 * A layer takes only packs its base does not list; without a
+		 * list of packs, only those no layer (nor a lone MIDX) lists
+		 * yet. (With one, as repack gives it, packs of the layers
+		 * above the base are taken again: repack merges them.)
+		 */
+		if (opts->incremental && w->base && midx_find_pack(w->base, de->d_name, &id))
+			continue;
+		if (opts->incremental && !opts->only_given && w->existing &&
+		    midx_find_pack(w->existing, de->d_name, &id))
 			continue;
 		if (opts->only_given && !name_listed(de->d_name, opts->only_packs, opts->nr_only))
 			continue;
@@ -1110,6 +1118,77 @@ out:
 	return ret;
 }
 
+/* Link the lone MIDX (and its bitmap and .rev) into the chain directory as a layer. */
+static int link_lone(const char *pack_dir, const unsigned char *checksum, size_t rawsz,
+		     struct gp_error *err)
+{
+	char lone_hex[GP_MAX_HEXSZ + 1];
+	int ret = 0;
+	hash_to_hex_r(lone_hex, checksum, rawsz);
+	for (size_t i = 0; i < ARRAY_SIZE(layer_exts) && !ret; i++) {
+		char *from = !strcmp(layer_exts[i], ".midx")
+			? xstrfmt("%s/" MIDX_FILE, pack_dir)
+			: xstrfmt("%s/multi-pack-index-%s%s", pack_dir, lone_hex, layer_exts[i]);
+		char *to = xstrfmt("%s/" MIDX_CHAIN_DIR "/multi-pack-index-%s%s", pack_dir,
+				   lone_hex, layer_exts[i]);
+		if (link(from, to) < 0 && errno != EEXIST && errno != ENOENT)
+			ret = gp_error_errno(err, "unable to link '%s' to '%s'", from, to);
+		free(from);
+		free(to);
+	}
+	return ret;
+}
+
+int midx_write_chain(const char *pack_dir, int algo, const unsigned char *layers, uint32_t nr,
+		     struct gp_error *err)
+{
+	size_t rawsz = gp_hash_algos[algo].rawsz;
+	char *dir = xstrfmt("%s/" MIDX_CHAIN_DIR, pack_dir);
+	char *chain = xstrfmt("%s/" MIDX_CHAIN_FILE, pack_dir);
+	char *lone_path = xstrfmt("%s/" MIDX_FILE, pack_dir);
+	struct midx *lone = NULL;
+	struct hashfile *f = NULL;
+	int ret = 0;
+
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		ret = gp_error_errno(err, "unable to create '%s'", dir);
+		goto out;
+	}
+	if (midx_open_path(&lone, lone_path, algo, NULL))
+		lone = NULL;
+	/* Every layer named must be there before the chain names it. */
+	for (uint32_t l = 0; l < nr && !ret; l++) {
+		const unsigned char *hash = layers + (size_t)l * rawsz;
+		char hex[GP_MAX_HEXSZ + 1];
+		char *path = xstrfmt("%s/multi-pack-index-%s.midx", dir, hash_to_hex_r(hex, hash, rawsz));
+		if (access(path, F_OK)) {
+			if (lone && !memcmp(midx_checksum(lone), hash, rawsz))
+				ret = link_lone(pack_dir, hash, rawsz, err);
+			else
+				ret = gp_error_set(err, GP_EINVAL, "could not find MIDX layer %s", hex);
+		}
+		free(path);
+	}
+	if (!ret)
+		ret = hashfile_create_locked(&f, chain, algo, err);
+	for (uint32_t l = 0; !ret && l < nr; l++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		hash_to_hex_r(hex, layers + (size_t)l * rawsz, rawsz);
+		hashfile_write(f, hex, strlen(hex));
+		hashfile_write(f, "\n", 1);
+	}
+	if (!ret)
+		ret = hashfile_commit(f, NULL, HASHFILE_NO_TRAILER, err);
+	if (!ret)
+		clear_after_chain(pack_dir, layers, nr, rawsz);
+out:
+	midx_free(lone);
+	free(lone_path);
+	free(chain);
+	free(dir);
+	return ret;
+}
+
 int midx_write_install(struct midx_write_result *result, struct gp_error *err)
 {
 	struct midx_install *in = result->install;
@@ -1131,23 +1210,8 @@ int midx_write_install(struct midx_write_result *result, struct gp_error *err)
 		goto out;
 	}
 	/* A lone MIDX that becomes the base moves into the chain, files and all. */
-	if (in->link_lone) {
-		char lone_hex[GP_MAX_HEXSZ + 1];
-		hash_to_hex_r(lone_hex, in->lone_checksum, rawsz);
-		for (size_t i = 0; i < ARRAY_SIZE(layer_exts); i++) {
-			char *from = !strcmp(layer_exts[i], ".midx")
-				? xstrfmt("%s/" MIDX_FILE, in->pack_dir)
-				: xstrfmt("%s/multi-pack-index-%s%s", in->pack_dir, lone_hex, layer_exts[i]);
-			char *to = xstrfmt("%s/" MIDX_CHAIN_DIR "/multi-pack-index-%s%s", in->pack_dir,
-					   lone_hex, layer_exts[i]);
-			if (link(from, to) < 0 && errno != EEXIST && errno != ENOENT)
-				ret = gp_error_errno(err, "unable to link '%s' to '%s'", from, to);
-			free(from);
-			free(to);
-			if (ret)
-				goto out;
-		}
-	}
+	if (in->link_lone && (ret = link_lone(in->pack_dir, in->lone_checksum, rawsz, err)))
+		goto out;
 	path = xstrfmt("%s/" MIDX_CHAIN_DIR "/multi-pack-index-%s.midx", in->pack_dir, hex);
 	ret = hashfile_install(in->file, path, HASHFILE_KEEP_EXISTING, err);
 	in->file = NULL;

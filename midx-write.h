@@ -6,7 +6,8 @@
  * Rules (git's, from technical/multi-pack-index and experiment):
  *  - the packs are every *.idx in the directory whose .pack exists (or
  *    only those named, for --stdin-packs), minus those dropped; a layer
- *    takes only the packs no existing layer (or lone MIDX) lists;
+ *    takes only the packs no existing layer (or lone MIDX) lists, or
+ *    with --stdin-packs those its base does not list;
  *  - git "adds" packs in an order of its own: the existing MIDX's packs
  *    first (a chain's top layer first), then new ones in directory
  *    (readdir) order; the objects of packs the existing MIDX covers are
@@ -133,6 +134,21 @@ int midx_write(const char *pack_dir, int algo, const struct midx_write_opts *opt
 int midx_write_install(struct midx_write_result *result, struct gp_error *err);
 void midx_write_abort(struct midx_write_result *result);
 void midx_write_result_release(struct midx_write_result *result);
+
+/*
+ * Make the chain of pack_dir the layers given (nr checksums, rawsz
+ * bytes each, base first), each written before (say with
+ * no_chain_file) or already in the chain; a layer that is the lone
+ * MIDX is moved into the chain directory first. The chain file is
+ * written under its lock, durably; then the lone MIDX and the files of
+ * layers not named go (as after midx_write_install()). nr may be 0: an
+ * empty chain, which readers take as none. For repack's
+ * --write-midx=incremental, which assembles the chain from layers it
+ * writes, compacts and keeps. Errors: GP_EINVAL (a layer that is not
+ * there), GP_EIO (including a held lock).
+ */
+int midx_write_chain(const char *pack_dir, int algo, const unsigned char *layers, uint32_t nr,
+		     struct gp_error *err);
 
 /*
  * Remove the repository's MIDX: the chain file first (then the lone

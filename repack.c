@@ -5,8 +5,10 @@
  */
 #include "repack.h"
 #include "pack-remove.h"
+#include "commit.h"
 #include "error.h"
 #include "loose.h"
+#include "midx.h"
 #include "midx-write.h"
 #include "odb.h"
 #include "delta-islands.h"
@@ -24,6 +26,7 @@
 #include "revision.h"
 #include "strbuf.h"
 #include "trace2.h"
+#include "tree.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -34,6 +37,11 @@ struct old_pack {
 	bool kept;      /* .keep, --keep-pack, or .promisor: untouchable */
 	bool replaced;  /* its objects go into the new pack; -d removes it */
 	bool cruft;     /* a cruft pack (it has a .mtimes) */
+	/*
+	 * -a -d --write-midx=incremental: replaced, but a layer that stays
+	 * lists it, so it is not removed (git's rule).
+	 */
+	bool retained;
 };
 
 struct repack {
@@ -53,6 +61,16 @@ struct repack {
 	/* gc.recentObjectsHook's names, asked before anything is written */
 	struct object_id *recent;
 	size_t nr_recent;
+	/*
+	 * Geometric: the progression's packs by object count (borrowed
+	 * from odb) and how many of the smallest rolled up; the packs
+	 * whose objects stay out of the new pack.
+	 */
+	struct packed_git **geo;
+	size_t nr_geo, geo_split;
+	struct packed_git **geo_exclude;
+	size_t nr_geo_exclude;
+	struct midx *midx;         /* the MIDX (or chain) before the repack, or NULL */
 };
 
 static int cmp_by_count(const void *va, const void *vb)
@@ -100,7 +118,9 @@ static void collect_packs(struct repack *r)
 		op->kept = p->is_keep || p->is_promisor || named_keep(r->opts, p);
 		op->cruft = has_mtimes(p);
 		/* --combine-cruft-below-size: big cruft packs stay as they are. */
+		/* (not when expiring: then every cruft pack is written again, as git) */
 		if (op->cruft && r->opts->cruft && r->opts->combine_cruft_below_size &&
+		    !r->opts->has_cruft_expiration &&
 		    pack_file_size(p) >= r->opts->combine_cruft_below_size)
 			op->kept = true;
 	}
@@ -130,35 +150,32 @@ static size_t geometric_split(const uint64_t *weights, size_t nr, uint64_t facto
 	return split;
 }
 
-/*
- * One geometric group: the packs in cands (sorted by object count)
- * whose smallest ones must roll up are added to po, every other pack of
- * the repository (and of its alternates) excluded, and with loose the
- * loose objects no pack holds; those rolled up that are local are
- * marked replaced. As git's pack-objects --stdin-packs --unpacked, whose
- * walk names the objects for the delta search (stdin-packs.h).
- */
-static int roll_up(struct repack *r, struct pack_objects *po, struct packed_git **cands,
-		   struct old_pack **owners, size_t nr, bool loose, struct gp_error *err)
+/* How many of cands (sorted by object count) roll up, by geometric_split(). */
+static size_t split_of(struct packed_git *const *cands, size_t nr, uint64_t factor)
 {
 	uint64_t *weights = xcalloc(nr + 1, sizeof(*weights));
-	struct packed_git **exclude = xcalloc(odb_nr_packs(r->odb) + 1, sizeof(*exclude));
-	struct stdin_packs_opts sp_opts = { .unpacked = loose };
-	struct stdin_packs *sp;
-	size_t split, nr_exclude = 0;
-	int ret;
-
+	size_t split;
 	for (size_t i = 0; i < nr; i++)
 		weights[i] = cands[i]->nr_objects;
-	split = geometric_split(weights, nr, (uint64_t)r->opts->geometric);
-	for (size_t i = 0; i < odb_nr_packs(r->odb); i++) {
-		struct packed_git *p = odb_pack(r->odb, i);
-		bool rolled = false;
-		for (size_t k = 0; k < split && !rolled; k++)
-			rolled = cands[k] == p;
-		if (!rolled)
-			exclude[nr_exclude++] = p;
-	}
+	split = geometric_split(weights, nr, factor);
+	free(weights);
+	return split;
+}
+
+/*
+ * One geometric group: the first split packs of cands are added to po
+ * (but the objects of the packs in exclude), and those that are local
+ * are marked replaced.
+ */
+static int roll_up(struct odb *odb, struct pack_objects *po, struct packed_git **cands,
+		   struct old_pack **owners,
+		   size_t split, struct packed_git **exclude, size_t nr_exclude,
+		   struct gp_error *err)
+{
+	/* As git's pack-objects --stdin-packs: a walk names the objects for the delta search. */
+	struct stdin_packs_opts sp_opts = { .unpacked = false };
+	struct stdin_packs *sp;
+	int ret;
 	for (size_t k = 0; k < split; k++)
 		if (owners[k])
 			owners[k]->replaced = true;
@@ -167,11 +184,64 @@ static int roll_up(struct repack *r, struct pack_objects *po, struct packed_git 
 		stdin_packs_add(sp, base_name(cands[k]->pack_path), STDIN_PACK_INCLUDE);
 	for (size_t k = 0; k < nr_exclude; k++)
 		stdin_packs_add(sp, base_name(exclude[k]->pack_path), STDIN_PACK_EXCLUDE_CLOSED);
-	ret = stdin_packs_add_objects(sp, r->odb, po, &sp_opts, NULL, err);
+	ret = stdin_packs_add_objects(sp, odb, po, &sp_opts, NULL, err);
 	stdin_packs_free(sp);
-	free(weights);
-	free(exclude);
 	return ret;
+}
+
+static bool in_old_midx(const struct repack *r, const struct packed_git *p);
+
+/*
+ * Whether p takes part in the geometric progression at all. With
+ * --write-midx=incremental, of the packs a MIDX lists only those of
+ * its top layer do, and only when that layer has at least
+ * repack.midxNewLayerThreshold packs: the layers below stay as they
+ * are, and a young top layer grows by layers on top of it first.
+ */
+static bool geometric_candidate(const struct repack *r, const struct packed_git *p)
+{
+	struct midx *top;
+	uint32_t id, first;
+	if (!r->opts->midx_incremental || !in_old_midx(r, p))
+		return true;
+	top = midx_layer(r->midx, midx_nr_layers(r->midx) - 1);
+	first = midx_nr_packs_in_base(top);
+	if (midx_nr_packs(top) - first < (uint32_t)r->opts->midx_new_layer_threshold)
+		return false;
+	return midx_find_pack(top, base_name(p->idx_path), &id) && id >= first;
+}
+
+/* Every pack of the odb but the first split of cands (and, with skip_cruft, cruft packs). */
+static size_t packs_but(struct repack *r, struct packed_git **cands, size_t split,
+			bool skip_cruft, struct packed_git **out)
+{
+	size_t nr = 0;
+	for (size_t i = 0; i < odb_nr_packs(r->odb); i++) {
+		struct packed_git *p = odb_pack(r->odb, i);
+		bool rolled = false;
+		for (size_t k = 0; k < split && !rolled; k++)
+			rolled = cands[k] == p;
+		if (!rolled && !(skip_cruft && has_mtimes(p)))
+			out[nr++] = p;
+	}
+	return nr;
+}
+
+struct loose_rollup {
+	struct repack *r;
+	struct pack_objects *po;
+};
+
+static int add_loose_rollup(const struct object_id *oid, const char *path, void *data)
+{
+	struct loose_rollup *lr = data;
+	for (size_t i = 0; i < lr->r->nr_geo_exclude; i++) {
+		uint32_t idx_pos;
+		if (pack_find_oid(lr->r->geo_exclude[i], oid, &idx_pos))
+			return 0;
+	}
+	pack_objects_add_hashed(lr->po, oid, OBJ_NONE, 0);
+	return 0;
 }
 
 static int cmp_pack_count(const void *va, const void *vb)
@@ -183,26 +253,165 @@ static int cmp_pack_count(const void *va, const void *vb)
 	return strcmp(a->pack_path, b->pack_path);
 }
 
+/* Whether the existing MIDX (any layer) lists p. */
+static bool in_old_midx(const struct repack *r, const struct packed_git *p)
+{
+	uint32_t id;
+	return r->midx && midx_find_pack(r->midx, base_name(p->idx_path), &id);
+}
+
+static bool in_any(struct packed_git *const *packs, size_t nr, const struct object_id *oid)
+{
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t idx_pos;
+		if (pack_find_oid(packs[i], oid, &idx_pos))
+			return true;
+	}
+	return false;
+}
+
+struct follow {
+	struct repack *r;
+	struct packed_git **closed;  /* packs that stay and the old MIDX lists */
+	size_t nr_closed;
+	struct oidset seen;
+	struct object_id *stack;
+	size_t nr, alloc;
+};
+
+static void follow_push(struct follow *f, const struct object_id *oid)
+{
+	if (!oidset_insert(&f->seen, oid))
+		return;
+	ALLOC_GROW(f->stack, f->nr + 1, f->alloc);
+	f->stack[f->nr++] = *oid;
+}
+
+/* The commits of p, as tips. */
+static int follow_pack_commits(struct follow *f, struct packed_git *p, struct gp_error *err)
+{
+	int ret = pack_open_pack(p, err);
+	for (uint32_t idx_pos = 0; !ret && idx_pos < p->nr_objects; idx_pos++) {
+		struct pack_object_info info;
+		ret = pack_object_info(p, pack_nth_offset(p, idx_pos), &info, false, err);
+		if (!ret && info.type == OBJ_COMMIT) {
+			struct object_id oid;
+			pack_nth_oid(p, idx_pos, &oid);
+			follow_push(f, &oid);
+		}
+	}
+	return ret;
+}
+
+static int follow_loose_commit(const struct object_id *oid, const char *path, void *data)
+{
+	struct follow *f = data;
+	struct object_info info;
+	struct gp_error err = GP_ERROR_INIT;
+	if (!odb_read_object_info(f->r->odb, oid, &info, 0, &err) && info.type == OBJ_COMMIT)
+		follow_push(f, oid);
+	gp_error_clear(&err);
+	return 0;
+}
+
+/*
+ * repack.midxMustContainCruft=false (git's pack-objects
+ * --stdin-packs=follow): the new pack must not lean on cruft packs the
+ * MIDX will leave out. From the commits of the packs rolled up, of the
+ * packs that stay but the old MIDX does not list (nothing says they
+ * are closed under reachability) and the loose ones, everything they
+ * reach is walked, and what is in none of the packs that stay out
+ * (cruft packs are not among them) goes into the new pack too. The
+ * walk stops at objects of the packs the old MIDX lists that stay:
+ * what they reach is in the MIDX already. Missing objects are passed
+ * over, as git's walk does.
+ */
+static int follow_rollup(struct repack *r, struct gp_error *err)
+{
+	struct follow f = { .r = r, .seen = OIDSET_INIT };
+	int ret = 0;
+
+	f.closed = xcalloc(r->nr_geo + 1, sizeof(*f.closed));
+	for (size_t i = r->geo_split; i < r->nr_geo; i++)
+		if (in_old_midx(r, r->geo[i]))
+			f.closed[f.nr_closed++] = r->geo[i];
+	for (size_t i = 0; i < r->nr_geo && !ret; i++)
+		if (i < r->geo_split || !in_old_midx(r, r->geo[i]))
+			ret = follow_pack_commits(&f, r->geo[i], err);
+	if (!ret)
+		ret = loose_for_each(odb_objdir(r->odb), r->repo->hash_algo, follow_loose_commit, &f);
+	while (!ret && f.nr) {
+		struct object_id oid = f.stack[--f.nr];
+		struct gp_error ignored = GP_ERROR_INIT;
+		enum object_type type;
+		unsigned char *data;
+		size_t size;
+
+		if (in_any(f.closed, f.nr_closed, &oid))
+			continue;
+		if (odb_read_object(r->odb, &oid, &type, &data, &size, &ignored)) {
+			gp_error_clear(&ignored);
+			continue;
+		}
+		if (!in_any(r->geo_exclude, r->nr_geo_exclude, &oid))
+			pack_objects_add(r->po, &oid, type, NULL);
+		if (type == OBJ_COMMIT) {
+			struct commit_info ci = COMMIT_INFO_INIT;
+			if (!commit_parse(data, size, r->repo->hash_algo, &ci, &ignored)) {
+				follow_push(&f, &ci.tree);
+				for (size_t k = 0; k < ci.nr_parents; k++)
+					follow_push(&f, &ci.parents[k]);
+			}
+			commit_info_release(&ci);
+		} else if (type == OBJ_TREE) {
+			struct tree_iter it;
+			struct tree_entry e;
+			tree_iter_init(&it, data, size, r->repo->hash_algo);
+			while (tree_iter_next(&it, &e, &ignored) > 0)
+				if (tree_mode_type(e.mode) != OBJ_COMMIT)
+					follow_push(&f, &e.oid);
+		} else if (type == OBJ_TAG) {
+			struct tag_info ti;
+			if (!tag_parse(data, size, r->repo->hash_algo, &ti, &ignored))
+				follow_push(&f, &ti.object);
+		}
+		gp_error_clear(&ignored);
+		free(data);
+	}
+	oidset_release(&f.seen);
+	free(f.stack);
+	free(f.closed);
+	return ret;
+}
+
 /*
  * Geometric: the repository's packs (and, without -l, its alternates'
  * packs, whose objects are then copied in) form one progression, its
  * promisor packs another, rolled up into a promisor pack of their own;
- * kept packs stay out of both.
+ * kept packs and cruft packs stay out of both. The new pack takes the
+ * objects of the packs rolled up and every loose object, but those of
+ * packs that stay in the progression, of kept and promisor packs, and
+ * (-l) of alternates: an object a cruft pack holds as well is packed
+ * again, as git does, so that the progression does not lean on cruft.
  */
 static int choose_geometric(struct repack *r, struct gp_error *err)
 {
 	size_t max = odb_nr_packs(r->odb) + 1;
 	struct packed_git **normal = xcalloc(max, sizeof(*normal));
 	struct packed_git **promisor = xcalloc(max, sizeof(*promisor));
+	struct packed_git **promisor_exclude = NULL;
 	struct old_pack **normal_own = xcalloc(max, sizeof(*normal_own));
 	struct old_pack **promisor_own = xcalloc(max, sizeof(*promisor_own));
-	size_t nr_normal = 0, nr_promisor = 0;
+	size_t nr_normal = 0, nr_promisor = 0, promisor_split = 0;
+	struct loose_rollup lr = { r, r->po };
 	int ret;
 
 	for (size_t i = 0; i < r->nr_packs; i++) {
 		struct old_pack *op = &r->packs[i];
 		struct packed_git *p = op->pack;
-		if (p->is_keep || named_keep(r->opts, p))
+		if (p->is_keep || named_keep(r->opts, p) || op->cruft)
+			continue;
+		if (!geometric_candidate(r, p))
 			continue;
 		if (p->is_promisor) {
 			promisor[nr_promisor++] = p;
@@ -212,7 +421,7 @@ static int choose_geometric(struct repack *r, struct gp_error *err)
 	}
 	if (!r->opts->local)
 		for (size_t i = 0; i < odb_nr_packs(r->odb); i++)
-			if (!odb_pack_is_local(r->odb, i))
+			if (!odb_pack_is_local(r->odb, i) && !has_mtimes(odb_pack(r->odb, i)))
 				normal[nr_normal++] = odb_pack(r->odb, i);
 	qsort(normal, nr_normal, sizeof(*normal), cmp_pack_count);
 	qsort(promisor, nr_promisor, sizeof(*promisor), cmp_pack_count);
@@ -225,14 +434,29 @@ static int choose_geometric(struct repack *r, struct gp_error *err)
 		for (size_t i = 0; i < r->nr_packs; i++)
 			if (r->packs[i].pack == promisor[k])
 				promisor_own[k] = &r->packs[i];
-	/* Loose objects roll up too, those that no pack holds already. */
-	ret = roll_up(r, r->po, normal, normal_own, nr_normal, true, err);
+	r->geo = normal;
+	r->nr_geo = nr_normal;
+	r->geo_split = split_of(normal, nr_normal, (uint64_t)r->opts->geometric);
+	r->geo_exclude = xcalloc(max, sizeof(*r->geo_exclude));
+	r->nr_geo_exclude = packs_but(r, normal, r->geo_split, true, r->geo_exclude);
+	ret = roll_up(r->odb, r->po, normal, normal_own, r->geo_split, r->geo_exclude,
+		      r->nr_geo_exclude, err);
+	/* Loose objects roll up too, but those of the packs that stay out. */
+	if (!ret)
+		ret = loose_for_each(odb_objdir(r->odb), r->repo->hash_algo, add_loose_rollup, &lr);
+	if (!ret && !r->opts->midx_must_contain_cruft)
+		ret = follow_rollup(r, err);
 	if (!ret && nr_promisor > 1) {
+		size_t nr_exclude;
+		promisor_split = split_of(promisor, nr_promisor, (uint64_t)r->opts->geometric);
+		promisor_exclude = xcalloc(max, sizeof(*promisor_exclude));
+		nr_exclude = packs_but(r, promisor, promisor_split, false, promisor_exclude);
 		pack_objects_new(&r->po_promisor, r->odb, &r->po_opts);
-		ret = roll_up(r, r->po_promisor, promisor, promisor_own, nr_promisor, false, err);
+		ret = roll_up(r->odb, r->po_promisor, promisor, promisor_own, promisor_split,
+			      promisor_exclude, nr_exclude, err);
 	}
-	free(normal);
 	free(promisor);
+	free(promisor_exclude);
 	free(normal_own);
 	free(promisor_own);
 	return ret;
@@ -433,7 +657,8 @@ static bool in_staying_pack(const struct repack *r, const struct object_id *oid)
 {
 	for (size_t i = 0; i < r->nr_packs; i++) {
 		uint32_t idx_pos;
-		if (!r->packs[i].replaced && pack_find_oid(r->packs[i].pack, oid, &idx_pos))
+		if ((!r->packs[i].replaced || r->packs[i].retained) &&
+		    pack_find_oid(r->packs[i].pack, oid, &idx_pos))
 			return true;
 	}
 	return false;
@@ -493,11 +718,42 @@ static int add_new_pack(struct repack *r, const char *base, const char *hex, str
 }
 
 /*
- * --cruft -d: what the replaced packs and the loose objects hold beyond
- * the new packs goes into a cruft pack, written before anything is
- * deleted like every other new file.
+ * Where git's repack starts a pack-objects child, the trace2 event
+ * stream shows its argv; gitpack writes the pack in-process, so it
+ * records the options that pack was written with instead, in
+ * pack-objects' spelling, as a "data" event (category "repack", key
+ * "pack-objects").
  */
-static int write_cruft_pack(struct repack *r, const char *base, struct repack_result *result,
+static void trace_pack_options(const struct pack_objects_opts *po_opts, const char *kind)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (!trace2_enabled())
+		return;
+	strbuf_addf(&sb, "--window=%d --depth=%d --threads=%d", po_opts->window, po_opts->depth,
+		    po_opts->threads);
+	if (po_opts->max_pack_size)
+		strbuf_addf(&sb, " --max-pack-size=%" PRIu64, po_opts->max_pack_size);
+	if (!po_opts->reuse_delta)
+		strbuf_addstr(&sb, " --no-reuse-delta");
+	if (!po_opts->reuse_object)
+		strbuf_addstr(&sb, " --no-reuse-object");
+	if (po_opts->delta_base_offset)
+		strbuf_addstr(&sb, " --delta-base-offset");
+	strbuf_addf(&sb, " %s", kind);
+	trace2_data_string("repack", "pack-objects", sb.buf);
+	strbuf_release(&sb);
+}
+
+/*
+ * --cruft: what the replaced packs and the loose objects hold beyond
+ * the new packs goes into a cruft pack, written before anything is
+ * deleted like every other new file (without -d the old packs stay,
+ * as in git). Those older than expiration (when has_expiration) are
+ * left out. With into_repo the pack is one of the repository's new
+ * packs; else (--expire-to) it is written at base and forgotten.
+ */
+static int write_cruft_pack(struct repack *r, const char *base, bool has_expiration,
+			    int64_t expiration, bool into_repo, struct repack_result *result,
 			    struct gp_error *err)
 {
 	struct pack_objects_opts po_opts = PACK_OBJECTS_OPTS_INIT;
@@ -521,14 +777,15 @@ static int write_cruft_pack(struct repack *r, const char *base, struct repack_re
 	po_opts.progress = r->opts->progress;
 	po_opts.max_pack_size = r->opts->max_cruft_size ? r->opts->max_cruft_size
 							: r->opts->max_pack_size;
+	trace_pack_options(&po_opts, "--cruft");
 	pack_objects_new(&po, r->odb, &po_opts);
 	pack_objects_set_recent(po, r->recent, r->nr_recent);
 	ret = pack_objects_add_cruft(po, NULL, 0, discard, nr_discard,
-				     r->opts->has_cruft_expiration ? r->opts->cruft_expiration : 0, err);
+				     has_expiration ? expiration : 0, err);
 	if (!ret && pack_objects_nr(po))
 		ret = pack_objects_write_files(po, base, !r->opts->no_rev_index, &names, err);
 	pack_objects_free(po);
-	for (size_t k = 0; !ret && k < names.nr; k++) {
+	for (size_t k = 0; !ret && into_repo && k < names.nr; k++) {
 		ret = add_new_pack(r, base, names.hex[k], err);
 		if (!ret) {
 			ALLOC_GROW(result->new_packs.hex, result->new_packs.nr + 1,
@@ -620,36 +877,108 @@ static int write_promisor_pack(struct repack *r, struct repack_result *result,
 	return ret;
 }
 
+static bool listed(char *const *names, size_t nr, const char *name)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+/* Whether a pack of the old repository goes into the new (lone) MIDX, cruft aside. */
+static bool midx_takes(const struct repack *r, const struct old_pack *op)
+{
+	/* Geometric: the packs rolled up are gone from the MIDX, -d or not (git's). */
+	return !op->cruft && !(op->replaced && (r->opts->delete_old || r->opts->geometric));
+}
+
+/*
+ * Whether the old MIDX lists a pack that the new one will not and
+ * whose objects did not move into the new pack: some of its objects
+ * may be what keeps the MIDX closed under reachability (a once-cruft
+ * object reachable again), so the cruft packs must stay in.
+ */
+static bool old_midx_lists_unknown(const struct repack *r, char *const *names, size_t nr_names)
+{
+	for (uint32_t id = 0; r->midx && id < midx_nr_packs(r->midx); id++) {
+		const char *name = midx_pack_name(r->midx, id);
+		bool rolled = false;
+		if (listed(names, nr_names, name))
+			continue;
+		for (size_t i = 0; r->opts->geometric && i < r->geo_split && !rolled; i++)
+			rolled = !strcmp(base_name(r->geo[i]->idx_path), name);
+		if (!rolled)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The MIDX's preferred pack, as git chooses it: geometric, the
+ * largest local pack that stays in the progression; else (or when all
+ * of it rolled up) the first new pack by name that is not a cruft pack,
+ * so that reuse favours reachable objects; else none, and midx_write()
+ * picks.
+ */
+static char *midx_preferred(const struct repack *r)
+{
+	const char *best = NULL;
+	for (size_t i = r->nr_geo; r->opts->geometric && i > r->geo_split && !best; i--)
+		for (size_t k = 0; k < r->nr_packs && !best; k++)
+			if (r->packs[k].pack == r->geo[i - 1])
+				best = base_name(r->geo[i - 1]->idx_path);
+	for (size_t i = 0; i < r->nr_new_packs && !best; i++) {
+		const char *name = base_name(r->new_packs[i]->idx_path);
+		if (has_mtimes(r->new_packs[i]))
+			continue;
+		for (size_t k = 0; k < r->nr_new_packs && name; k++)
+			if (strcmp(base_name(r->new_packs[k]->idx_path), name) < 0 &&
+			    !has_mtimes(r->new_packs[k]))
+				name = NULL;
+		if (name)
+			best = name;
+	}
+	return best ? xstrdup(best) : NULL;
+}
+
+/*
+ * --write-midx: a lone MIDX of the packs that stay: kept ones, the new
+ * ones, and those not replaced; the cruft packs too when
+ * repack.midxMustContainCruft says so (the default), when nothing was
+ * written and there is no MIDX yet, or when the old MIDX lists a pack
+ * that neither stays nor rolled up (git's rules).
+ */
 static int write_midx(struct repack *r, bool want_bitmap, struct gp_error *err)
 {
 	struct midx_write_opts mopts = MIDX_WRITE_OPTS_INIT;
 	struct midx_write_result mres = MIDX_WRITE_RESULT_INIT;
 	char **names = xcalloc(r->nr_packs + r->nr_new_packs + 1, sizeof(*names));
 	size_t nr_names = 0;
-	uint32_t best = 0;
-	char *preferred = NULL;
+	char *preferred = midx_preferred(r);
+	bool cruft;
 	int ret;
 
-	/* Every pack that stays; the largest is preferred (as git). */
+	for (size_t i = 0; i < r->nr_new_packs; i++)
+		names[nr_names++] = xstrdup(base_name(r->new_packs[i]->idx_path));
 	for (size_t i = 0; i < r->nr_packs; i++) {
-		struct packed_git *p = r->packs[i].pack;
-		if (r->packs[i].replaced && r->opts->delete_old)
-			continue;
-		names[nr_names++] = xstrdup(base_name(p->idx_path));
-		if (p->nr_objects > best) {
-			best = p->nr_objects;
-			free(preferred);
-			preferred = xstrdup(base_name(p->idx_path));
-		}
+		const char *name = base_name(r->packs[i].pack->idx_path);
+		if (midx_takes(r, &r->packs[i]) && !listed(names, nr_names, name))
+			names[nr_names++] = xstrdup(name);
 	}
-	for (size_t i = 0; i < r->nr_new_packs; i++) {
-		struct packed_git *p = r->new_packs[i];
-		names[nr_names++] = xstrdup(base_name(p->idx_path));
-		if (p->nr_objects > best) {
-			best = p->nr_objects;
-			free(preferred);
-			preferred = xstrdup(base_name(p->idx_path));
-		}
+	cruft = r->opts->midx_must_contain_cruft || old_midx_lists_unknown(r, names, nr_names);
+	/* Nothing new and no MIDX yet: what is packed may lean on cruft. */
+	if (!r->midx) {
+		bool wrote = false;
+		for (size_t i = 0; i < r->nr_new_packs; i++)
+			wrote |= !has_mtimes(r->new_packs[i]);
+		cruft |= !wrote;
+	}
+
+	for (size_t i = 0; cruft && i < r->nr_packs; i++) {
+		const char *name = base_name(r->packs[i].pack->idx_path);
+		if (r->packs[i].cruft && !(r->packs[i].replaced && r->opts->delete_old) &&
+		    !listed(names, nr_names, name))
+			names[nr_names++] = xstrdup(name);
 	}
 	mopts.only_packs = (const char *const *)names;
 	mopts.nr_only = nr_names;
@@ -676,6 +1005,271 @@ static int write_midx(struct repack *r, bool want_bitmap, struct gp_error *err)
 		free(names[i]);
 	free(names);
 	free(preferred);
+	return ret;
+}
+
+/*
+ * --write-midx=incremental: the new chain, as a plan of steps from the
+ * top layer down (git's), each giving one layer of the new chain:
+ *   - write: a new layer of the packs listed (the new packs, and those
+ *     of old layers merged into it), on the layer the next step gives;
+ *   - compact: one layer of the objects of old layers from..to;
+ *   - copy: an old layer kept as it is.
+ * Layers are written on the old chain (the chain file still names it),
+ * then the chain file is replaced in one go (midx_write_chain()).
+ */
+enum midx_step_kind { STEP_WRITE, STEP_COMPACT, STEP_COPY };
+
+struct midx_step {
+	enum midx_step_kind kind;
+	char **packs;              /* write: idx names */
+	size_t nr_packs, alloc_packs;
+	const char *preferred;     /* write: borrowed from packs, or NULL */
+	struct midx *from, *to;    /* compact: old layers, base-most first; copy: to */
+	unsigned char checksum[GP_MAX_RAWSZ]; /* of the layer, once done */
+};
+
+struct midx_plan {
+	struct midx_step *steps;
+	size_t nr, alloc;
+};
+
+static struct midx_step *plan_add(struct midx_plan *plan, enum midx_step_kind kind)
+{
+	struct midx_step *step;
+	ALLOC_GROW(plan->steps, plan->nr + 1, plan->alloc);
+	step = &plan->steps[plan->nr++];
+	memset(step, 0, sizeof(*step));
+	step->kind = kind;
+	return step;
+}
+
+static const char *step_add_pack(struct midx_step *step, const char *idx_name)
+{
+	ALLOC_GROW(step->packs, step->nr_packs + 1, step->alloc_packs);
+	step->packs[step->nr_packs] = xstrdup(idx_name);
+	return step->packs[step->nr_packs++];
+}
+
+static void plan_release(struct midx_plan *plan)
+{
+	for (size_t i = 0; i < plan->nr; i++) {
+		for (size_t k = 0; k < plan->steps[i].nr_packs; k++)
+			free(plan->steps[i].packs[k]);
+		free(plan->steps[i].packs);
+	}
+	free(plan->steps);
+}
+
+/* The objects of a layer alone. */
+static uint64_t layer_objects(const struct midx *layer)
+{
+	return midx_nr_objects(layer) - midx_nr_objects_in_base(layer);
+}
+
+/* The layer below layer, or NULL. */
+static struct midx *layer_below(struct midx *chain, const struct midx *layer)
+{
+	uint32_t nr = midx_nr_layers((struct midx *)layer);
+	return nr > 1 ? midx_layer(chain, nr - 2) : NULL;
+}
+
+static bool is_local_pack(const struct repack *r, const struct packed_git *p)
+{
+	for (size_t i = 0; i < r->nr_packs; i++)
+		if (r->packs[i].pack == p)
+			return true;
+	return false;
+}
+
+/* Without --geometric: the new packs, as a layer on top of the old chain. */
+static void plan_append(struct repack *r, struct midx_plan *plan)
+{
+	if (r->nr_new_packs) {
+		struct midx_step *step = plan_add(plan, STEP_WRITE);
+		for (size_t i = 0; i < r->nr_new_packs; i++)
+			step_add_pack(step, base_name(r->new_packs[i]->idx_path));
+	}
+	for (uint32_t l = r->midx ? midx_nr_layers(r->midx) : 0; l-- > 0;) {
+		struct midx_step *step = plan_add(plan, STEP_COPY);
+		step->to = midx_layer(r->midx, l);
+	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * With --geometric (git's compaction plan): the new top layer takes
+ * the new packs; when a pack of the old top layer rolled up, that
+ * layer is gone, and the packs of the progression that stay come into
+ * the new one too, as do those no MIDX listed. Its weight is that of
+ * the packs rolled up and of the packs it takes. Then, going down the
+ * old chain, it takes each layer whole as long as its weight is at
+ * least 1/repack.midxSplitFactor of that layer's objects. Below, runs
+ * of layers are compacted by the same rule (a run grows while its
+ * objects are at least 1/factor of the next layer's), and a layer
+ * alone is kept as it is. The preferred pack of the new layer: the
+ * largest pack of the progression it takes, then the preferred pack
+ * of each layer it takes, the deepest winning.
+ */
+static int plan_compaction(struct repack *r, struct midx_plan *plan, struct gp_error *err)
+{
+	uint64_t factor = (uint64_t)r->opts->midx_split_factor, weight = 0;
+	struct midx *m = r->midx ? midx_layer(r->midx, midx_nr_layers(r->midx) - 1) : NULL;
+	bool tip_rewritten = false;
+	struct midx_step *step;
+	char **fresh = xcalloc(r->nr_new_packs + 1, sizeof(*fresh));
+
+	step = plan_add(plan, STEP_WRITE);
+	/* The new packs by name, as git lists them. */
+	for (size_t i = 0; i < r->nr_new_packs; i++)
+		fresh[i] = (char *)base_name(r->new_packs[i]->idx_path);
+	qsort(fresh, r->nr_new_packs, sizeof(*fresh), cmp_str);
+	for (size_t i = 0; i < r->nr_new_packs; i++)
+		step_add_pack(step, fresh[i]);
+	free(fresh);
+	for (size_t i = 0; i < r->geo_split; i++) {
+		weight += r->geo[i]->nr_objects;
+		tip_rewritten |= in_old_midx(r, r->geo[i]);
+	}
+	for (size_t i = r->geo_split; i < r->nr_geo; i++) {
+		struct packed_git *p = r->geo[i];
+		const char *name;
+		bool listed = in_old_midx(r, p);
+		if (!is_local_pack(r, p) || (listed && !tip_rewritten))
+			continue;
+		name = step_add_pack(step, base_name(p->idx_path));
+		if (listed || i == r->nr_geo - 1)
+			step->preferred = name;
+		weight += p->nr_objects;
+	}
+	if (tip_rewritten)
+		m = layer_below(r->midx, m);
+	for (; m && weight >= layer_objects(m) / factor; m = layer_below(r->midx, m)) {
+		uint32_t first = midx_nr_packs_in_base(m), preferred;
+		struct gp_error ignored = GP_ERROR_INIT;
+		char hex[GP_MAX_HEXSZ + 1];
+		if (midx_preferred_pack(m, &preferred, &ignored)) {
+			gp_error_clear(&ignored);
+			return gp_error_set(err, GP_EINVAL, "could not find preferred pack for MIDX %s",
+					    hash_to_hex_r(hex, midx_checksum(m),
+								  gp_hash_algos[r->repo->hash_algo].rawsz));
+		}
+		for (uint32_t id = first; id < midx_nr_packs(m); id++) {
+			const char *name = step_add_pack(step, midx_pack_name(m, id));
+			if (id == preferred)
+				step->preferred = name;
+		}
+		weight += layer_objects(m);
+	}
+	if (!step->nr_packs)
+		plan->nr--;
+	/* The rest of the chain: runs compacted, single layers kept. */
+	while (m) {
+		struct midx *next = m, *below;
+		uint64_t run = 0;
+		for (;;) {
+			uint64_t proposed = run + layer_objects(next);
+			below = layer_below(r->midx, next);
+			if (!below) {
+				run = proposed;
+				break;
+			}
+			if (proposed < layer_objects(below) / factor)
+				break;
+			run = proposed;
+			next = below;
+		}
+		step = plan_add(plan, next == m ? STEP_COPY : STEP_COMPACT);
+		step->from = next;
+		step->to = m;
+		m = layer_below(r->midx, next);
+	}
+	return 0;
+}
+/* The old layer the layers above a step's sit on: the top of what it gives. */
+static const struct midx *step_top(const struct midx_step *step)
+{
+	return step->to;
+}
+
+/* Write or compact one layer (on the old chain) and learn its checksum. */
+static int run_step(struct repack *r, struct midx_step *step, const char *base_hex,
+		    bool want_bitmap, struct gp_error *err)
+{
+	struct midx_write_opts mopts = MIDX_WRITE_OPTS_INIT;
+	struct midx_write_result mres = MIDX_WRITE_RESULT_INIT;
+	size_t rawsz = gp_hash_algos[r->repo->hash_algo].rawsz;
+	char from_hex[GP_MAX_HEXSZ + 1], to_hex[GP_MAX_HEXSZ + 1];
+	int ret;
+
+	if (step->kind == STEP_COPY) {
+		memcpy(step->checksum, midx_checksum(step->to), rawsz);
+		return 0;
+	}
+	mopts.incremental = true;
+	mopts.no_chain_file = true;
+	mopts.write_ridx = want_bitmap;
+	mopts.defer_install = want_bitmap;
+	mopts.progress = r->opts->progress;
+	if (step->kind == STEP_WRITE) {
+		mopts.base = base_hex ? base_hex : "none";
+		mopts.only_packs = (const char *const *)step->packs;
+		mopts.nr_only = step->nr_packs;
+		mopts.only_given = true;
+		mopts.preferred_pack = step->preferred;
+	} else {
+		mopts.compact_from = hash_to_hex_r(from_hex, midx_checksum(step->from), rawsz);
+		mopts.compact_to = hash_to_hex_r(to_hex, midx_checksum(step->to), rawsz);
+	}
+	ret = midx_write(r->pack_dir, r->repo->hash_algo, &mopts, &mres, err);
+	/* A layer whose commits reach below what it and its base hold goes without a bitmap. */
+	mres.bitmap_optional = true;
+	if (!ret && mres.written && want_bitmap)
+		ret = midx_write_bitmap(r->repo, r->repo->objdir, &mres, NULL, r->opts->progress, err);
+	if (!ret && !mres.written)
+		ret = gp_error_set(err, GP_EINVAL, "no MIDX layer written for %zu pack(s)",
+				   step->nr_packs);
+	if (!ret)
+		memcpy(step->checksum, mres.checksum, rawsz);
+	midx_write_result_release(&mres);
+	return ret;
+}
+
+/*
+ * --write-midx=incremental: plan (plan_append() or plan_compaction()),
+ * write each layer from the top down, each on the old layer the next
+ * step gives, then the chain file, base first.
+ */
+static int write_midx_incremental(struct repack *r, bool want_bitmap, struct gp_error *err)
+{
+	struct midx_plan plan = { 0 };
+	size_t rawsz = gp_hash_algos[r->repo->hash_algo].rawsz;
+	unsigned char *chain = NULL;
+	int ret = 0;
+
+	if (r->opts->geometric)
+		ret = plan_compaction(r, &plan, err);
+	else
+		plan_append(r, &plan);
+	for (size_t i = 0; !ret && i < plan.nr; i++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		const char *base = NULL;
+		if (i + 1 < plan.nr)
+			base = hash_to_hex_r(hex, midx_checksum(step_top(&plan.steps[i + 1])), rawsz);
+		ret = run_step(r, &plan.steps[i], base, want_bitmap, err);
+	}
+	if (!ret) {
+		chain = xmalloc(rawsz * (plan.nr + 1));
+		for (size_t i = 0; i < plan.nr; i++)
+			memcpy(chain + rawsz * i, plan.steps[plan.nr - 1 - i].checksum, rawsz);
+		ret = midx_write_chain(r->pack_dir, r->repo->hash_algo, chain, (uint32_t)plan.nr, err);
+	}
+	free(chain);
+	plan_release(&plan);
 	return ret;
 }
 
@@ -818,6 +1412,9 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			return ret;
 	}
 	r.pack_dir = xstrfmt("%s/pack", odb_objdir(r.odb));
+	/* What the old MIDX lists, as readers see it (not with core.multiPackIndex=false). */
+	if (odb_midx(r.odb) && midx_open(&r.midx, r.pack_dir, repo->hash_algo, NULL))
+		r.midx = NULL;
 	collect_packs(&r);
 	remove_stale_temporaries(&r);
 	po_opts.window = opts->window;
@@ -841,6 +1438,9 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 		ret = choose_promisor_all(&r, err);
 	if (ret)
 		goto out;
+	/* The layers of the old chain stay as they are, and so do their packs. */
+	for (size_t i = 0; opts->midx_incremental && opts->all && i < r.nr_packs; i++)
+		r.packs[i].retained = r.packs[i].replaced && in_old_midx(&r, r.packs[i].pack);
 
 	if (pack_objects_nr(r.po)) {
 		struct bitmap_index *old_bitmap = NULL;
@@ -856,6 +1456,8 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			pack_objects_follow(r.po, bitmap_index_order(old_bitmap));
 		gp_error_clear(&ignored);
 		base = xstrfmt("%s/pack", r.pack_dir);
+		trace_pack_options(&po_opts, opts->geometric ? "--stdin-packs"
+					     : opts->all ? "--all" : "--unpacked --incremental");
 		ret = pack_objects_write_files(r.po, base, !opts->no_rev_index, written, err);
 		bitmap_index_free(old_bitmap);
 		if (ret)
@@ -912,10 +1514,18 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	for (size_t i = 0; i < r.nr_packs; i++)
 		if (r.packs[i].replaced)
 			result->nr_rolled++;
-	if (opts->cruft && opts->delete_old && !opts->geometric) {
+	if (opts->cruft && !opts->geometric) {
 		if (!base)
 			base = xstrfmt("%s/pack", r.pack_dir);
-		ret = write_cruft_pack(&r, base, result, err);
+		ret = write_cruft_pack(&r, base, opts->has_cruft_expiration, opts->cruft_expiration,
+				       true, result, err);
+		/*
+		 * --expire-to: what -d is about to prune (what the cruft
+		 * pack just written left out) goes into a cruft pack
+		 * there first, mtimes and all.
+		 */
+		if (!ret && opts->expire_to && opts->delete_old)
+			ret = write_cruft_pack(&r, opts->expire_to, false, 0, false, result, err);
 		if (ret)
 			goto out;
 	}
@@ -933,7 +1543,8 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			want_bitmap = false;
 		if (opts->write_bitmap && !want_bitmap)
 			result->bitmap_incomplete = true;
-		ret = write_midx(&r, want_bitmap, err);
+		ret = opts->midx_incremental ? write_midx_incremental(&r, want_bitmap, err)
+					     : write_midx(&r, want_bitmap, err);
 		if (ret)
 			goto out;
 	}
@@ -952,7 +1563,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	}
 	for (size_t i = 0; i < r.nr_packs; i++) {
 		struct gp_error rm_err = GP_ERROR_INIT;
-		if (!r.packs[i].replaced)
+		if (!r.packs[i].replaced || r.packs[i].retained)
 			continue;
 		/* pack-remove.h: the .idx first, the .pack last */
 		if (pack_remove(NULL, r.packs[i].pack->pack_path, &rm_err))
@@ -970,6 +1581,9 @@ out:
 	for (size_t k = 0; k < r.nr_new_packs; k++)
 		pack_free(r.new_packs[k]);
 	free(r.new_packs);
+	free(r.geo);
+	free(r.geo_exclude);
+	midx_free(r.midx);
 	free(r.packs);
 	free(r.pack_dir);
 	free(r.recent);

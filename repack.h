@@ -7,18 +7,22 @@
  *   - all-into-one (-a): every reachable object not in a kept pack goes
  *     into one new pack (-A: the unreachable objects of the packs it
  *     replaces are written loose first, so -d loses none of them);
+ *   - cruft (--cruft): all-into-one, and what nothing reaches goes into
+ *     a cruft pack (with or without -d, as git);
  *   - geometric (--geometric=N): packs are ordered by object count; the
  *     largest ones that already form a progression, each at least N
  *     times the next smaller, stay; the others and the loose objects are
  *     rolled into one new pack, and the rolled set grows (taking the
  *     smallest staying packs) until the new pack keeps the progression.
+ *     Cruft packs take no part.
  * Kept packs (.keep files, .promisor files, keep_packs) are never rolled
  * up or deleted; with pack_kept_objects the objects of .keep packs are
  * copied into an all-into-one pack as well.
  *
- * Then, with write_midx, a MIDX over every pack (the largest preferred),
- * with its bitmap when write_bitmap; else with write_bitmap a pack bitmap
- * for an all-into-one pack.
+ * Then, with write_midx, a MIDX over the packs that remain (cruft packs
+ * as midx_must_contain_cruft says; the preferred pack chosen as git
+ * does), with its bitmap when write_bitmap; else with write_bitmap a
+ * pack bitmap for an all-into-one pack.
  *
  * Crash safety (delete_old): the new pack, .rev, .idx, bitmap and MIDX
  * are each written to a temporary file, fsynced and renamed into place
@@ -46,6 +50,18 @@ struct repack_opts {
 	bool write_bitmap;      /* -b */
 	bool bitmap_quiet;      /* the bitmap was not asked for (repack.writeBitmaps' default): no warnings */
 	bool write_midx;        /* --write-midx */
+	/*
+	 * --write-midx=incremental: a new layer of the new packs on the
+	 * chain; with --geometric the top layer is merged and layers
+	 * compacted so that each is less than 1/midx_split_factor of the
+	 * one below (git's plan); of the packs a MIDX lists, only those of
+	 * the top layer roll up, and only when it has at least
+	 * midx_new_layer_threshold packs. With all (-a -d), packs the old
+	 * chain lists are not removed.
+	 */
+	bool midx_incremental;
+	int midx_split_factor;        /* repack.midxSplitFactor: 2 or more */
+	int midx_new_layer_threshold; /* repack.midxNewLayerThreshold: 1 or more */
 	int geometric;          /* --geometric=N; 0: off */
 	bool reuse_delta;       /* off: -f */
 	bool reuse_object;      /* off: -F */
@@ -70,6 +86,12 @@ struct repack_opts {
 	int64_t cruft_expiration;
 	uint64_t combine_cruft_below_size;
 	uint64_t max_cruft_size;        /* --max-cruft-size; 0: max_pack_size */
+	/*
+	 * --expire-to (with cruft and delete_old): what the expiration
+	 * leaves out goes into a cruft pack written with this prefix
+	 * (say "../backup.git/objects/pack/pack") before -d prunes it.
+	 */
+	const char *expire_to;
 	/* -k: unreachable objects of replaced packs, and loose ones, go into the new pack */
 	bool keep_unreachable;
 	/* -A: only objects of packs not older than this are loosened (0: all) */
@@ -90,12 +112,20 @@ struct repack_opts {
 	bool path_walk;         /* --path-walk: the walk is traced as git's */
 	/* repack.cruftWindow and friends: the cruft pack's delta search */
 	int cruft_window, cruft_depth, cruft_threads;
+	/*
+	 * repack.midxMustContainCruft (default true): --write-midx lists
+	 * the cruft packs. When false they are left out where git leaves
+	 * them out, and a geometric roll-up then packs again what it
+	 * reaches that only cruft packs hold (see choose_geometric()).
+	 */
+	bool midx_must_contain_cruft;
 };
 
 #define REPACK_OPTS_INIT { \
 	.reuse_delta = true, .reuse_object = true, .pack_kept_objects = -1, \
 	.window = 10, .depth = 50, .cruft_window = -1, .cruft_depth = -1, \
-	.cruft_threads = -1, \
+	.cruft_threads = -1, .midx_must_contain_cruft = true, \
+	.midx_split_factor = 2, .midx_new_layer_threshold = 8, \
 }
 
 struct repack_result {

@@ -19,7 +19,7 @@
 static const char *const repack_usage[] = {
 	"gitpack repack [-a] [-A] [-d] [-f] [-F] [-l] [-n] [-q] [-b] [-m]\n"
 	"               [--window=<n>] [--depth=<n>] [--threads=<n>] [--keep-pack=<pack-name>]\n"
-	"               [--write-midx] [--name-hash-version=<n>] [--path-walk] [--cruft]\n"
+	"               [--write-midx[=<mode>]] [--name-hash-version=<n>] [--path-walk] [--cruft]\n"
 	"               [--cruft-expiration=<approxidate>] [--geometric=<factor>]",
 	NULL,
 };
@@ -91,7 +91,7 @@ static int parse_write_midx(const struct option *opt, const char *arg, int unset
 	else if (!arg || !strcmp(arg, "default"))
 		*mode = 1;
 	else if (!strcmp(arg, "incremental"))
-		return error("--write-midx=incremental is not supported yet");
+		*mode = 2;
 	else
 		return error("unknown value for --write-midx: %s", arg);
 	return 0;
@@ -110,6 +110,14 @@ static void config_int(struct repository *repo, const char *key, int *out, int u
 	else if (ret != GP_ENOTFOUND)
 		die_error(&err);
 	gp_error_clear(&err);
+}
+
+/* An integer config key, or dflt when it is not set. */
+static int config_int_or(struct repository *repo, const char *key, int dflt)
+{
+	int v = dflt;
+	config_int(repo, key, &v, dflt);
+	return v;
 }
 
 static int config_bool(struct repository *repo, const char *key, int dflt)
@@ -209,8 +217,6 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		opts.filter = walk_filter;
 		opts.filter_to = filter_to;
 	}
-	if (expire_to && !cruft)
-		die("--expire-to is only useful with --cruft");
 	if (cruft_expiration.set && !cruft)
 		warning("--cruft-expiration is only useful with --cruft");
 	if (name_hash_version < 1 || name_hash_version > 2)
@@ -229,6 +235,15 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	config_int(repo, "repack.cruftwindow", &opts.cruft_window, -1);
 	config_int(repo, "repack.cruftdepth", &opts.cruft_depth, -1);
 	config_int(repo, "repack.cruftthreads", &opts.cruft_threads, -1);
+	opts.midx_must_contain_cruft = config_bool(repo, "repack.midxmustcontaincruft", 1);
+	opts.midx_split_factor = config_int_or(repo, "repack.midxsplitfactor", 2);
+	opts.midx_new_layer_threshold = config_int_or(repo, "repack.midxnewlayerthreshold", 8);
+	/* As git, whether or not an incremental MIDX is asked for. */
+	if (opts.midx_split_factor < 2)
+		die("invalid value for %s: %d", "--midx-split-factor", opts.midx_split_factor);
+	if (opts.midx_new_layer_threshold < 1)
+		die("invalid value for %s: %d", "--midx-new-layer-threshold",
+		    opts.midx_new_layer_threshold);
 	if (cruft && !delete_old)
 		all = 1;
 	if (write_bitmap < 0)
@@ -247,6 +262,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	opts.has_cruft_expiration = cruft_expiration.set;
 	opts.cruft_expiration = cruft_expiration.when;
 	opts.max_cruft_size = max_cruft_size;
+	opts.expire_to = expire_to;
 	opts.combine_cruft_below_size = combine_cruft_below_size;
 	opts.keep_unreachable = keep_unreachable;
 	opts.unpack_unreachable = unpack_unreachable.set ? unpack_unreachable.when : 0;
@@ -255,6 +271,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	opts.local = local;
 	opts.write_bitmap = write_bitmap;
 	opts.write_midx = write_midx;
+	opts.midx_incremental = write_midx == 2;
 	opts.geometric = geometric;
 	if (delta_islands < 0)
 		delta_islands = config_bool(repo, "repack.usedeltaislands", 0);
