@@ -10,6 +10,7 @@ struct test_cmd {
 static const struct test_cmd cmds[] = {
 	{ "bitmap-write", cmd__bitmap_write },
 	{ "config", cmd__config },
+	{ "date", cmd__date },
 	{ "delta", cmd__delta },
 	{ "ewah", cmd__ewah },
 	{ "fsck", cmd__fsck },

@@ -8,6 +8,7 @@
 
 int cmd__bitmap_write(int argc, const char **argv);
 int cmd__config(int argc, const char **argv);
+int cmd__date(int argc, const char **argv);
 int cmd__delta(int argc, const char **argv);
 int cmd__ewah(int argc, const char **argv);
 int cmd__fsck(int argc, const char **argv);
