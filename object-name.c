@@ -473,20 +473,7 @@ static int dwim_ref(struct resolver *r, const char *name, struct object_id *oid,
 /* ---- reflogs ---------------------------------------------------------- */
 
 /*
- * The file holding the reflog of the full ref name: HEAD's (and other
- * per-worktree refs') in the git directory, the rest in the common one.
- */
-static char *reflog_path(struct resolver *r, const char *full)
-{
-	const char *dir = r->repo->commondir ? r->repo->commondir : r->repo->gitdir;
-	if (!strchr(full, '/'))
-		dir = r->repo->gitdir;
-	return xstrfmt("%s/logs/%s", dir, full);
-}
-
-/*
- * "<ref>@{<n>}": the value ref had n changes ago, from its reflog
- * ("<old> <new> <ident> <date>\t<message>" lines, oldest first). The
+ * "<ref>@{<n>}": the value ref had n changes ago, from its reflog. The
  * ref is found as a name is (refs/heads/<ref> and so on), taking the
  * first that has a reflog; an empty ref is the branch HEAD is on.
  * Other "@{...}" forms (dates, @{-n}, @{upstream}) are not supported.
@@ -495,10 +482,9 @@ static int resolve_reflog(struct resolver *r, const char *name, struct object_id
 			  struct gp_error *err)
 {
 	const char *at = strstr(name, "@{"), *spec;
-	struct strbuf log = STRBUF_INIT;
-	char *ref = NULL, *path = NULL, *full = NULL;
+	char *ref = NULL, *full = NULL;
 	unsigned long n = 0;
-	size_t nr_lines = 0, spec_len;
+	size_t spec_len, nr = 0;
 	int ret = 0;
 
 	for (const char *next; (next = strstr(at + 2, "@{"));)
@@ -525,45 +511,23 @@ static int resolve_reflog(struct resolver *r, const char *name, struct object_id
 	} else {
 		for (size_t i = 0; i < ARRAY_SIZE(dwim_rules) && !full; i++) {
 			char *candidate = xstrfmt(dwim_rules[i], ref);
-			free(path);
-			path = reflog_path(r, candidate);
-			if (refname_is_valid(candidate, REFNAME_ALLOW_ONELEVEL) && !access(path, F_OK))
+			if (refs_reflog_exists(r->repo, candidate))
 				full = candidate;
 			else
 				free(candidate);
 		}
 	}
-	free(path);
-	path = full ? reflog_path(r, full) : NULL;
-	if (!path || strbuf_read_file(&log, path, 0) < 0) {
+	if (!full) {
 		ret = gp_error_set(err, GP_ENOTFOUND, "unknown revision '%s'", name);
 		goto out;
 	}
-	for (size_t i = 0; i < log.len; i++)
-		nr_lines += log.buf[i] == '\n';
-	if (log.len && log.buf[log.len - 1] != '\n')
-		nr_lines++;
-	if (n >= nr_lines) {
+	ret = refs_reflog_nth(r->repo, full, n, oid, &nr, err);
+	if (ret == GP_ENOTFOUND)
+		ret = gp_error_set(err, GP_ENOTFOUND, "unknown revision '%s'", name);
+	else if (ret == GP_EINVAL)
 		/* not a name that names nothing: git stops there, even in batch mode */
-		ret = gp_error_set(err, GP_EINVAL, "log for '%s' only has %zu entries",
-				   ref, nr_lines);
-		goto out;
-	}
-	{
-		/* line nr_lines - 1 - n, counting from 0 */
-		size_t want = nr_lines - 1 - n, hexsz = gp_hash_algos[r->algo].hexsz;
-		const char *line = log.buf;
-		for (size_t i = 0; i < want; i++)
-			line = strchr(line, '\n') + 1;
-		if ((size_t)(log.buf + log.len - line) < 2 * hexsz + 1 || line[hexsz] != ' ' ||
-		    hex_to_oid(line + hexsz + 1, r->algo, oid)) {
-			ret = gp_error_set(err, GP_ECORRUPT, "%s: malformed reflog entry", path);
-			goto out;
-		}
-	}
+		ret = gp_error_set(err, GP_EINVAL, "log for '%s' only has %zu entries", ref, nr);
 out:
-	strbuf_release(&log);
-	free(path);
 	free(full);
 	free(ref);
 	return ret;

@@ -55,18 +55,23 @@ static int index_tree(const struct object_id *oid, const unsigned char *content,
 			   &written, tc->err);
 }
 
-/* A linked worktree's HEAD, when it is detached (a branch is a ref already). */
-static int worktree_head(struct tip_ctx *tc, const char *path, int algo)
+/*
+ * A linked worktree's HEAD, when it is detached (a branch is a ref
+ * already). One that cannot be read holds nothing; a corrupt reftable
+ * stack stops the walk rather than lose what it may hold.
+ */
+static int worktree_head(struct tip_ctx *tc, const char *wt_gitdir)
 {
-	struct strbuf sb = STRBUF_INIT;
+	struct gp_error sub = GP_ERROR_INIT;
 	struct object_id oid;
-	int ret = 0;
-	if (strbuf_read_file(&sb, path, 0) >= 0) {
-		strbuf_trim(&sb);
-		if (!parse_oid_hex_exact(sb.buf, algo, &oid))
-			ret = add_tip(tc, &oid, "");
-	}
-	strbuf_release(&sb);
+	int ret = refs_read_worktree_head(tc->repo, wt_gitdir, &oid, &sub);
+	if (!ret)
+		ret = add_tip(tc, &oid, "");
+	else if (ret == GP_ENOTFOUND)
+		ret = 0;
+	else
+		gp_error_move(tc->err, &sub);
+	gp_error_clear(&sub);
 	return ret;
 }
 
@@ -99,8 +104,8 @@ int reachable_add_tips(struct repository *repo, struct rev_walk *walk, unsigned 
 			free(path);
 		}
 		if (!ret && (flags & REACH_WORKTREE_HEADS)) {
-			path = xstrfmt("%s/%s/HEAD", dir, de->d_name);
-			ret = worktree_head(&tc, path, repo->hash_algo);
+			path = xstrfmt("%s/%s", dir, de->d_name);
+			ret = worktree_head(&tc, path);
 			free(path);
 		}
 	}

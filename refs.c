@@ -32,6 +32,7 @@
 #include "refs.h"
 #include "config.h"
 #include "error.h"
+#include "reftable.h"
 #include "repository.h"
 #include "strbuf.h"
 #include <dirent.h>
@@ -141,6 +142,11 @@ struct ref_store {
 	char *packed_path;
 	struct packed_snapshot *snap; /* NULL until first read */
 	struct file_validity validity;
+	/*
+	 * reftable: the common directory's stack, and a linked worktree's
+	 * own one (its HEAD and per-worktree refs); NULL until first read.
+	 */
+	struct reftable_stack *rt_main, *rt_worktree;
 };
 
 static void snapshot_put(struct packed_snapshot *snap)
@@ -157,6 +163,8 @@ void ref_store_free(struct ref_store *refs)
 	if (!refs)
 		return;
 	snapshot_put(refs->snap);
+	reftable_stack_free(refs->rt_main);
+	reftable_stack_free(refs->rt_worktree);
 	free(refs->packed_path);
 	free(refs);
 }
@@ -536,7 +544,126 @@ out:
 	return ret;
 }
 
+/* ---- reftable ---------------------------------------------------------- */
+
+/*
+ * Refs git keeps in files even in a reftable repository: they hold more
+ * than a name and an id (FETCH_HEAD's lines, MERGE_HEAD's parents).
+ */
+static bool is_special_ref(const char *name)
+{
+	return !strcmp(name, "FETCH_HEAD") || !strcmp(name, "MERGE_HEAD");
+}
+
+/*
+ * The reftable stack that holds name's kind of ref: in a linked worktree,
+ * its own stack for per-worktree refs, else the common directory's.
+ * Re-read when tables.list changed (one stat()); borrowed: take a
+ * reference to keep it across calls that may reload.
+ */
+static int rt_stack(struct repository *repo, bool per_worktree,
+		    struct reftable_stack **out, struct gp_error *err)
+{
+	struct ref_store *refs = get_store(repo);
+	bool own = per_worktree && strcmp(repo->gitdir, repo->commondir) != 0;
+	struct reftable_stack **slot = own ? &refs->rt_worktree : &refs->rt_main;
+	struct reftable_stack *st;
+	char *dir;
+	int ret;
+
+	if (*slot && reftable_stack_is_current(*slot)) {
+		*out = *slot;
+		return 0;
+	}
+	dir = xstrfmt("%s/reftable", own ? repo->gitdir : repo->commondir);
+	ret = reftable_stack_open(&st, dir, repo->hash_algo, *slot, err);
+	free(dir);
+	if (ret)
+		return ret;
+	reftable_stack_free(*slot);
+	*slot = st;
+	*out = st;
+	return 0;
+}
+
+/*
+ * One level of name in a reftable repository, as read_loose() reads a
+ * file. Errors: GP_ENOTFOUND, GP_ECORRUPT (broken: *broken set; or a
+ * corrupt table), GP_EIO.
+ */
+static int read_reftable(struct repository *repo, const char *name,
+			 struct loose_value *out, bool *broken, struct gp_error *err)
+{
+	struct strbuf target = STRBUF_INIT;
+	struct reftable_stack *st;
+	struct reftable_ref ref;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	*broken = false;
+	if (is_special_ref(name))
+		return read_loose(repo, name, out, broken, err);
+	ret = rt_stack(repo, is_per_worktree(name), &st, err);
+	if (!ret)
+		ret = reftable_stack_read_ref(st, name, &ref, &target, err);
+	if (ret)
+		goto out;
+	if (ref.type == REFTABLE_REF_SYMREF) {
+		if (!refname_is_valid(ref.target, REFNAME_ALLOW_ONELEVEL)) {
+			*broken = true;
+			ret = CORRUPT(err, "broken ref '%s' in the reftable: symbolic ref to an invalid refname",
+				      name);
+			goto out;
+		}
+		out->target = strbuf_detach(&target, NULL);
+	} else if (oid_is_null(&ref.oid)) {
+		*broken = true;
+		ret = CORRUPT(err, "broken ref '%s' in the reftable: null object id", name);
+	} else {
+		out->oid = ref.oid;
+	}
+out:
+	strbuf_release(&target);
+	return ret;
+}
+
 /* ---- resolving ------------------------------------------------------- */
+
+/*
+ * One level of name from whichever backend holds it: its id or symref
+ * target in *val, and REF_ISPACKED added to *flags when packed-refs gave
+ * it. Errors: GP_ENOTFOUND (with no message: the caller words it),
+ * GP_ECORRUPT (*broken when the ref itself is broken), GP_EIO.
+ */
+static int read_ref_level(struct repository *repo, const char *name,
+			  struct loose_value *val, bool *broken, unsigned *flags,
+			  struct gp_error *err)
+{
+	struct packed_snapshot *snap;
+	const struct packed_entry *e;
+	int ret;
+
+	if (repo->ref_storage == REF_STORAGE_REFTABLE)
+		return read_reftable(repo, name, val, broken, err);
+	ret = read_loose(repo, name, val, broken, err);
+	if (ret != GP_ENOTFOUND)
+		return ret;
+	gp_error_clear(err);
+	ret = packed_snapshot(repo, &snap, err);
+	if (ret)
+		return ret;
+	e = packed_find(snap, name);
+	if (!e)
+		return GP_ENOTFOUND;
+	if (e->flags & PACKED_BROKEN) {
+		*broken = true;
+		return CORRUPT(err, "%s: packed ref '%s' has an invalid name",
+			       get_store(repo)->packed_path, name);
+	}
+	val->oid = e->oid;
+	*flags |= REF_ISPACKED;
+	return 0;
+}
 
 static int resolve(struct repository *repo, const char *name, struct object_id *oid,
 		   char **resolved_out, unsigned *flags_out, struct gp_error *err)
@@ -552,34 +679,17 @@ static int resolve(struct repository *repo, const char *name, struct object_id *
 	}
 	for (int depth = 0;; depth++) {
 		struct loose_value val;
-		bool broken;
+		bool broken = false;
 
-		ret = read_loose(repo, cur, &val, &broken, err);
+		memset(&val, 0, sizeof(val));
+		ret = read_ref_level(repo, cur, &val, &broken, &flags, err);
 		if (ret == GP_ENOTFOUND) {
-			struct packed_snapshot *snap;
-			const struct packed_entry *e;
-			gp_error_clear(err);
-			ret = packed_snapshot(repo, &snap, err);
-			if (ret)
-				goto out;
-			e = packed_find(snap, cur);
-			if (!e) {
-				if (depth)
-					ret = gp_error_set(err, GP_ENOTFOUND,
-							   "ref '%s' points to '%s', which does not exist",
-							   name, cur);
-				else
-					ret = gp_error_set(err, GP_ENOTFOUND, "ref '%s' not found", name);
-				goto out;
-			}
-			if (e->flags & PACKED_BROKEN) {
-				flags |= REF_ISBROKEN;
-				ret = CORRUPT(err, "%s: packed ref '%s' has an invalid name",
-					      get_store(repo)->packed_path, cur);
-				goto out;
-			}
-			*oid = e->oid;
-			flags |= REF_ISPACKED;
+			if (depth)
+				ret = gp_error_set(err, GP_ENOTFOUND,
+						   "ref '%s' points to '%s', which does not exist",
+						   name, cur);
+			else
+				ret = gp_error_set(err, GP_ENOTFOUND, "ref '%s' not found", name);
 			goto out;
 		}
 		if (ret) {
@@ -636,7 +746,11 @@ int refs_read_symref(struct repository *repo, const char *name,
 	*target_out = NULL;
 	if (!refname_is_valid(name, REFNAME_ALLOW_ONELEVEL))
 		return gp_error_set(err, GP_EINVAL, "'%s' is not a valid refname", name);
-	ret = read_loose(repo, name, &val, &broken, err);
+	/* packed-refs holds no symbolic refs */
+	if (repo->ref_storage == REF_STORAGE_REFTABLE)
+		ret = read_reftable(repo, name, &val, &broken, err);
+	else
+		ret = read_loose(repo, name, &val, &broken, err);
 	if (ret)
 		return ret;
 	if (!val.target)
@@ -815,12 +929,140 @@ bool refs_paranoia(void)
 /* Internal: what REFS_EACH_PARANOID becomes when paranoia is on. */
 #define REFS_EACH_OMIT_DANGLING (1u << 8)
 
+static const char *const per_worktree_dirs[] = {
+	"refs/bisect/", "refs/worktree/", "refs/rewritten/", NULL,
+};
+
+/*
+ * Pass one reftable record to fn as refs_for_each_ext() describes:
+ * symbolic refs resolved, broken refs flagged (or skipped).
+ */
+static int each_reftable_ref(struct repository *repo, const struct reftable_ref *ref,
+			     unsigned each_flags, refs_each_fn *fn, void *data,
+			     struct gp_error *err)
+{
+	const struct object_id *peeled = NULL;
+	struct object_id oid;
+	unsigned flags = 0;
+	int ret = 0;
+
+	oid_clear(&oid, repo->hash_algo);
+	if (!refname_is_valid(ref->name, 0)) {
+		flags = REF_ISBROKEN;
+	} else if (ref->type == REFTABLE_REF_SYMREF) {
+		struct gp_error sub = GP_ERROR_INIT;
+		ret = resolve(repo, ref->name, &oid, NULL, &flags, &sub);
+		if (ret == GP_ECORRUPT && (flags & REF_ISBROKEN)) {
+			ret = 0;
+		} else if (ret == GP_ENOTFOUND) {
+			/* a dangling symref, or one deleted meanwhile */
+			flags |= REF_ISBROKEN;
+			ret = 0;
+		} else if (ret) {
+			gp_error_move(err, &sub);
+		}
+		gp_error_clear(&sub);
+		if (ret)
+			return ret;
+		if (flags & REF_ISBROKEN)
+			oid_clear(&oid, repo->hash_algo);
+	} else if (oid_is_null(&ref->oid)) {
+		flags = REF_ISBROKEN;
+	} else {
+		oid = ref->oid;
+		/*
+		 * Git writes the peeled id of every ref that peels; an id
+		 * alone is not a promise that it does not (other writers
+		 * may not peel), so only VAL2 tells.
+		 */
+		if (ref->type == REFTABLE_REF_VAL2) {
+			flags |= REF_KNOWS_PEELED;
+			peeled = &ref->peeled;
+		}
+	}
+	if ((flags & REF_ISBROKEN) && !(each_flags & REFS_EACH_BROKEN))
+		return 0;
+	/* a symref to nothing holds nothing: even paranoia passes it by */
+	if ((flags & REF_ISBROKEN) && (flags & REF_ISSYMREF) &&
+	    (each_flags & REFS_EACH_OMIT_DANGLING))
+		return 0;
+	return fn(ref->name, &oid, peeled, flags, data);
+}
+
+/*
+ * The next record of it that belongs to this view: in a linked worktree
+ * the common stack's per-worktree refs are the main worktree's, and the
+ * worktree's own stack has only those. 1 with *ref, 0 at the end.
+ */
+static int next_reftable_ref(struct reftable_iter *it, bool want_per_worktree,
+			     bool linked, struct reftable_ref *ref, struct gp_error *err)
+{
+	for (;;) {
+		int ret = reftable_iter_next_ref(it, ref, err);
+		if (ret <= 0 || !linked)
+			return ret;
+		if (is_per_worktree(ref->name) == want_per_worktree)
+			return 1;
+	}
+}
+
+static int for_each_reftable(struct repository *repo, const char *prefix,
+			     unsigned each_flags, refs_each_fn *fn, void *data,
+			     struct gp_error *err)
+{
+	bool linked = strcmp(repo->gitdir, repo->commondir) != 0;
+	/* only refs under refs/ are listed: prefix may be shorter ("re") */
+	const char *seek = starts_with(prefix, "refs/") ? prefix : "refs/";
+	struct reftable_iter *main_it = NULL, *wt_it = NULL;
+	struct reftable_ref main_ref, wt_ref;
+	struct reftable_stack *st;
+	int main_has = 0, wt_has = 0, ret;
+
+	ret = rt_stack(repo, false, &st, err);
+	if (!ret)
+		ret = reftable_stack_refs(st, seek, &main_it, err);
+	for (size_t i = 0; !ret && linked && per_worktree_dirs[i]; i++) {
+		const char *d = per_worktree_dirs[i];
+		if (!starts_with(d, seek) && !starts_with(seek, d))
+			continue;
+		ret = rt_stack(repo, true, &st, err);
+		if (!ret)
+			ret = reftable_stack_refs(st, seek, &wt_it, err);
+		break;
+	}
+	if (!ret)
+		main_has = ret = next_reftable_ref(main_it, false, linked, &main_ref, err);
+	if (ret >= 0 && wt_it)
+		wt_has = ret = next_reftable_ref(wt_it, true, linked, &wt_ref, err);
+	if (ret < 0)
+		goto out;
+	ret = 0;
+	/* two sorted streams of distinct names, merged */
+	while (main_has > 0 || wt_has > 0) {
+		bool take_wt = wt_has > 0 &&
+			       (main_has <= 0 || strcmp(wt_ref.name, main_ref.name) < 0);
+		ret = each_reftable_ref(repo, take_wt ? &wt_ref : &main_ref, each_flags,
+					fn, data, err);
+		if (ret)
+			goto out;
+		if (take_wt)
+			wt_has = next_reftable_ref(wt_it, true, linked, &wt_ref, err);
+		else
+			main_has = next_reftable_ref(main_it, false, linked, &main_ref, err);
+		if (main_has < 0 || wt_has < 0) {
+			ret = main_has < 0 ? main_has : wt_has;
+			goto out;
+		}
+	}
+out:
+	reftable_iter_free(main_it);
+	reftable_iter_free(wt_it);
+	return ret;
+}
+
 int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each_flags,
 		      refs_each_fn *fn, void *data, struct gp_error *err)
 {
-	static const char *const per_worktree_dirs[] = {
-		"refs/bisect/", "refs/worktree/", "refs/rewritten/", NULL,
-	};
 	struct loose_list loose = { NULL, 0, 0 };
 	struct packed_snapshot *snap = NULL;
 	char *start_dir = NULL;
@@ -838,6 +1080,10 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 	/* only refs under refs/ are listed */
 	if (!starts_with(prefix, "refs/") && !starts_with("refs/", prefix))
 		goto out;
+	if (repo->ref_storage == REF_STORAGE_REFTABLE) {
+		ret = for_each_reftable(repo, prefix, each_flags, fn, data, err);
+		goto out;
+	}
 	if (starts_with(prefix, "refs/")) {
 		slash = strrchr(prefix, '/');
 		start_dir = xstrndup(prefix, (size_t)(slash - prefix) + 1);
@@ -1055,27 +1301,213 @@ static int each_reflog_dir(const char *top, int algo, reflog_oid_fn *fn, void *d
 	return ret;
 }
 
+/* Every id of the live log records of the stack in dir (see refs_for_each_reflog_oid()). */
+static int each_reftable_log(struct reftable_stack *st, reflog_oid_fn *fn, void *data,
+			     struct gp_error *err)
+{
+	struct reftable_iter *it = NULL;
+	struct reftable_log log;
+	int ret = reftable_stack_logs(st, NULL, &it, err);
+
+	while (!ret && (ret = reftable_iter_next_log(it, &log, err)) > 0) {
+		ret = 0;
+		if (!oid_is_null(&log.old_oid))
+			ret = fn(&log.old_oid, data);
+		if (!ret && !oid_is_null(&log.new_oid))
+			ret = fn(&log.new_oid, data);
+	}
+	reftable_iter_free(it);
+	return ret;
+}
+
 int refs_for_each_reflog_oid(struct repository *repo, reflog_oid_fn *fn, void *data,
 			     struct gp_error *err)
 {
-	char *path = xstrfmt("%s/logs", repo->commondir);
-	int ret = each_reflog_dir(path, repo->hash_algo, fn, data, err);
+	bool reftable = repo->ref_storage == REF_STORAGE_REFTABLE;
+	struct reftable_stack *st;
+	char *path;
+	int ret;
 	DIR *d;
 	struct dirent *de;
-	free(path);
-	/* Each linked worktree's own HEAD log. */
+
+	if (reftable) {
+		ret = rt_stack(repo, false, &st, err);
+		if (!ret)
+			ret = each_reftable_log(st, fn, data, err);
+	} else {
+		path = xstrfmt("%s/logs", repo->commondir);
+		ret = each_reflog_dir(path, repo->hash_algo, fn, data, err);
+		free(path);
+	}
+	/* Each linked worktree's own logs (HEAD's, in the files backend). */
 	path = xstrfmt("%s/worktrees", repo->commondir);
 	d = opendir(path);
 	while (!ret && d && (de = readdir(d))) {
 		char *log;
 		if (de->d_name[0] == '.')
 			continue;
-		log = xstrfmt("%s/%s/logs/HEAD", path, de->d_name);
-		ret = each_reflog_file(log, repo->hash_algo, fn, data, err);
+		if (reftable) {
+			log = xstrfmt("%s/%s/reftable", path, de->d_name);
+			ret = reftable_stack_open(&st, log, repo->hash_algo, NULL, err);
+			if (!ret) {
+				ret = each_reftable_log(st, fn, data, err);
+				reftable_stack_free(st);
+			}
+		} else {
+			log = xstrfmt("%s/%s/logs/HEAD", path, de->d_name);
+			ret = each_reflog_file(log, repo->hash_algo, fn, data, err);
+		}
 		free(log);
 	}
 	if (d)
 		closedir(d);
+	free(path);
+	return ret;
+}
+
+/* ---- other worktrees' HEADs, one ref's reflog --------------------------- */
+
+int refs_read_worktree_head(struct repository *repo, const char *wt_gitdir,
+			    struct object_id *oid, struct gp_error *err)
+{
+	struct reftable_stack *st = NULL;
+	struct strbuf target = STRBUF_INIT;
+	struct reftable_ref ref;
+	char *path;
+	int ret;
+
+	oid_clear(oid, repo->hash_algo);
+	if (repo->ref_storage == REF_STORAGE_FILES) {
+		struct strbuf sb = STRBUF_INIT;
+		struct loose_value val;
+		const char *why = NULL;
+
+		memset(&val, 0, sizeof(val));
+		path = xstrfmt("%s/HEAD", wt_gitdir);
+		if (strbuf_read_file(&sb, path, 0) < 0)
+			ret = gp_error_set(err, GP_ENOTFOUND, "cannot read '%s'", path);
+		else if (!parse_loose(sb.buf, sb.len, false, repo->hash_algo, &val, &why))
+			ret = gp_error_set(err, GP_ENOTFOUND, "%s: %s", path, why);
+		else if (val.target)
+			ret = gp_error_set(err, GP_ENOTFOUND, "%s: a symbolic ref", path);
+		else
+			ret = 0;
+		if (!ret)
+			*oid = val.oid;
+		free(val.target);
+		strbuf_release(&sb);
+		free(path);
+		return ret;
+	}
+	path = xstrfmt("%s/reftable", wt_gitdir);
+	ret = reftable_stack_open(&st, path, repo->hash_algo, NULL, err);
+	if (!ret)
+		ret = reftable_stack_read_ref(st, "HEAD", &ref, &target, err);
+	if (!ret && (ref.type == REFTABLE_REF_SYMREF || oid_is_null(&ref.oid)))
+		ret = gp_error_set(err, GP_ENOTFOUND, "%s: HEAD is not detached", path);
+	if (!ret)
+		*oid = ref.oid;
+	reftable_stack_free(st);
+	strbuf_release(&target);
+	free(path);
+	return ret;
+}
+
+/* The files backend's reflog of a full refname. Caller frees. */
+static char *reflog_file(const struct repository *repo, const char *refname)
+{
+	return xstrfmt("%s/logs/%s", is_per_worktree(refname) ? repo->gitdir : repo->commondir,
+		       refname);
+}
+
+bool refs_reflog_exists(struct repository *repo, const char *refname)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct reftable_iter *it = NULL;
+	struct reftable_stack *st;
+	struct reftable_log log;
+	bool exists;
+
+	if (!refname_is_valid(refname, REFNAME_ALLOW_ONELEVEL))
+		return false;
+	if (repo->ref_storage == REF_STORAGE_FILES) {
+		char *path = reflog_file(repo, refname);
+		exists = !access(path, F_OK);
+		free(path);
+		return exists;
+	}
+	exists = !rt_stack(repo, is_per_worktree(refname), &st, &err) &&
+		 !reftable_stack_logs(st, refname, &it, &err) &&
+		 reftable_iter_next_log(it, &log, &err) > 0;
+	reftable_iter_free(it);
+	gp_error_clear(&err);
+	return exists;
+}
+
+int refs_reflog_nth(struct repository *repo, const char *refname, size_t n,
+		    struct object_id *oid, size_t *nr_out, struct gp_error *err)
+{
+	size_t hexsz = gp_hash_algos[repo->hash_algo].hexsz, nr = 0;
+	struct reftable_iter *it = NULL;
+	struct strbuf sb = STRBUF_INIT;
+	struct reftable_stack *st;
+	struct reftable_log log;
+	bool any = false, found = false;
+	char *path = NULL;
+	int ret;
+
+	*nr_out = 0;
+	oid_clear(oid, repo->hash_algo);
+	if (!refname_is_valid(refname, REFNAME_ALLOW_ONELEVEL))
+		return gp_error_set(err, GP_EINVAL, "'%s' is not a valid refname", refname);
+	if (repo->ref_storage == REF_STORAGE_REFTABLE) {
+		/* newest first; git's "existence marker" (both ids null) is no entry */
+		ret = rt_stack(repo, is_per_worktree(refname), &st, err);
+		if (!ret)
+			ret = reftable_stack_logs(st, refname, &it, err);
+		while (!ret && (ret = reftable_iter_next_log(it, &log, err)) > 0) {
+			ret = 0;
+			any = true;
+			if (oid_is_null(&log.old_oid) && oid_is_null(&log.new_oid))
+				continue;
+			if (nr++ == n) {
+				*oid = log.new_oid;
+				found = true;
+			}
+		}
+		if (!ret && !any)
+			ret = gp_error_set(err, GP_ENOTFOUND, "no reflog for '%s'", refname);
+		goto done;
+	}
+
+	/* "<old> <new> <ident> <date>\t<message>" lines, oldest first */
+	path = reflog_file(repo, refname);
+	if (strbuf_read_file(&sb, path, 0) < 0) {
+		ret = gp_error_set(err, GP_ENOTFOUND, "no reflog for '%s'", refname);
+		goto done;
+	}
+	for (size_t i = 0; i < sb.len; i++)
+		nr += sb.buf[i] == '\n';
+	if (sb.len && sb.buf[sb.len - 1] != '\n')
+		nr++;
+	ret = 0;
+	if (n < nr) {
+		const char *line = sb.buf;
+		for (size_t i = 0; i < nr - 1 - n; i++)
+			line = strchr(line, '\n') + 1;
+		if ((size_t)(sb.buf + sb.len - line) < 2 * hexsz + 1 || line[hexsz] != ' ' ||
+		    hex_to_oid(line + hexsz + 1, repo->hash_algo, oid))
+			ret = CORRUPT(err, "%s: malformed reflog entry", path);
+		else
+			found = true;
+	}
+done:
+	if (!ret && !found) {
+		*nr_out = nr;
+		ret = gp_error_set(err, GP_EINVAL, "log for '%s' only has %zu entries", refname, nr);
+	}
+	reftable_iter_free(it);
+	strbuf_release(&sb);
 	free(path);
 	return ret;
 }

@@ -1,7 +1,9 @@
 /*
- * refs.h: reading a repository's references as git's "files" backend
- * stores them (gitrepository-layout(5), git-check-ref-format(1),
- * git-pack-refs(1)).
+ * refs.h: reading a repository's references, in either of git's ref
+ * storage formats (extensions.refStorage, repo->ref_storage): the
+ * "files" backend described here (gitrepository-layout(5),
+ * git-check-ref-format(1), git-pack-refs(1)), or reftable (reftable.h;
+ * see "Reftable" below). Every function works on both.
  *
  * A reference is a name ("HEAD", "refs/heads/main") that holds an
  * object id, either directly or, for a symbolic ref, through another
@@ -33,6 +35,18 @@
  * and re-read only when its size, mtime or inode change, so repeated
  * lookups and iterations cost one stat() of it each. Loose refs are read
  * from disk every time. Not thread-safe: one repository per thread.
+ *
+ * Reftable: refs and reflogs are in the stack <commondir>/reftable/,
+ * except a linked worktree's per-worktree refs (the names above that
+ * live in its git directory), which are in <gitdir>/reftable/; the
+ * common stack's own per-worktree refs are the main worktree's.
+ * FETCH_HEAD and MERGE_HEAD are loose files in either format. A record
+ * holding the null id, a symref to an invalid name, or a record whose
+ * name is invalid is broken as a loose file is; refs are never
+ * REF_ISPACKED, and REF_KNOWS_PEELED comes with every record that
+ * stores a peeled id. The stacks are cached in repo->refs and re-read
+ * when their tables.list changes (one stat() per lookup). A corrupt table
+ * is GP_ECORRUPT naming the table and the offset.
  */
 #ifndef GP_REFS_H
 #define GP_REFS_H
@@ -165,6 +179,32 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned flag
 typedef int reflog_oid_fn(const struct object_id *oid, void *data);
 int refs_for_each_reflog_oid(struct repository *repo, reflog_oid_fn *fn, void *data,
 			     struct gp_error *err);
+
+/*
+ * The HEAD of the linked worktree whose git directory is wt_gitdir
+ * (<commondir>/worktrees/<name>), when it is detached: 0 and *oid.
+ * GP_ENOTFOUND when it is a symbolic ref, missing, or (files backend)
+ * unreadable; GP_ECORRUPT when the worktree's reftable stack is corrupt;
+ * GP_EIO.
+ */
+int refs_read_worktree_head(struct repository *repo, const char *wt_gitdir,
+			    struct object_id *oid, struct gp_error *err);
+
+/*
+ * Whether the full refname has a reflog (possibly empty): a file under
+ * logs/ in the files backend, any log record in a reftable one.
+ */
+bool refs_reflog_exists(struct repository *repo, const char *refname);
+/*
+ * The new id of the entry of refname's reflog n changes back from the
+ * newest (0: the newest), as "<ref>@{<n>}" names it. Errors:
+ * GP_ENOTFOUND when refname has no reflog; GP_EINVAL when it has n
+ * entries or fewer (*nr_out then holds how many; the message says so);
+ * GP_ECORRUPT when that entry is malformed (files) or a table is
+ * corrupt; GP_EIO. Cost: reading the whole reflog.
+ */
+int refs_reflog_nth(struct repository *repo, const char *refname, size_t n,
+		    struct object_id *oid, size_t *nr_out, struct gp_error *err);
 
 /*
  * The parsers on their own, for the fuzzer and tests: a packed-refs

@@ -405,6 +405,7 @@ static int check_format(struct repository *repo, struct gp_error *err)
 	size_t unknown_nr = 0, v1_only_nr = 0;
 	const struct config_entry *e;
 	int algo = GP_HASH_SHA1;
+	enum ref_storage storage = REF_STORAGE_FILES;
 	int64_t version = 0;
 	int ret = 0;
 
@@ -442,6 +443,31 @@ static int check_format(struct repository *repo, struct gp_error *err)
 			}
 			algo = hash_algo_by_name(e->value);
 			add_name(&v1_only, &v1_only_nr, name);
+		} else if (!strcmp(name, "refstorage")) {
+			/* Checked under any version, as objectformat is. */
+			const char *v = e->value;
+			if (!v) {
+				ret = CORRUPT(err, "missing value for 'extensions.refstorage'");
+				goto out;
+			} else if (!strcmp(v, "files")) {
+				storage = REF_STORAGE_FILES;
+			} else if (!strcmp(v, "reftable")) {
+				storage = REF_STORAGE_REFTABLE;
+			} else if (strstr(v, "://") &&
+				   (starts_with(v, "files://") || starts_with(v, "reftable://"))) {
+				/*
+				 * NEEDSWORK: git 2.5x can keep the refs in
+				 * another directory ("<format>://<path>"); we
+				 * read them only from the repository.
+				 */
+				ret = CORRUPT(err, "unsupported value for 'extensions.refstorage': '%s' "
+					      "(refs stored outside the repository)", v);
+				goto out;
+			} else {
+				ret = CORRUPT(err, "invalid value for 'extensions.refstorage': '%s'", v);
+				goto out;
+			}
+			add_name(&v1_only, &v1_only_nr, name);
 		} else if (!strcmp(name, "noop-v1")) {
 			add_name(&v1_only, &v1_only_nr, name);
 		} else {
@@ -459,6 +485,7 @@ static int check_format(struct repository *repo, struct gp_error *err)
 		goto out;
 	}
 	repo->hash_algo = version >= 1 ? algo : GP_HASH_SHA1;
+	repo->ref_storage = version >= 1 ? storage : REF_STORAGE_FILES;
 out:
 	strbuf_release(&unknown);
 	strbuf_release(&v1_only);

@@ -15,10 +15,13 @@
  * The format keys (core.repositoryformatversion, extensions.*,
  * core.bare, core.worktree) are taken from the repository's own config
  * only, as git takes them. Version 0 or 1 is accepted; under version 1
- * the extensions git 2.39 knows (noop, noop-v1, objectFormat,
- * preciousObjects, partialClone, worktreeConfig) are accepted and any
+ * the extensions noop, noop-v1, objectFormat, refStorage,
+ * preciousObjects, partialClone and worktreeConfig are accepted and any
  * other is refused; under version 0 unknown extensions are ignored but
- * the version-1-only ones (objectFormat, noop-v1) are refused.
+ * the version-1-only ones (objectFormat, refStorage, noop-v1) are
+ * refused. extensions.refStorage is "files" (the default) or "reftable"
+ * (refs.h reads both); any other value is refused as git refuses it,
+ * and so is a ref store elsewhere ("reftable://<path>").
  *
  * Discovery also honours GIT_WORK_TREE, GIT_COMMON_DIR,
  * GIT_CEILING_DIRECTORIES and GIT_DISCOVERY_ACROSS_FILESYSTEM, and a
@@ -38,6 +41,12 @@ struct gp_error;
 struct odb;
 struct ref_store;
 
+/* Where the refs live: extensions.refStorage. */
+enum ref_storage {
+	REF_STORAGE_FILES = 0,   /* loose refs and packed-refs */
+	REF_STORAGE_REFTABLE,    /* reftable stacks (reftable.h) */
+};
+
 struct repository {
 	char *gitdir;   /* absolute path of the git directory */
 	char *objdir;   /* absolute path of the object directory */
@@ -53,7 +62,8 @@ struct repository {
 	 * <commondir>/worktrees/<name>.
 	 */
 	char *commondir;
-	struct ref_store *refs; /* refs.h's cache (packed-refs); lazily made */
+	enum ref_storage ref_storage;
+	struct ref_store *refs; /* refs.h's cache (packed-refs, reftable stacks); lazily made */
 	/*
 	 * The file listing the shallow commits (technical/shallow): NULL
 	 * for <gitdir>/shallow, "" for none. Git's --shallow-file sets it.

@@ -92,6 +92,7 @@ test_expect_success 'the test repository itself' '
 	bare=false
 	object-format=${GP_TEST_DEFAULT_HASH:-sha1}
 	worktree=$TRASH_DIRECTORY
+	ref-format=files
 	EOF
 	test_cmp expect actual
 '
@@ -303,6 +304,28 @@ test_expect_success 'version-1-only extensions are refused under version 0' '
 	git config -f fmt/.git/config extensions.objectFormat sha256 &&
 	refused fmt "repo version is 0, but v1-only extension found" &&
 	grep "^	objectformat$" err
+'
+
+test_expect_success 'extensions.refStorage: files or reftable, other values refused' '
+	fmt_repo fmt &&
+	git config -f fmt/.git/config core.repositoryformatversion 1 &&
+	git config -f fmt/.git/config extensions.refStorage files &&
+	(cd fmt && test-tool config repo-info ref-format) >actual &&
+	echo files >expect &&
+	test_cmp expect actual &&
+	git config -f fmt/.git/config extensions.refStorage reftable &&
+	(cd fmt && test-tool config repo-info ref-format) >actual &&
+	echo reftable >expect &&
+	test_cmp expect actual &&
+	git config -f fmt/.git/config extensions.refStorage foo &&
+	refused fmt "invalid value for .extensions.refstorage.: .foo." &&
+	git config -f fmt/.git/config extensions.refStorage reftable://elsewhere &&
+	refused fmt "refs stored outside the repository" &&
+	git config -f fmt/.git/config extensions.refStorage reftable &&
+	git config -f fmt/.git/config core.repositoryformatversion 0 &&
+	(cd fmt && test_must_fail test-tool config repo-info) 2>err &&
+	grep "repo version is 0, but v1-only extension found" err &&
+	grep "^	refstorage$" err
 '
 
 test_expect_success 'extensions.objectFormat picks the hash, unknown ones are refused' '

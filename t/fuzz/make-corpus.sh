@@ -31,6 +31,8 @@ out=$here/corpus
 work=$(mktemp -d "${TMPDIR:-/tmp}/gp-corpus.XXXXXX")
 trap 'test -n "$KEEP" || rm -rf "$work"' EXIT
 
+# GIT_NEW (see reftable/ below) survives the clean-up of GIT_*.
+new_git=${GIT_NEW-}
 for v in $(env | sed -n 's/^\(GIT_[A-Za-z0-9_]*\)=.*/\1/p')
 do
 	unset "$v"
@@ -234,6 +236,85 @@ base = bytes(range(100))
 d = varint(len(base)) + varint(10) + bytes([0xff, 5, 0, 0, 0, 10, 0, 0])
 open(os.path.join(out, 'delta', 'hand-all-bits'), 'wb').write(struct.pack('>H', len(base)) + base + d)
 EOF
+
+# reftable/: a flag byte (bit 0: SHA-256; bit 1: two tables, the older
+# one's length as 4 bytes big-endian first, read as a stack), then the
+# table(s). They need a git that writes reftable (2.45 or later), given
+# as GIT_NEW=<path>; without it the committed seeds stay as they are.
+# Seeds: a small table of refs and logs (SHA-1, SHA-256); one of a few
+# hundred refs in 1 KiB blocks with a restart every 4 records (several
+# blocks, an index, obj blocks, log blocks); a log-only table (git
+# reflog delete); a linked worktree's table; and a stack pair whose newer
+# table deletes refs of the older.
+if test -n "$new_git"
+then
+	rm -rf "$out/reftable"
+	mkdir -p "$out/reftable"
+	GIT_TEST_REFTABLE_AUTOCOMPACTION=false
+	export GIT_TEST_REFTABLE_AUTOCOMPACTION
+	newest () {
+		echo "$1/.git/reftable/$(tail -n 1 "$1/.git/reftable/tables.list")"
+	}
+	for algo in sha1 sha256
+	do
+		flag=$(test $algo = sha1 && echo 0 || echo 1)
+		r=$work/rt-$algo
+		"$new_git" init -q --ref-format=reftable --object-format=$algo -b main "$r"
+		(
+			cd "$r"
+			for n in 1 2 3
+			do
+				"$new_git" commit -q --allow-empty -m "commit $n"
+			done
+			"$new_git" tag -a -m "version one" v1 HEAD~1
+			"$new_git" branch side HEAD~2
+			"$new_git" symbolic-ref refs/remotes/origin/HEAD refs/heads/main
+			"$new_git" pack-refs --all
+		)
+		{ printf "\\$flag"; cat "$(newest "$r")"; } >"$out/reftable/small-$algo"
+		old=$(newest "$r")
+		(
+			cd "$r"
+			"$new_git" update-ref -d refs/heads/side
+			"$new_git" tag -d v1 >/dev/null
+			"$new_git" update-ref refs/heads/new HEAD
+		)
+		python3 - "$flag" "$old" "$(newest "$r")" "$out/reftable/stack-$algo" <<'EOF_STACK'
+import struct, sys
+flag, old, new, out = int(sys.argv[1]) | 2, sys.argv[2], sys.argv[3], sys.argv[4]
+a, b = open(old, 'rb').read(), open(new, 'rb').read()
+open(out, 'wb').write(bytes([flag]) + struct.pack('>I', len(a)) + a + b)
+EOF_STACK
+		(
+			cd "$r"
+			"$new_git" reflog delete HEAD@{1}
+		)
+		{ printf "\\$flag"; cat "$(newest "$r")"; } >"$out/reftable/log-only-$algo"
+	done
+	r=$work/rt-blocks
+	"$new_git" init -q --ref-format=reftable -b main "$r"
+	(
+		cd "$r"
+		"$new_git" config reftable.blockSize 1024
+		"$new_git" config reftable.restartInterval 4
+		"$new_git" commit -q --allow-empty -m one
+		"$new_git" commit -q --allow-empty -m two
+		c=$("$new_git" rev-parse HEAD~1)
+		n=1
+		while test $n -le 120
+		do
+			echo "create refs/heads/b$n $c"
+			echo "create refs/tags/t$n HEAD"
+			n=$((n + 1))
+		done | "$new_git" update-ref --stdin
+		"$new_git" tag -a -m annotated v1
+		"$new_git" pack-refs --all
+		"$new_git" worktree add -q --detach ../rt-wt HEAD~1
+	)
+	{ printf "\\0"; cat "$(newest "$r")"; } >"$out/reftable/blocks-sha1"
+	wt=$r/.git/worktrees/rt-wt/reftable
+	{ printf "\\0"; cat "$wt/$(tail -n 1 "$wt/tables.list")"; } >"$out/reftable/worktree-sha1"
+fi
 
 # config: git's own, and hand-written ones covering the syntax.
 cp "$work/r1/.git/config" "$out/config/git-init-sha1"

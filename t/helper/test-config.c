@@ -19,8 +19,8 @@
  *   test-tool config parse-bool VALUE / parse-int64 VALUE
  *   test-tool config repo-info [FIELD]
  *                                   gitdir, commondir, objdir, bare,
- *                                   object-format, worktree of the
- *                                   repository found from the cwd
+ *                                   object-format, worktree, ref-format
+ *                                   of the repository found from the cwd
  *
  * get*, list: the repository's config when one is found from the
  * current directory, else system, global and command-line config.
@@ -189,7 +189,7 @@ static int cmd_repo_info(const char *field)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct repository *repo = NULL;
-	const char *values[6][2];
+	const char *values[7][2];
 	int ret = 0;
 
 	if (repo_discover(&repo, NULL, &err) < 0) {
@@ -208,6 +208,8 @@ static int cmd_repo_info(const char *field)
 	values[4][1] = hash_algo(repo->hash_algo)->name;
 	values[5][0] = "worktree";
 	values[5][1] = repo->worktree ? repo->worktree : "";
+	values[6][0] = "ref-format";
+	values[6][1] = repo->ref_storage == REF_STORAGE_REFTABLE ? "reftable" : "files";
 	for (size_t idx = 0; idx < ARRAY_SIZE(values); idx++) {
 		if (!field)
 			printf("%s=%s\n", values[idx][0], values[idx][1]);

@@ -16,6 +16,7 @@ static const struct test_cmd cmds[] = {
 	{ "fsck", cmd__fsck },
 	{ "loose", cmd__loose },
 	{ "refs", cmd__refs },
+	{ "reftable", cmd__reftable },
 	{ "sha1", cmd__sha1 },
 	{ "sha1dc", cmd__sha1dc },
 	{ "write-idx", cmd__write_idx },

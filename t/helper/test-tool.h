@@ -14,6 +14,7 @@ int cmd__ewah(int argc, const char **argv);
 int cmd__fsck(int argc, const char **argv);
 int cmd__loose(int argc, const char **argv);
 int cmd__refs(int argc, const char **argv);
+int cmd__reftable(int argc, const char **argv);
 int cmd__sha1(int argc, const char **argv);
 int cmd__sha1dc(int argc, const char **argv);
 int cmd__write_idx(int argc, const char **argv);
