@@ -843,6 +843,7 @@ counted:
 	    pack_objects_loosen_unreachable(po, &filter, unpack_unreachable.when, &err))
 		die_error(&err);
 	pack_objects_stats(po, &stats);
+	trace2_data_intmax("pack-objects", "write_pack_file/wrote", stats.total);
 	trace2_data_intmax("pack-objects", "pack-reused", stats.pack_reused);
 	trace2_data_intmax("pack-objects", "packs-reused", stats.pack_reused_packs);
 	if (progress)
