@@ -503,7 +503,11 @@ static int add_ref_tip(const char *refname, const struct object_id *oid,
 		return gp_error_set(rt->err, GP_ENOTFOUND, "bad object %s", refname);
 	/* A ref to a missing object stops the repack, as in git. */
 	ret = rev_walk_add_tip(rt->walk, oid, false, "", rt->err);
-	if (ret == GP_ENOTFOUND) {
+	if (ret == GP_ENOTFOUND && !refs_paranoia()) {
+		/* GIT_REF_PARANOIA=0: a ref to a missing object is passed by, as in git */
+		gp_error_clear(rt->err);
+		ret = 0;
+	} else if (ret == GP_ENOTFOUND) {
 		char hex[GP_MAX_HEXSZ + 1];
 		gp_error_set(rt->err, GP_ENOTFOUND, "bad object %s (from %s)",
 			     oid_to_hex_r(hex, oid), refname);

@@ -41,6 +41,7 @@ static const char *const pack_objects_usage[] = {
 struct tip_list {
 	struct bitmap_tip *items;
 	size_t nr, alloc;
+	struct odb *odb;    /* for GIT_REF_PARANOIA=0's check, when set */
 };
 
 static void tip_list_add(struct tip_list *tl, const struct object_id *oid, bool uninteresting)
@@ -54,14 +55,21 @@ static void tip_list_add(struct tip_list *tl, const struct object_id *oid, bool 
 static int add_ref(const char *refname, const struct object_id *oid,
 		   const struct object_id *peeled, unsigned flags, void *data)
 {
+	struct tip_list *tl = data;
 	if (flags & REF_ISBROKEN)
 		die("bad object %s", refname);
-	tip_list_add(data, oid, false);
+	/* GIT_REF_PARANOIA=0: a ref to a missing object is passed by, as in git */
+	if (tl->odb && !refs_paranoia() && !odb_has_object(tl->odb, oid))
+		return 0;
+	tip_list_add(tl, oid, false);
 	return 0;
 }
 
 static void add_all_refs(struct repository *repo, struct tip_list *tl)
 {
+	struct gp_error odb_err = GP_ERROR_INIT;
+	if (!tl->odb && repo_odb(repo, &tl->odb, &odb_err))
+		gp_error_clear(&odb_err);
 	struct gp_error err = GP_ERROR_INIT;
 	struct object_id head;
 	if (!refs_resolve(repo, "HEAD", &head, NULL, &err))

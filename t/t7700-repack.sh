@@ -1144,6 +1144,13 @@ test_expect_success "a broken ref stops a repack as in git, unless GIT_REF_PARAN
 	grep "^fatal: bad object refs/heads/bad..name\$" err &&
 	GIT_REF_PARANOIA=0 gitpack -C $r repack -a -d -q &&
 	rm $r/.git/refs/heads/bad..name &&
+	# a ref to an object that is not there: refused, or passed by when told
+	git -C $r rev-parse HEAD | sed "s/./1/g" >$r/.git/refs/heads/gone &&
+	test_must_fail gitpack -C $r repack -a -d -q 2>err &&
+	grep "bad object" err &&
+	GIT_REF_PARANOIA=0 gitpack -C $r repack -a -d -q &&
+	echo HEAD | GIT_REF_PARANOIA=0 gitpack -C $r pack-objects --all --revs --stdout >/dev/null &&
+	rm $r/.git/refs/heads/gone &&
 	echo "ref: refs/heads/nothing" >$r/.git/refs/heads/dangling &&
 	gitpack -C $r repack -a -d -q &&
 	rm $r/.git/refs/heads/dangling &&
