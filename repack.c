@@ -1599,3 +1599,82 @@ void repack_result_release(struct repack_result *result)
 {
 	pack_objects_names_release(&result->new_packs);
 }
+
+static bool in_promisor_pack(struct odb *odb, const struct object_id *oid)
+{
+	for (size_t i = 0; i < odb_nr_packs(odb); i++) {
+		struct packed_git *p = odb_pack(odb, i);
+		uint32_t idx_pos;
+		if (p->is_promisor && pack_find_oid(p, oid, &idx_pos))
+			return true;
+	}
+	return false;
+}
+
+int repack_promisor_links(struct repository *repo, const struct object_id *links,
+			  size_t nr, struct gp_error *err)
+{
+	struct pack_objects_opts po_opts = PACK_OBJECTS_OPTS_INIT;
+	struct pack_objects_filter filter = { .exclude_promisor = true };
+	struct pack_objects_names names = { 0 };
+	struct pack_objects *po = NULL;
+	struct rev_walk *walk = NULL;
+	struct odb *odb;
+	char *base = NULL;
+	size_t nr_tips = 0;
+	int ret = repo_odb(repo, &odb, err);
+
+	if (ret)
+		return ret;
+	odb_reprepare(odb);
+	odb_set_missing_hook(odb, NULL, NULL);
+	rev_walk_new(&walk, odb, repo->hash_algo);
+	rev_walk_set_missing(walk, REV_MISSING_ALLOW, NULL, NULL);
+	for (size_t i = 0; i < nr && !ret; i++) {
+		if (!odb_has_object(odb, &links[i]) || in_promisor_pack(odb, &links[i]))
+			continue;
+		ret = rev_walk_add_tip(walk, &links[i], false, "", err);
+		if (ret == GP_ENOTFOUND) {
+			gp_error_clear(err);
+			ret = 0;
+			continue;
+		}
+		nr_tips++;
+	}
+	if (ret || !nr_tips)
+		goto out;
+	/* The walk stops at promisor objects: what lies beyond is the remote's. */
+	for (size_t i = 0; i < odb_nr_packs(odb); i++) {
+		struct packed_git *p = odb_pack(odb, i);
+		if (!p->is_promisor)
+			continue;
+		for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++) {
+			struct object_id oid;
+			pack_nth_oid(p, idx_pos, &oid);
+			rev_walk_mark_uninteresting(walk, &oid);
+		}
+	}
+	po_opts.delta_base_offset = true;
+	pack_objects_new(&po, odb, &po_opts);
+	ret = pack_objects_add_walk(po, walk, &filter, err);
+	if (ret || !pack_objects_nr(po))
+		goto out;
+	base = xstrfmt("%s/pack/pack", odb_objdir(odb));
+	ret = pack_objects_write_files(po, base, true, &names, err);
+	for (size_t k = 0; !ret && k < names.nr; k++) {
+		char *path = xstrfmt("%s-%s.promisor", base, names.hex[k]);
+		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+		if (fd < 0 || fsync(fd) < 0)
+			ret = gp_error_errno(err, "cannot write '%s'", path);
+		if (fd >= 0)
+			close(fd);
+		free(path);
+	}
+	odb_reprepare(odb);
+out:
+	pack_objects_names_release(&names);
+	pack_objects_free(po);
+	rev_walk_free(walk);
+	free(base);
+	return ret;
+}

@@ -148,4 +148,16 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	       struct repack_result *result, struct gp_error *err);
 void repack_result_release(struct repack_result *result);
 
+/*
+ * index-pack --promisor, as git's: objects a received promisor pack
+ * refers to (links: a commit's tree and parents, a tree's subtrees, a
+ * tag's object) that the repository holds outside promisor packs would
+ * otherwise be reached only through promisor objects, and a repack
+ * would leave them out. They, and what they reach outside promisor
+ * packs, are copied into a new promisor pack (with an empty .promisor
+ * file). Nothing is fetched. Errors: those of walking and writing.
+ */
+int repack_promisor_links(struct repository *repo, const struct object_id *links,
+			  size_t nr, struct gp_error *err);
+
 #endif

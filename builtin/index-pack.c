@@ -17,6 +17,7 @@
 #include "../oidset.h"
 #include "../pack-indexer.h"
 #include "../packfile.h"
+#include "../repack.h"
 #include "../repository.h"
 #include "../shallow.h"
 #include "../strbuf.h"
@@ -523,6 +524,81 @@ static void print_verify_stats(const struct indexed_pack *ip, bool stat_only)
 	verify_pack_print_histogram(ip);
 }
 
+/* What obj links to, as git's index-pack --promisor records it: no blobs. */
+static void add_links(struct odb *odb, int algo, const struct object_id *oid,
+		      enum object_type type, struct oidset *links,
+		      struct object_id **out, size_t *nr, size_t *alloc)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	enum object_type got;
+	unsigned char *buf;
+	size_t size;
+#define ADD_LINK(o) do { if (oidset_insert(links, (o))) { \
+		ALLOC_GROW(*out, *nr + 1, *alloc); (*out)[(*nr)++] = *(o); } } while (0)
+
+	if (odb_read_object(odb, oid, &got, &buf, &size, &err)) {
+		gp_error_clear(&err);
+		return;
+	}
+	if (type == OBJ_COMMIT) {
+		struct commit_info ci = COMMIT_INFO_INIT;
+		if (!commit_parse(buf, size, algo, &ci, &err)) {
+			ADD_LINK(&ci.tree);
+			for (size_t i = 0; i < ci.nr_parents; i++)
+				ADD_LINK(&ci.parents[i]);
+		}
+		commit_info_release(&ci);
+	} else if (type == OBJ_TREE) {
+		struct tree_iter it;
+		struct tree_entry e;
+		tree_iter_init(&it, buf, size, algo);
+		while (tree_iter_next(&it, &e, &err) > 0)
+			if (tree_mode_type(e.mode) == OBJ_TREE)
+				ADD_LINK(&e.oid);
+	} else if (type == OBJ_TAG) {
+		struct tag_info tag;
+		if (!tag_parse(buf, size, algo, &tag, &err))
+			ADD_LINK(&tag.object);
+	}
+#undef ADD_LINK
+	gp_error_clear(&err);
+	free(buf);
+}
+
+/*
+ * --promisor: what the pack refers to that the repository holds outside
+ * promisor packs goes into a promisor pack too (repack.h), or a later
+ * repack, which stops at promisor objects, would drop it.
+ */
+static void repack_local_links(struct repository *repo, const struct indexed_pack *ip)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct oidset seen = OIDSET_INIT;
+	struct object_id *links = NULL;
+	size_t nr = 0, alloc = 0, rawsz = gp_hash_algos[ip->algo].rawsz;
+	struct odb *odb;
+
+	if (repo_odb(repo, &odb, &err))
+		die_error(&err);
+	odb_reprepare(odb);
+	for (uint32_t i = 0; i < ip->nr; i++) {
+		enum object_type type = (enum object_type)ip->real_types[i];
+		struct object_id oid;
+		if (type != OBJ_COMMIT && type != OBJ_TREE && type != OBJ_TAG)
+			continue;
+		oid.algo = ip->algo;
+		memcpy(oid.hash, ip->oids + (size_t)i * rawsz, rawsz);
+		memset(oid.hash + rawsz, 0, sizeof(oid.hash) - rawsz);
+		add_links(odb, ip->algo, &oid, type, &seen, &links, &nr, &alloc);
+	}
+	if (nr && repack_promisor_links(repo, links, nr, &err)) {
+		gp_error_prefix(&err, "could not repack local links");
+		die_error(&err);
+	}
+	oidset_release(&seen);
+	free(links);
+}
+
 int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 {
 	struct index_pack_args a = { .rev_index = -1, .threads = -1, .idx = PACK_IDX_OPTS_INIT,
@@ -783,6 +859,8 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo)
 		if (fsck_finish(st.fsck, ip_fsck_read, &st))
 			die("fsck error in pack objects");
 	}
+	if (a.promisor_msg && repo && !a.verify)
+		repack_local_links(repo, ip);
 	goto out;
 fail_tmp:
 	unlink(tmp_pack);

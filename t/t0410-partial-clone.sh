@@ -8,7 +8,9 @@ the main pack, as git does; the walk stops at promisor objects, so that
 a missing object a promisor pack refers to (a parent, a tree) neither
 stops the repack nor is fetched. A lazy fetch asks each promisor remote
 in turn (extensions.partialClone first, then remote.<name>.promisor)
-until one gives the object. SHA-1 and SHA-256; stock git is the oracle
+until one gives the object. index-pack --promisor copies the local
+objects a received pack builds on into a promisor pack, so that a
+later repack keeps them. SHA-1 and SHA-256; stock git is the oracle
 for the packs'"'"' contents.'
 
 GP_TEST_NO_INIT=1
@@ -135,6 +137,41 @@ test_expect_success "a lazy fetch asks each promisor remote in turn until one ha
 	echo "only on the second server" >expect &&
 	test_cmp expect actual &&
 	git -C $c cat-file -e $blob
+'
+
+
+test_expect_success "index-pack --promisor copies the local commits a fetched pack builds on into a promisor pack, so gc keeps them ($algo)" '
+	full=full-$algo &&
+	part=part-$algo &&
+	git init -q -b main --object-format=$algo $full &&
+	test_commit -C $full one &&
+	git -C $full config uploadpack.allowfilter 1 &&
+	git -C $full config uploadpack.allowanysha1inwant 1 &&
+	git -C $full config receive.denyCurrentBranch ignore &&
+	git clone -q --no-local --filter=blob:none "file://$TRASH_DIRECTORY/$full" $part &&
+	test_commit -C $part local &&
+	local=$(git -C $part rev-parse HEAD) &&
+	git -C $part push -q origin main &&
+	git -C $full reset -q --hard main &&
+	test_commit -C $full three &&
+	git -C $part fetch -q origin &&
+	# index the same received pack again with gitpack, as fetch runs it
+	git -C $full pack-objects -q --revs --stdout --filter=blob:none <<-EOF >recv.pack &&
+	main
+	^$local
+	EOF
+	gitpack -C $part index-pack --stdin --fix-thin --promisor <recv.pack >/dev/null &&
+	# the local commit now sits in a promisor pack too
+	for idx in $part/.git/objects/pack/*.idx
+	do
+		test -f "${idx%.idx}.promisor" || continue
+		git show-index --object-format=$algo <"$idx" | cut -d" " -f2 || return 1
+	done >in-promisor &&
+	grep "^$local\$" in-promisor &&
+	git -C $part merge -q --ff-only origin/main &&
+	gitpack -C $part repack -a -d -q &&
+	git -C $part cat-file -e $local &&
+	git -C $part fsck --connectivity-only
 '
 
 done
