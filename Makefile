@@ -110,6 +110,8 @@ test: all
 demo:
 	@$(SHELL) bench/demo.sh
 
+comma := ,
+
 # libFuzzer targets: one per parser, t/fuzz/fuzz-<format>.c.
 FUZZ_SRC = $(wildcard t/fuzz/fuzz-*.c)
 FUZZ_BIN = $(FUZZ_SRC:.c=)
@@ -117,9 +119,19 @@ FUZZ_CC ?= clang
 FUZZ_FLAGS = -std=gnu11 -pthread -I. -g -O1 -DGP_DEBUG -DGP_FUZZ \
 	     -fsanitize=fuzzer,address,undefined -D_FILE_OFFSET_BITS=64 \
 	     $(filter -DHAVE_LIBDEFLATE,$(BASIC_CFLAGS))
+# The library is compiled once for all targets (instrumented, not linked
+# with the fuzzer's main), then each target links against it.
+FUZZ_LIB_FLAGS = $(subst -fsanitize=fuzzer$(comma),-fsanitize=fuzzer-no-link$(comma),$(FUZZ_FLAGS))
+FUZZ_LIB_OBJ = $(patsubst %.c,t/fuzz/obj/%.o,$(LIB_SRC))
+FUZZ_LIB = t/fuzz/obj/libgitpack-fuzz.a
 fuzz: $(FUZZ_BIN)
-t/fuzz/fuzz-%: t/fuzz/fuzz-%.c $(LIB_SRC) $(HEADERS)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
+t/fuzz/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_LIB_FLAGS) -c -o $@ $<
+$(FUZZ_LIB): $(FUZZ_LIB_OBJ)
+	rm -f $@ && ar rcs $@ $(FUZZ_LIB_OBJ)
+t/fuzz/fuzz-%: t/fuzz/fuzz-%.c $(FUZZ_LIB) $(HEADERS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) $(LIBS)
 fuzz-run: fuzz
 	@$(SHELL) t/fuzz/run.sh $(FUZZ_SECONDS)
 
@@ -138,6 +150,6 @@ check-headers:
 clean:
 	rm -f gitpack *.o builtin/*.o ewah/*.o t/helper/*.o libgitpack.a \
 		t/helper/test-tool $(BENCH_BIN) $(FUZZ_BIN) $(FLAGS_FILE)
-	rm -rf t/trash* t/results
+	rm -rf t/trash* t/results t/fuzz/obj
 
 .PHONY: all test demo fuzz fuzz-run check-headers clean
