@@ -850,6 +850,23 @@ static int write_filtered_pack(struct repack *r, struct repack_result *result,
 	return ret;
 }
 
+/*
+ * The empty .promisor file git writes for a promisor pack it makes
+ * itself (an existing one is kept: the same pack written again).
+ */
+static int write_empty_promisor(const char *base, const char *hex, struct gp_error *err)
+{
+	char *path = xstrfmt("%s-%s.promisor", base, hex);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+	int ret = 0;
+	if (fd < 0 || fsync(fd) < 0)
+		ret = gp_error_errno(err, "cannot write '%s'", path);
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return ret;
+}
+
 /* The geometric roll-up of promisor packs: a promisor pack again. */
 static int write_promisor_pack(struct repack *r, struct repack_result *result,
 			       struct gp_error *err)
@@ -859,14 +876,7 @@ static int write_promisor_pack(struct repack *r, struct repack_result *result,
 	int ret = pack_objects_write_files(r->po_promisor, base, !r->opts->no_rev_index,
 					   &names, err);
 	for (size_t k = 0; !ret && k < names.nr; k++) {
-		/* The .promisor before the pack counts: it must not look like a normal one. */
-		char *path = xstrfmt("%s-%s.promisor", base, names.hex[k]);
-		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
-		if (fd < 0 || fsync(fd) < 0)
-			ret = gp_error_errno(err, "cannot write '%s'", path);
-		if (fd >= 0)
-			close(fd);
-		free(path);
+		ret = write_empty_promisor(base, names.hex[k], err);
 		if (!ret)
 			ret = add_new_pack(r, base, names.hex[k], err);
 		if (!ret) {
@@ -1661,15 +1671,8 @@ int repack_promisor_links(struct repository *repo, const struct object_id *links
 		goto out;
 	base = xstrfmt("%s/pack/pack", odb_objdir(odb));
 	ret = pack_objects_write_files(po, base, true, &names, err);
-	for (size_t k = 0; !ret && k < names.nr; k++) {
-		char *path = xstrfmt("%s-%s.promisor", base, names.hex[k]);
-		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
-		if (fd < 0 || fsync(fd) < 0)
-			ret = gp_error_errno(err, "cannot write '%s'", path);
-		if (fd >= 0)
-			close(fd);
-		free(path);
-	}
+	for (size_t k = 0; !ret && k < names.nr; k++)
+		ret = write_empty_promisor(base, names.hex[k], err);
 	odb_reprepare(odb);
 out:
 	pack_objects_names_release(&names);
