@@ -74,6 +74,11 @@ uint64_t big_file_threshold_config(struct repository *repo);
  * for 'pack.preferbitmaptips'").
  */
 void warn_bitmap_config(struct repository *repo);
+/*
+ * Read the bitmapPseudoMerge.* config before any work is done, printing
+ * git's warnings and dying in git's words on a bad value.
+ */
+void check_pseudo_merge_config(struct repository *repo);
 
 /*
  * verify-pack -v's report of a pack indexed with keep_stats: one line

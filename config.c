@@ -20,6 +20,7 @@
 #include "error.h"
 #include "strbuf.h"
 #include <fcntl.h>
+#include <math.h>
 #include <pwd.h>
 
 /* git allows this many nested includes; one more is an error. */
@@ -1041,6 +1042,38 @@ int config_get_int(const struct config_set *cs, const char *key, int *out,
 	if (status != NUM_OK)
 		return numeric_error(e, status, err);
 	*out = (int)num;
+	return 0;
+}
+
+int config_entry_int(const struct config_entry *e, int *out, struct gp_error *err)
+{
+	enum num_status status;
+	int64_t num;
+
+	if (!e->value)
+		return gp_error_set(err, GP_EINVAL, "missing value for '%s'", e->key);
+	status = parse_signed(e->value, INT_MAX, &num);
+	if (status != NUM_OK)
+		return numeric_error(e, status, err);
+	*out = (int)num;
+	return 0;
+}
+
+int config_entry_double(const struct config_entry *e, double *out, struct gp_error *err)
+{
+	uint64_t factor;
+	char *end;
+	double num;
+
+	if (!e->value)
+		return gp_error_set(err, GP_EINVAL, "missing value for '%s'", e->key);
+	errno = 0;
+	num = strtod(e->value, &end);
+	if (end == e->value || !unit_factor(end, &factor) || !isfinite(num))
+		return numeric_error(e, NUM_BAD_UNIT, err);
+	if (errno == ERANGE || !isfinite(num * (double)factor))
+		return numeric_error(e, NUM_RANGE, err);
+	*out = num * (double)factor;
 	return 0;
 }
 

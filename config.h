@@ -167,6 +167,15 @@ int config_get_int(const struct config_set *cs, const char *key, int *out,
 int config_get_ulong(const struct config_set *cs, const char *key,
 		     unsigned long *out, struct gp_error *err);
 
+/*
+ * One entry's value, for callers that read every entry in turn (a key
+ * given twice takes effect twice): config_entry_int() as config_get_int();
+ * config_entry_double() reads a decimal number (strtod()) with the same
+ * k/m/g suffixes and messages.
+ */
+int config_entry_int(const struct config_entry *e, int *out, struct gp_error *err);
+int config_entry_double(const struct config_entry *e, double *out, struct gp_error *err);
+
 /* Value parsers shared with option handling; false when invalid. */
 bool config_parse_bool(const char *value, bool *out);
 bool config_parse_int64(const char *value, int64_t *out);

@@ -15,6 +15,7 @@
 #include "pack-bitmap.h"
 #include "packfile.h"
 #include "progress.h"
+#include "pseudo-merge.h"
 #include "refs.h"
 #include "repository.h"
 #include "strbuf.h"
@@ -22,6 +23,7 @@
 #include "tree.h"
 
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Selection windows (see the header). */
@@ -110,6 +112,10 @@ struct writer {
 	uint32_t *child_start;       /* children of tree t: [child_start[t], child_start[t + 1]) */
 	uint32_t *children;
 	struct reuse *reuse;         /* the repository's bitmap, when worth reusing */
+	uint32_t next_epoch;         /* for struct wcommit's epoch */
+	struct pseudo_merge_bitmaps *pseudo;
+	size_t nr_pseudo;
+	uint32_t nr_pseudo_reused;
 };
 
 #define KID_TREE 0x80000000u
@@ -1550,19 +1556,12 @@ static void move_run(uint64_t *dst, struct bitmap *src, const struct reuse_run *
  * *complete is false when it holds an object the new order lacks: the
  * commit must then be walked (what was ORed is reachable all the same).
  */
-static int reuse_or(struct writer *w, struct bitmap *bits, uint32_t row, bool *complete)
+static int reuse_or_ewah(struct writer *w, struct bitmap *bits, const struct ewah *old,
+			 bool *complete)
 {
 	struct reuse *ru = w->reuse;
-	const struct ewah *old;
-	uint32_t index_pos;
-	struct gp_error bad = GP_ERROR_INIT;
 
 	*complete = false;
-	if (bitmap_index_entry(ru->bi, row, &index_pos, &old, &bad)) {
-		int ret = bad.code == GP_ENOMEM ? gp_error_set(w->err, GP_ENOMEM, "out of memory") : 0;
-		gp_error_clear(&bad);
-		return ret;   /* a damaged entry: walk instead */
-	}
 	bitmap_reset(&ru->scratch);
 	if (bitmap_or_ewah(&ru->scratch, old) < 0)
 		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
@@ -1590,8 +1589,26 @@ static int reuse_or(struct writer *w, struct bitmap *bits, uint32_t row, bool *c
 		}
 	}
 	*complete = true;
-	ru->nr_reused++;
 	return 0;
+}
+
+static int reuse_or(struct writer *w, struct bitmap *bits, uint32_t row, bool *complete)
+{
+	const struct ewah *old;
+	uint32_t index_pos;
+	struct gp_error bad = GP_ERROR_INIT;
+	int ret;
+
+	*complete = false;
+	if (bitmap_index_entry(w->reuse->bi, row, &index_pos, &old, &bad)) {
+		ret = bad.code == GP_ENOMEM ? gp_error_set(w->err, GP_ENOMEM, "out of memory") : 0;
+		gp_error_clear(&bad);
+		return ret;   /* a damaged entry: walk instead */
+	}
+	ret = reuse_or_ewah(w, bits, old, complete);
+	if (!ret && *complete)
+		w->reuse->nr_reused++;
+	return ret;
 }
 
 /* Read and resolve one tree a walk needs (reuse: trees are not read ahead). */
@@ -1698,21 +1715,31 @@ static int walk_trees(struct writer *w, struct build *b, uint32_t root_pos)
 	return 0;
 }
 
-static int build_one(struct writer *w, struct build *b, uint32_t sel_index, uint32_t epoch)
+/*
+ * Into b->bits (reset first), everything the commits roots[0 .. nr]
+ * reach. own: the commit whose bitmap is being built (it has none yet),
+ * or NO_POS.
+ */
+static int fill_closure(struct writer *w, struct build *b, const uint32_t *roots, size_t nr,
+			uint32_t own)
 {
-	uint32_t root = w->selected[sel_index];
+	uint32_t epoch = ++w->next_epoch;
 	int ret = 0;
 
 	bitmap_reset(&b->bits);
 	b->fresh_nr = 0;
-	w->commits[root].epoch = epoch;
-	heap_push(w, b, root);
+	for (size_t i = 0; i < nr; i++) {
+		if (w->commits[roots[i]].epoch == epoch)
+			continue;
+		w->commits[roots[i]].epoch = epoch;
+		heap_push(w, b, roots[i]);
+	}
 	while (b->heap_nr) {
 		uint32_t index = heap_pop(w, b);
 		struct wcommit *c = &w->commits[index];
 		if (bitmap_get(&b->bits, c->bit_pos))
 			continue;
-		if (index != root && c->selected != NO_POS) {
+		if (index != own && c->selected != NO_POS) {
 			/* built before (topological order): reuse it whole */
 			if (bitmap_or_ewah(&b->bits, &w->bitmaps[c->selected]) < 0)
 				return gp_error_set(w->err, GP_ENOMEM, "out of memory");
@@ -1743,6 +1770,13 @@ static int build_one(struct writer *w, struct build *b, uint32_t sel_index, uint
 	/* oldest first: each tree then mostly finds its subtrees present */
 	for (size_t i = b->fresh_nr; i-- > 0 && !ret;)
 		ret = walk_trees(w, b, w->commits[b->fresh[i]].tree_pos);
+	return ret;
+}
+
+static int build_one(struct writer *w, struct build *b, uint32_t sel_index)
+{
+	uint32_t root = w->selected[sel_index];
+	int ret = fill_closure(w, b, &root, 1, root);
 	if (ret)
 		return ret;
 	if (bitmap_to_ewah(&w->bitmaps[sel_index], &b->bits) < 0)
@@ -1774,7 +1808,7 @@ static int build_bitmaps(struct writer *w)
 	}
 	progress = progress_start("Building bitmaps", w->nr_selected, w->opts->progress);
 	for (uint32_t i = 0; i < w->nr_selected && !ret; i++) {
-		ret = build_one(w, &b, order[i], i + 1);
+		ret = build_one(w, &b, order[i]);
 		progress_update(progress, i + 1);
 	}
 	progress_stop(&progress);
@@ -1784,6 +1818,190 @@ out:
 	free(b.heap);
 	free(b.fresh);
 	free(b.stack);
+	return ret;
+}
+
+/* ---- pseudo-merges ------------------------------------------------- */
+
+/* A pseudo-merge of the reused bitmap, its commits at our positions. */
+struct old_pseudo {
+	uint32_t *bit_pos;  /* sorted */
+	size_t nr;
+	bool usable;        /* every commit is still here */
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void load_old_pseudo(struct writer *w, struct old_pseudo **out, size_t *nr)
+{
+	const struct pseudo_merge_section *s;
+	*out = NULL;
+	*nr = 0;
+	if (!w->reuse || !(s = bitmap_index_pseudo_merges(w->reuse->bi)) || !s->nr_merges)
+		return;
+	*out = xcalloc(s->nr_merges, sizeof(**out));
+	*nr = s->nr_merges;
+	for (uint32_t i = 0; i < s->nr_merges; i++) {
+		struct old_pseudo *op = &(*out)[i];
+		struct gp_error ignored = GP_ERROR_INIT;
+		struct ewah commits, objects;
+		struct ewah_iter it;
+		uint64_t old_bit;
+		size_t alloc = 0;
+		if (pseudo_merge_section_merge(s, i, &commits, &objects, &ignored)) {
+			gp_error_clear(&ignored);
+			continue;
+		}
+		op->usable = true;
+		ewah_iter_init(&it, &commits);
+		while (ewah_iter_next(&it, &old_bit)) {
+			uint32_t new_bit = old_bit < w->reuse->nr_old ? w->reuse->new_of_old[old_bit] : NO_POS;
+			if (new_bit == NO_POS) {
+				op->usable = false;
+				break;
+			}
+			ALLOC_GROW(op->bit_pos, op->nr + 1, alloc);
+			op->bit_pos[op->nr++] = new_bit;
+		}
+		if (op->nr > 1)
+			qsort(op->bit_pos, op->nr, sizeof(uint32_t), cmp_u32);
+	}
+}
+
+/*
+ * The objects of the old pseudo-merge with exactly these commits, moved
+ * to our positions, into b->bits; *found false when there is none (or
+ * it holds an object we lack).
+ */
+static int reuse_pseudo(struct writer *w, struct build *b, const struct old_pseudo *old,
+			size_t nr_old, const uint32_t *bit_pos, size_t nr, bool *found)
+{
+	*found = false;
+	for (size_t i = 0; i < nr_old; i++) {
+		const struct pseudo_merge_section *s = bitmap_index_pseudo_merges(w->reuse->bi);
+		struct gp_error ignored = GP_ERROR_INIT;
+		struct ewah commits, objects;
+		if (!old[i].usable || old[i].nr != nr ||
+		    memcmp(old[i].bit_pos, bit_pos, nr * sizeof(uint32_t)))
+			continue;
+		if (pseudo_merge_section_merge(s, (uint32_t)i, &commits, &objects, &ignored)) {
+			gp_error_clear(&ignored);
+			continue;
+		}
+		bitmap_reset(&b->bits);
+		return reuse_or_ewah(w, &b->bits, &objects, found);
+	}
+	return 0;
+}
+
+/* The candidates of each (group, captures), as the refs list them. */
+static int plan_pseudo_merges(struct writer *w, struct pseudo_merge_plan *plan)
+{
+	const struct bitmap_write_opts *o = w->opts;
+	struct pseudo_merge_candidate *cands = NULL;
+	size_t nr_cands, alloc_cands = 0;
+	uint32_t *bucket_of = xcalloc(w->nr_commits ? w->nr_commits : 1, sizeof(uint32_t));
+	uint32_t bucket = 0;
+	int ret = 0;
+
+	for (size_t i = 0, j; i < o->nr_pseudo_refs && !ret; i = j) {
+		const struct pseudo_merge_ref *first = &o->pseudo_refs[i];
+		bucket++;
+		nr_cands = 0;
+		for (j = i; j < o->nr_pseudo_refs; j++) {
+			const struct pseudo_merge_ref *r = &o->pseudo_refs[j];
+			uint32_t bit_pos, index;
+			if (r->group != first->group || strcmp(r->captures, first->captures))
+				break;
+			ret = peel_tip(w, &r->oid, &bit_pos);
+			if (ret)
+				break;
+			/* not a commit, or one the bitmap cannot cover: left out */
+			if (bit_pos == NO_POS || bit_pos == OUTSIDE_POS ||
+			    (index = w->commit_of_bit[bit_pos]) == NO_POS || bucket_of[index] == bucket)
+				continue;
+			bucket_of[index] = bucket;
+			ALLOC_GROW(cands, nr_cands + 1, alloc_cands);
+			cands[nr_cands].item = index;
+			cands[nr_cands].tiebreak = bit_pos;
+			cands[nr_cands].date = w->commits[index].date > (uint64_t)INT64_MAX
+				? INT64_MAX : (int64_t)w->commits[index].date;
+			cands[nr_cands++].bitmapped = w->commits[index].selected != NO_POS;
+		}
+		if (!ret)
+			pseudo_merge_plan_add(plan, &o->pseudo_merges->groups[first->group],
+					      cands, nr_cands);
+	}
+	free(cands);
+	free(bucket_of);
+	return ret;
+}
+
+static int build_pseudo_merges(struct writer *w)
+{
+	const struct bitmap_write_opts *o = w->opts;
+	struct pseudo_merge_plan plan = PSEUDO_MERGE_PLAN_INIT;
+	struct old_pseudo *old = NULL;
+	size_t nr_old = 0;
+	struct build b = { 0 };
+	uint32_t *bit_pos = NULL;
+	size_t alloc_bit_pos = 0;
+	uint32_t walks_reused = w->reuse ? w->reuse->nr_reused : 0;
+	int ret;
+
+	if (!o->pseudo_merges || !o->pseudo_merges->nr || o->base_objects)
+		return 0;
+	trace2_region_enter("pack-bitmap-write", "building_pseudo_merge_bitmaps");
+	ret = plan_pseudo_merges(w, &plan);
+	if (ret || !plan.nr_merges)
+		goto out;
+	load_old_pseudo(w, &old, &nr_old);
+	bitmap_init(&b.bits);
+	if (bitmap_grow(&b.bits, ((size_t)w->nr + 63) / 64) < 0) {
+		ret = gp_error_set(w->err, GP_ENOMEM, "out of memory");
+		goto out;
+	}
+	w->pseudo = xcalloc(plan.nr_merges, sizeof(*w->pseudo));
+	for (size_t m = 0; m < plan.nr_merges && !ret; m++) {
+		size_t start = m ? plan.ends[m - 1] : 0, nr = plan.ends[m] - start;
+		const uint32_t *items = plan.items + start;
+		struct pseudo_merge_bitmaps *pm = &w->pseudo[w->nr_pseudo++];
+		bool reused = false;
+		ALLOC_GROW(bit_pos, nr, alloc_bit_pos);
+		for (size_t i = 0; i < nr; i++)
+			bit_pos[i] = w->commits[items[i]].bit_pos;
+		qsort(bit_pos, nr, sizeof(uint32_t), cmp_u32);
+		for (size_t i = 0; i < nr && !ret; i++)
+			if (ewah_set(&pm->commits, bit_pos[i]) < 0)
+				ret = gp_error_set(w->err, GP_ENOMEM, "out of memory");
+		if (!ret && nr_old)
+			ret = reuse_pseudo(w, &b, old, nr_old, bit_pos, nr, &reused);
+		if (!ret && !reused)
+			ret = fill_closure(w, &b, items, nr, NO_POS);
+		if (!ret && bitmap_to_ewah(&pm->objects, &b.bits) < 0)
+			ret = gp_error_set(w->err, GP_ENOMEM, "out of memory");
+		w->nr_pseudo_reused += reused;
+	}
+	trace2_data_intmax("pack-bitmap-write", "building_bitmaps_pseudo_merge_reused",
+			   (int64_t)w->nr_pseudo_reused);
+out:
+	trace2_region_leave("pack-bitmap-write", "building_pseudo_merge_bitmaps");
+	/* "Bitmaps reused" counts the commits' bitmaps, not what this borrowed */
+	if (w->reuse)
+		w->reuse->nr_reused = walks_reused;
+	for (size_t i = 0; i < nr_old; i++)
+		free(old[i].bit_pos);
+	free(old);
+	free(bit_pos);
+	bitmap_release(&b.bits);
+	free(b.heap);
+	free(b.fresh);
+	free(b.stack);
+	pseudo_merge_plan_release(&plan);
 	return ret;
 }
 
@@ -1884,6 +2102,8 @@ static int write_file(struct writer *w, struct bitmap_write_stats *stats)
 		flags |= BITMAP_OPT_HASH_CACHE;
 	if (w->opts->lookup_table)
 		flags |= BITMAP_OPT_LOOKUP_TABLE;
+	if (w->nr_pseudo)
+		flags |= BITMAP_OPT_PSEUDO_MERGES;
 	ret = hashfile_create(&f, path, w->algo, w->err);
 	if (ret)
 		goto out;
@@ -1915,6 +2135,8 @@ static int write_file(struct writer *w, struct bitmap_write_stats *stats)
 		hashfile_write(f, entry, sizeof(entry));
 		ret = write_ewah(w, f, offsets[i] ? &xored[i] : &w->bitmaps[i]);
 	}
+	if (!ret && w->nr_pseudo)
+		ret = pseudo_merge_write(f, w->pseudo, w->nr_pseudo, w->err);
 	if (!ret && w->opts->lookup_table) {
 		trace2_region_enter("pack-bitmap-write", "writing_lookup_table");
 		rows = xmalloc(sizeof(uint32_t) * (w->nr_selected ? w->nr_selected : 1));
@@ -2004,6 +2226,8 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 			ret = build_bitmaps(&w);
 	}
 	if (!ret)
+		ret = build_pseudo_merges(&w);
+	if (!ret)
 		ret = write_file(&w, stats);
 	/* Says whether the cheap path was taken: t7700 and operators look. */
 	if (!ret && w.reuse && opts->progress)
@@ -2013,11 +2237,18 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 		stats->nr_commits = (uint32_t)w.nr_commits;
 		stats->nr_selected = (uint32_t)w.nr_selected;
 		stats->nr_reused = w.reuse ? w.reuse->nr_reused : 0;
+		stats->nr_pseudo_merges = (uint32_t)w.nr_pseudo;
+		stats->nr_pseudo_merges_reused = w.nr_pseudo_reused;
 	}
 out:
 	for (size_t i = 0; w.bitmaps && i < w.nr_selected; i++)
 		ewah_release(&w.bitmaps[i]);
 	free(w.bitmaps);
+	for (size_t i = 0; i < w.nr_pseudo; i++) {
+		ewah_release(&w.pseudo[i].commits);
+		ewah_release(&w.pseudo[i].objects);
+	}
+	free(w.pseudo);
 	free(w.types);
 	free(w.table.slots);
 	free(w.kids);
@@ -2153,6 +2384,18 @@ static int config_bool_or(struct repository *repo, const char *key, bool dflt,
 	return ret;
 }
 
+int bitmap_pseudo_merges_from_repo(struct repository *repo, struct pseudo_merge_config *cfg,
+				   struct pseudo_merge_ref **refs, size_t *nr_refs,
+				   struct gp_error *err)
+{
+	int ret = pseudo_merge_config_read(cfg, &repo->config, (int64_t)time(NULL), err);
+	*refs = NULL;
+	*nr_refs = 0;
+	if (!ret)
+		ret = pseudo_merge_collect_refs(repo, cfg, refs, nr_refs, err);
+	return ret;
+}
+
 int bitmap_write_for_pack_file(struct repository *repo, const char *idx_path,
 			       int threads, bool progress, struct gp_error *err)
 {
@@ -2161,6 +2404,9 @@ int bitmap_write_for_pack_file(struct repository *repo, const char *idx_path,
 	struct bitmap_write_tip *tips = NULL;
 	struct bitmap_order *order = NULL;
 	struct packed_git *p = NULL;
+	struct pseudo_merge_config pseudo = PSEUDO_MERGE_CONFIG_INIT;
+	struct pseudo_merge_ref *pseudo_refs = NULL;
+	size_t nr_pseudo_refs = 0;
 	struct odb *odb;
 	size_t nr_tips = 0;
 	int ret = repo_odb(repo, &odb, err);
@@ -2177,16 +2423,23 @@ int bitmap_write_for_pack_file(struct repository *repo, const char *idx_path,
 		ret = bitmap_order_for_pack(&order, p, err);
 	if (!ret)
 		ret = bitmap_tips_from_refs(repo, &tips, &nr_tips, err);
+	if (!ret)
+		ret = bitmap_pseudo_merges_from_repo(repo, &pseudo, &pseudo_refs, &nr_pseudo_refs, err);
 	if (!ret) {
 		opts.tips = tips;
 		opts.nr_tips = nr_tips;
 		opts.threads = threads;
 		opts.progress = progress;
+		opts.pseudo_merges = &pseudo;
+		opts.pseudo_refs = pseudo_refs;
+		opts.nr_pseudo_refs = nr_pseudo_refs;
 		ret = bitmap_write(order, odb, &opts, &stats, err);
 	}
 	bitmap_order_free(order);
 	pack_free(p);
 	free(tips);
+	pseudo_merge_refs_free(pseudo_refs, nr_pseudo_refs);
+	pseudo_merge_config_release(&pseudo);
 	return ret;
 }
 
@@ -2200,6 +2453,9 @@ int midx_write_bitmap(struct repository *repo, const char *objdir,
 	size_t nr_tips = 0;
 	struct bitmap_order *order = NULL;
 	struct bitmap_index *existing = NULL;
+	struct pseudo_merge_config pseudo = PSEUDO_MERGE_CONFIG_INIT;
+	struct pseudo_merge_ref *pseudo_refs = NULL;
+	size_t nr_pseudo_refs = 0;
 	struct midx *m = NULL;
 	struct odb *odb = NULL;
 	char *path = NULL;
@@ -2233,10 +2489,15 @@ int midx_write_bitmap(struct repository *repo, const char *objdir,
 		ret = config_bool_or(repo, "pack.writebitmaphashcache", true, &opts.hash_cache, err);
 	if (!ret)
 		ret = config_bool_or(repo, "pack.writebitmaplookuptable", true, &opts.lookup_table, err);
+	if (!ret)
+		ret = bitmap_pseudo_merges_from_repo(repo, &pseudo, &pseudo_refs, &nr_pseudo_refs, err);
 	if (!ret) {
 		opts.tips = tips;
 		opts.nr_tips = nr_tips;
 		opts.progress = progress;
+		opts.pseudo_merges = &pseudo;
+		opts.pseudo_refs = pseudo_refs;
+		opts.nr_pseudo_refs = nr_pseudo_refs;
 		if (m && midx_is_chain(m)) {
 			/* A layer: the bitmaps of the layers below stay as they are. */
 			opts.base_objects = midx_nr_objects_in_base(m);
@@ -2262,5 +2523,7 @@ out:
 	midx_free(m);
 	odb_free(odb);
 	free(tips);
+	pseudo_merge_refs_free(pseudo_refs, nr_pseudo_refs);
+	pseudo_merge_config_release(&pseudo);
 	return ret;
 }

@@ -46,6 +46,11 @@
  *  - Each bitmap is XORed with the one of the previous ten entries that
  *    makes it smallest, in threads.
  *  - Refs whose tip is outside the pack or MIDX get no bitmap (as git).
+ *  - Pseudo-merges (bitmapPseudoMerge.*; pseudo-merge.h) are built
+ *    last, each from the bitmaps of the selected commits it reaches;
+ *    one whose commits are those of a pseudo-merge of the reused bitmap
+ *    takes that one's objects. Commits outside the pack or MIDX, or not
+ *    reachable from the tips, are left out of them.
  *
  * The file is written to a temporary file, fsynced and renamed into
  * place (hashfile.h).
@@ -58,6 +63,8 @@
 struct gp_error;
 struct odb;
 struct bitmap_order;
+struct pseudo_merge_config;
+struct pseudo_merge_ref;
 struct repository;
 
 #define BITMAP_ALL_TIPS_LIMIT 32
@@ -100,12 +107,22 @@ struct bitmap_write_opts {
 	 * commits is selected; reachability bitmaps still span every bit.
 	 */
 	uint32_t base_objects;
+	/*
+	 * Pseudo-merges (pseudo-merge.h): the groups, and the refs they
+	 * matched; none when pseudo_merges is NULL or has no group, or
+	 * for a layer of a chain.
+	 */
+	const struct pseudo_merge_config *pseudo_merges;
+	const struct pseudo_merge_ref *pseudo_refs;
+	size_t nr_pseudo_refs;
 };
 
 struct bitmap_write_stats {
 	uint32_t nr_commits;   /* reachable from the tips */
 	uint32_t nr_selected;  /* bitmaps written */
 	uint32_t nr_reused;    /* of those and the others walks met, taken from the old bitmap */
+	uint32_t nr_pseudo_merges;        /* written */
+	uint32_t nr_pseudo_merges_reused; /* of those, taken from the old bitmap */
 	uint64_t file_size;
 };
 
@@ -118,6 +135,16 @@ struct bitmap_write_stats {
 int bitmap_write(struct bitmap_order *order, struct odb *odb,
 		 const struct bitmap_write_opts *opts,
 		 struct bitmap_write_stats *stats, struct gp_error *err);
+
+/*
+ * Read repo's bitmapPseudoMerge.* config and the refs it matches, for
+ * bitmap_write_opts (the config's warnings are left in cfg for the
+ * caller to print). Errors: those of pseudo_merge_config_read() and
+ * pseudo_merge_collect_refs().
+ */
+int bitmap_pseudo_merges_from_repo(struct repository *repo, struct pseudo_merge_config *cfg,
+				   struct pseudo_merge_ref **refs, size_t *nr_refs,
+				   struct gp_error *err);
 
 /*
  * The .bitmap of one pack of repo's, named by its .idx (opened here,

@@ -11,6 +11,7 @@
 #include "odb.h"
 #include "packfile.h"
 #include "progress.h"
+#include "pseudo-merge.h"
 #include "revision.h"
 #include "strbuf.h"
 #include "tree.h"
@@ -311,6 +312,8 @@ struct bitmap_index {
 	 */
 	uint32_t base_objects;
 	struct bitmap_index *base;
+	bool has_pseudo_merges;
+	struct pseudo_merge_section pseudo_merges;
 };
 
 static const char *short_name(const struct bitmap_index *bi)
@@ -620,15 +623,12 @@ static int parse_bitmap(struct bitmap_index *bi, const unsigned char *checksum,
 	}
 	table_ofs = end;
 	if (bi->flags & BITMAP_OPT_PSEUDO_MERGES) {
-		/* Read past: its last 8 bytes give its size, those included. */
-		if (end - header < 8)
-			return CORRUPT(err, "%s: too short for pseudo-merges", short_name(bi));
-		size = get_be64(bi->map + end - 8);
-		if (size < 8 || size > end - header)
-			return CORRUPT(err, "%s: pseudo-merge size %llu at offset %llu is out of range",
-				       short_name(bi), (unsigned long long)size,
-				       (unsigned long long)(end - 8));
-		end -= size;
+		ret = pseudo_merge_section_parse(&bi->pseudo_merges, bi->map, header, end,
+						 bi->nr_objects, short_name(bi), err);
+		if (ret)
+			return ret;
+		bi->has_pseudo_merges = true;
+		end = bi->pseudo_merges.start;
 	}
 	bi->entries_end = end;
 	ofs = header;
@@ -888,6 +888,11 @@ uint32_t bitmap_index_nr_objects(const struct bitmap_index *bi)
 unsigned bitmap_index_flags(const struct bitmap_index *bi)
 {
 	return bi->flags;
+}
+
+const struct pseudo_merge_section *bitmap_index_pseudo_merges(const struct bitmap_index *bi)
+{
+	return bi->has_pseudo_merges ? &bi->pseudo_merges : NULL;
 }
 
 const struct bitmap_order *bitmap_index_order(const struct bitmap_index *bi)

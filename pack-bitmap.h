@@ -22,7 +22,8 @@
  *   ...        entries: 4-byte index_pos, 1-byte XOR offset (the entry
  *              is XORed with the one that many entries before it, at
  *              most 160 back), 1-byte flags, an EWAH
- *   [pseudo-merges: read past, not used; the last 8 bytes give its size]
+ *   [pseudo-merges: pseudo-merge.h; checked at open, not yet used by
+ *              the queries below]
  *   [lookup table: per entry, by index_pos: 4-byte index_pos, 8-byte
  *              file offset of the entry, 4-byte row it is XORed with]
  *   [name-hash cache: 4 bytes per object, in index order]
@@ -143,6 +144,12 @@ const char *bitmap_index_path(const struct bitmap_index *bi);
 uint32_t bitmap_index_nr_entries(const struct bitmap_index *bi);
 uint32_t bitmap_index_nr_objects(const struct bitmap_index *bi);
 unsigned bitmap_index_flags(const struct bitmap_index *bi);
+/*
+ * The pseudo-merges of the file (of the top layer of a chain), or NULL
+ * when it has none; borrowed from bi.
+ */
+struct pseudo_merge_section;
+const struct pseudo_merge_section *bitmap_index_pseudo_merges(const struct bitmap_index *bi);
 /* The order it is over; NULL for bitmap_index_parse_buf(). */
 const struct bitmap_order *bitmap_index_order(const struct bitmap_index *bi);
 

@@ -129,6 +129,8 @@ static int cmd_write(int argc, const char **argv, struct midx_cmd *c)
 	setup(c);
 	if (bitmap && !c->repo)
 		die("--bitmap needs a repository (its refs choose the commits)");
+	if (bitmap)
+		check_pseudo_merge_config(c->repo);
 	if (stdin_packs) {
 		struct strbuf line = STRBUF_INIT;
 		while (strbuf_getline(&line, stdin)) {

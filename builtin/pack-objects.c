@@ -15,6 +15,7 @@
 #include "../pack-bitmap.h"
 #include "../pack-bitmap-write.h"
 #include "../progress.h"
+#include "../pseudo-merge.h"
 #include "../pack-objects.h"
 #include "../pack-write.h"
 #include "../parse-options.h"
@@ -458,6 +459,17 @@ void warn_bitmap_config(struct repository *repo)
 	}
 }
 
+void check_pseudo_merge_config(struct repository *repo)
+{
+	struct pseudo_merge_config cfg = PSEUDO_MERGE_CONFIG_INIT;
+	struct gp_error err = GP_ERROR_INIT;
+	if (pseudo_merge_config_read(&cfg, &repo->config, (int64_t)time(NULL), &err))
+		die_error(&err);
+	for (size_t i = 0; i < cfg.nr_warnings; i++)
+		warning("%s", cfg.warnings[i]);
+	pseudo_merge_config_release(&cfg);
+}
+
 uint64_t max_pack_size_option(struct repository *repo, unsigned long given)
 {
 	struct gp_error err = GP_ERROR_INIT;
@@ -613,6 +625,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		warning("currently, --write-bitmap-index requires --name-hash-version=1");
 		name_hash_version = 1;
 	}
+	if (write_bitmap)
+		check_pseudo_merge_config(repo);
 	opts.name_hash_version = name_hash_version;
 	if (path_walk < 0) {
 		const char *env = getenv("GIT_TEST_PACK_PATH_WALK");

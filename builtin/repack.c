@@ -298,8 +298,10 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		opts.write_bitmap = false;
 	if (opts.write_bitmap && opts.filter)
 		die("options '%s' and '%s' cannot be used together", "--filter", "--write-bitmap-index");
-	if (opts.write_bitmap)
+	if (opts.write_bitmap) {
 		warn_bitmap_config(repo);
+		check_pseudo_merge_config(repo);
+	}
 	if (repack_run(repo, &opts, &result, &err))
 		die_error(&err);
 	if (result.bitmap_skipped && !opts.bitmap_quiet)

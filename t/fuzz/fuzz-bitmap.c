@@ -45,6 +45,8 @@
  *    file order and XOR offsets, or lookup rows and XOR rows, each
  *    chain composed from its end) refuses exactly the entries the
  *    library refuses and composes the others to the same bits;
+ *  - pseudo-merges (check_pseudo_merges()) read back, each with commits
+ *    and no bit past the object count;
  *  - the same image is refused (GP_ECORRUPT) when another pack checksum
  *    is expected, and accepted when the header's own is.
  *
@@ -62,10 +64,12 @@
  * set; the plain pack and MIDX ones also as <name>-whole, bit 1 clear,
  * with the trailer.
  * hand-* are made up: an empty bitmap of no objects, and a pseudo-merge
- * section (git 2.39 cannot write one) added to a git bitmap.
+ * section (git 2.39 cannot write one) added to a git bitmap; pm-* are
+ * bitmaps gitpack wrote with pseudo-merges, overlapping ones included.
  */
 #include "fuzz.h"
 #include "pack-bitmap.h"
+#include "pseudo-merge.h"
 #include "ewah/ewah.h"
 
 #define FUZZ_BITMAP_PREFIX 5
@@ -542,6 +546,38 @@ static void check_entries(struct bitmap_index *bi, uint32_t nr_objects,
 	free(rows);
 }
 
+/*
+ * A parsed pseudo-merge section: only with its flag; each merge's two
+ * EWAHs read back, its commits non-empty, no bit at or past the object
+ * count; past the last merge, GP_EINVAL.
+ */
+static void check_pseudo_merges(const struct bitmap_index *bi, uint32_t nr_objects)
+{
+	const struct pseudo_merge_section *s = bitmap_index_pseudo_merges(bi);
+	struct gp_error err = GP_ERROR_INIT;
+	struct ewah commits, objects;
+	if (!s) {
+		if (bitmap_index_flags(bi) & BITMAP_OPT_PSEUDO_MERGES)
+			fuzz_fail("pseudo-merge flag without a section");
+		return;
+	}
+	if (!(bitmap_index_flags(bi) & BITMAP_OPT_PSEUDO_MERGES))
+		fuzz_fail("a pseudo-merge section without its flag");
+	for (uint32_t i = 0; i < s->nr_merges; i++) {
+		if (pseudo_merge_section_merge(s, i, &commits, &objects, &err))
+			fuzz_fail("pseudo-merge %u refused after the parse: %s", i,
+				  gp_error_msg(&err));
+		if (!ewah_popcount(&commits))
+			fuzz_fail("pseudo-merge %u has no commits", i);
+		if (ewah_bits_used(&commits) > nr_objects || ewah_bits_used(&objects) > nr_objects)
+			fuzz_fail("pseudo-merge %u has a bit past the object count", i);
+		sink += ewah_popcount(&objects);
+	}
+	if (pseudo_merge_section_merge(s, s->nr_merges, &commits, &objects, &err) != GP_EINVAL)
+		fuzz_fail("a pseudo-merge past the last one");
+	gp_error_clear(&err);
+}
+
 static void fuzz_bitmap(const unsigned char *image, size_t len, int algo,
 			uint32_t nr_objects)
 {
@@ -577,6 +613,7 @@ static void fuzz_bitmap(const unsigned char *image, size_t len, int algo,
 	check_types(bi, nr_objects);
 	check_name_hashes(bi, image, len, rawsz, nr_objects);
 	check_entries(bi, nr_objects, image, len, rawsz);
+	check_pseudo_merges(bi, nr_objects);
 	bitmap_index_free(bi);
 
 	/* The pack checksum a real caller passes. */

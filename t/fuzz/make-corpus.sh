@@ -538,6 +538,56 @@ def midx_order(path):
 def skip_ewah(b, o):
     return o + 12 + 8 * be32(b, o + 4)
 
+def ewah_bits(b, o):
+    """The set bits of the EWAH at o."""
+    nbits, nwords = be32(b, o), be32(b, o + 4)
+    words = [struct.unpack_from('>Q', b, o + 8 + 8 * k)[0] for k in range(nwords)]
+    bits, pos, k = [], 0, 0
+    while k < len(words):
+        rlw = words[k]
+        run, lits = (rlw >> 1) & 0xffffffff, rlw >> 33
+        if rlw & 1:
+            bits.extend(range(pos, pos + 64 * run))
+        pos += 64 * run
+        for lit in words[k + 1:k + 1 + lits]:
+            bits.extend(pos + i for i in range(64) if lit >> i & 1)
+            pos += 64
+        k += 1 + lits
+    return [x for x in bits if x < nbits]
+
+def ewah_of(bits):
+    """An EWAH of one marker word and literal words."""
+    nwords = (max(bits) // 64 + 1) if bits else 0
+    words = [0] * nwords
+    for x in bits:
+        words[x // 64] |= 1 << (x % 64)
+    return struct.pack('>II', (max(bits) + 1) if bits else 0, nwords + 1) + \
+        struct.pack('>Q', nwords << 33) + \
+        b''.join(struct.pack('>Q', w) for w in words) + struct.pack('>I', 0)
+
+def pseudo_merge_section(body, at, rawsz):
+    """Two merges over the first commits, sharing two; at: its offset."""
+    commits = ewah_bits(body, 12 + rawsz)[:5]
+    merges = [commits[:3], commits[1:]]
+    section, offsets = b'', []
+    for m in merges:
+        offsets.append(at + len(section))
+        section += ewah_of(m) + ewah_of(sorted(set(m) | {0}))
+    lookup = len(section)
+    owners = {c: [i for i, m in enumerate(merges) if c in m] for c in commits}
+    extended = at + lookup + 12 * len(commits)
+    rows, ext = b'', b''
+    for c in commits:
+        if len(owners[c]) == 1:
+            rows += struct.pack('>IQ', c, offsets[owners[c][0]])
+        else:
+            rows += struct.pack('>IQ', c, (extended + len(ext)) | 1 << 63)
+            ext += struct.pack('>I', len(owners[c])) + \
+                b''.join(struct.pack('>Q', offsets[i]) for i in owners[c])
+    section += rows + ext + b''.join(struct.pack('>Q', o) for o in offsets)
+    section += struct.pack('>IIQ', len(merges), len(commits), lookup)
+    return section + struct.pack('>Q', len(section) + 8)
+
 def to_identity(bm, to_bit, rawsz):
     """The bitmap body (no trailer) with index_pos rewritten to bit_pos."""
     body = bytearray(bm[:-rawsz])
@@ -592,13 +642,14 @@ for algo in ('sha1', 'sha256'):
         body = to_identity(bm, to_bit, rawsz)
         write('%s-%s' % (name, algo), algo, len(to_bit), body, whole)
         if name == 'pack' and algo == 'sha1':
-            # A pseudo-merge section of just its 8-byte size, after the
-            # entries and before the name-hash cache (git 2.47 layout).
+            # A pseudo-merge section after the entries and before the
+            # name-hash cache (git 2.47 layout): two merges sharing two
+            # commits, so the extended table is there too.
             n = len(to_bit)
             cut = len(body) - 4 * n
             flags = struct.unpack_from('>H', body, 6)[0] | 0x20
             pm = body[:6] + struct.pack('>H', flags) + body[8:cut] + \
-                struct.pack('>Q', 8) + body[cut:]
+                pseudo_merge_section(body, cut, rawsz) + body[cut:]
             write('hand-pseudo-merge-sha1', algo, n, pm, False)
 
 # No objects: four empty EWAHs (as git writes them) and no entries.
