@@ -433,7 +433,8 @@ void pseudo_merge_plan_add(struct pseudo_merge_plan *plan, const struct pseudo_m
 	size_t nr_stable = 0, nr_unstable = 0;
 	struct pseudo_merge_candidate *unstable;
 
-	qsort(cands, nr, sizeof(*cands), cmp_oldest_first);
+	if (nr > 1)
+		qsort(cands, nr, sizeof(*cands), cmp_oldest_first);
 	unstable = xmalloc(sizeof(*unstable) * (nr ? nr : 1));
 	for (size_t i = 0; i < nr; i++) {
 		if (cands[i].date <= g->stable_threshold)
