@@ -14,6 +14,7 @@
 #include "pseudo-merge.h"
 #include "revision.h"
 #include "strbuf.h"
+#include "trace2.h"
 #include "tree.h"
 
 #include <pthread.h>
@@ -1081,6 +1082,8 @@ struct bitmap_result {
 		uint32_t index;
 	} *ext_table;
 	size_t ext_table_size;  /* a power of two */
+	/* trace2 "bitmap" counters, as git's */
+	uint64_t hits, pseudo_satisfied, pseudo_cascades;
 };
 
 void bitmap_result_free(struct bitmap_result *res)
@@ -1201,6 +1204,17 @@ struct finder {
 	} *entries;                /* the tree being walked */
 	size_t entries_nr, entries_alloc;
 	struct gp_error *err;
+	/*
+	 * Pseudo-merges (when the file has them): one whose commits are
+	 * all reached (in base, or roots of this walk) has its objects
+	 * ORed into base, at the start and whenever the walk reaches one
+	 * of its commits.
+	 */
+	const struct pseudo_merge_section *pm;
+	bool *pm_applied;
+	struct bitmap roots;
+	uint32_t *pm_of_commit;
+	size_t pm_of_commit_alloc;
 };
 
 static bool known(const struct finder *f, size_t pos)
@@ -1300,6 +1314,82 @@ static int set_bit(struct finder *f, size_t pos)
 	return 0;
 }
 
+/* Whether every commit of pseudo-merge i is reached. */
+static bool pm_satisfied(const struct finder *f, const struct ewah *commits)
+{
+	struct ewah_iter it;
+	uint64_t bit_pos;
+	ewah_iter_init(&it, commits);
+	while (ewah_iter_next(&it, &bit_pos))
+		if (!bitmap_get(f->base, bit_pos) && !bitmap_get(&f->roots, bit_pos))
+			return false;
+	return true;
+}
+
+static int pm_try(struct finder *f, uint32_t i, bool *applied)
+{
+	struct ewah commits, objects;
+	int ret;
+	*applied = false;
+	if (f->pm_applied[i])
+		return 0;
+	ret = pseudo_merge_section_merge(f->pm, i, &commits, &objects, f->err);
+	if (ret || !pm_satisfied(f, &commits))
+		return ret;
+	ret = or_stored(f->res->bi, f->base, &objects, f->err);
+	if (ret)
+		return ret;
+	f->pm_applied[i] = true;
+	f->res->pseudo_satisfied++;
+	*applied = true;
+	return 0;
+}
+
+/* Every merge now satisfied, again until none is (each round a cascade). */
+static int pm_apply_all(struct finder *f)
+{
+	bool again = true;
+	int ret = 0;
+	if (!f->pm)
+		return 0;
+	while (again && !ret) {
+		again = false;
+		for (uint32_t i = 0; i < f->pm->nr_merges && !ret; i++) {
+			bool applied;
+			ret = pm_try(f, i, &applied);
+			again |= applied;
+		}
+		f->res->pseudo_cascades += again;
+	}
+	return ret;
+}
+
+/* The walk reached the commit at bit_pos: the merges it completes. */
+static int pm_after_commit(struct finder *f, size_t bit_pos)
+{
+	size_t nr;
+	bool any = false;
+	int ret = 0;
+	if (!f->pm || bit_pos >= f->res->bi->nr_objects)
+		return 0;
+	pseudo_merge_section_for_commit(f->pm, (uint32_t)bit_pos, NULL, 0, &nr);
+	if (!nr)
+		return 0;
+	ALLOC_GROW(f->pm_of_commit, nr, f->pm_of_commit_alloc);
+	pseudo_merge_section_for_commit(f->pm, (uint32_t)bit_pos, f->pm_of_commit, nr, &nr);
+	for (size_t k = 0; k < nr && !ret; k++) {
+		bool applied;
+		ret = pm_try(f, f->pm_of_commit[k], &applied);
+		any |= applied;
+	}
+	/* what was ORed in may complete other merges */
+	if (any && !ret) {
+		f->res->pseudo_cascades++;
+		ret = pm_apply_all(f);
+	}
+	return ret;
+}
+
 static int walk_commits(struct finder *f)
 {
 	struct queued_commit qc;
@@ -1312,9 +1402,8 @@ static int walk_commits(struct finder *f)
 		if (qc.pos < f->res->bi->nr_objects) {
 			ret = bitmap_index_for_commit(f->res->bi, (uint32_t)qc.pos, &stored, f->err);
 			if (!ret) {
+				f->res->hits++;
 				ret = or_stored(f->res->bi, f->base, stored, f->err);
-				if (ret)
-					goto next;
 				goto next;
 			}
 			if (ret != GP_ENOTFOUND)
@@ -1322,6 +1411,8 @@ static int walk_commits(struct finder *f)
 			ret = 0;
 		}
 		ret = set_bit(f, qc.pos);
+		if (!ret)
+			ret = pm_after_commit(f, qc.pos);
 		if (ret)
 			goto next;
 		ALLOC_GROW(f->trees, f->trees_nr + 1, f->trees_alloc);
@@ -1435,20 +1526,37 @@ static int find_objects(struct bitmap_result *res, struct odb *odb,
 	f.ignore_missing = ignore_missing;
 	f.err = err;
 	bitmap_init(&f.queued);
+	bitmap_init(&f.roots);
+	f.pm = bitmap_index_pseudo_merges(res->bi);
+	if (f.pm && f.pm->nr_merges)
+		f.pm_applied = xcalloc(f.pm->nr_merges, sizeof(*f.pm_applied));
+	else
+		f.pm = NULL;
 
-	/* Bitmapped commits first: the walk below stops at what they reach. */
+	/*
+	 * Bitmapped commits first: the walk below stops at what they reach.
+	 * One already reached (named twice, or below another) costs nothing.
+	 */
 	for (size_t i = 0; i < nr_roots && !ret; i++) {
 		const struct ewah *stored;
 		uint32_t bit_pos;
 		if (roots[i].type != OBJ_COMMIT ||
 		    !bitmap_order_find(res->bi->order, &roots[i].oid, &bit_pos))
 			continue;
+		if (f.pm && bitmap_set(&f.roots, bit_pos) < 0)
+			ret = gp_error_set(err, GP_ENOMEM, "out of memory");
+		if (ret || bitmap_get(base, bit_pos))
+			continue;
 		ret = bitmap_index_for_commit(res->bi, bit_pos, &stored, err);
-		if (!ret)
+		if (!ret) {
+			res->hits++;
 			ret = or_stored(res->bi, base, stored, err);
-		else if (ret == GP_ENOTFOUND)
+		} else if (ret == GP_ENOTFOUND) {
 			ret = 0;
+		}
 	}
+	if (!ret)
+		ret = pm_apply_all(&f);
 	for (size_t i = 0; i < nr_roots && !ret; i++) {
 		size_t pos;
 		object_pos(res, &roots[i].oid, roots[i].type, true, &pos);
@@ -1483,6 +1591,9 @@ static int find_objects(struct bitmap_result *res, struct odb *odb,
 	free(f.trees);
 	free(f.entries);
 	bitmap_release(&f.queued);
+	bitmap_release(&f.roots);
+	free(f.pm_applied);
+	free(f.pm_of_commit);
 	return ret;
 }
 
@@ -1570,6 +1681,9 @@ int bitmap_reachable(struct bitmap_index *bi, struct odb *odb,
 	bitmap_and_not(&res->bits, &haves_bits);
 	res->haves = haves_bits;
 	bitmap_init(&haves_bits);
+	trace2_data_intmax("bitmap", "pseudo_merges_satisfied", (int64_t)res->pseudo_satisfied);
+	trace2_data_intmax("bitmap", "pseudo_merges_cascades", (int64_t)res->pseudo_cascades);
+	trace2_data_intmax("bitmap", "bitmap/hits", (int64_t)res->hits);
 	*out = res;
 	res = NULL;
 out:

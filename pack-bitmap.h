@@ -22,8 +22,8 @@
  *   ...        entries: 4-byte index_pos, 1-byte XOR offset (the entry
  *              is XORed with the one that many entries before it, at
  *              most 160 back), 1-byte flags, an EWAH
- *   [pseudo-merges: pseudo-merge.h; checked at open, not yet used by
- *              the queries below]
+ *   [pseudo-merges: pseudo-merge.h; checked at open; bitmap_reachable()
+ *              ORs in a merge once its commits are all named or reached]
  *   [lookup table: per entry, by index_pos: 4-byte index_pos, 8-byte
  *              file offset of the entry, 4-byte row it is XORed with]
  *   [name-hash cache: 4 bytes per object, in index order]
@@ -200,8 +200,11 @@ struct bitmap_result;
 /*
  * The objects reachable from the interesting tips and not from the
  * uninteresting ones, as git computes them with bitmaps: the bitmaps of
- * bitmapped tips ORed together, a walk from the others that stops at
- * what is already known, then the uninteresting set removed. Objects
+ * bitmapped tips ORed together, with the pseudo-merges whose commits
+ * are all tips or reached (also as the walk reaches them), a walk from
+ * the others that stops at what is already known, then the
+ * uninteresting set removed. trace2 (category "bitmap", as git):
+ * pseudo_merges_satisfied, pseudo_merges_cascades, bitmap/hits. Objects
  * outside the bitmapped pack or MIDX get positions past its end, in the
  * order reached. Missing objects below uninteresting tips are ignored.
  *

@@ -588,20 +588,26 @@ static int view_merge(const struct pseudo_merge_section *s, uint64_t ofs, uint64
 	return 0;
 }
 
-static bool is_merge_ofs(const struct pseudo_merge_section *s, uint64_t ofs)
+/* The merge at ofs: its index, or nr_merges when none starts there. */
+static uint32_t merge_at(const struct pseudo_merge_section *s, uint64_t ofs)
 {
 	uint32_t lo = 0, hi = s->nr_merges;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		uint64_t at = get_be64(s->map + s->positions_ofs + 8 * (uint64_t)mid);
 		if (at == ofs)
-			return true;
+			return mid;
 		if (at < ofs)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return false;
+	return s->nr_merges;
+}
+
+static bool is_merge_ofs(const struct pseudo_merge_section *s, uint64_t ofs)
+{
+	return merge_at(s, ofs) < s->nr_merges;
 }
 
 int pseudo_merge_section_parse(struct pseudo_merge_section *s, const unsigned char *map,
@@ -682,6 +688,41 @@ int pseudo_merge_section_parse(struct pseudo_merge_section *s, const unsigned ch
 	if (ext_pos != s->positions_ofs)
 		return bad(err, s, ext_pos, "bytes between the extended table and the positions");
 	return 0;
+}
+
+void pseudo_merge_section_for_commit(const struct pseudo_merge_section *s, uint32_t bit_pos,
+				     uint32_t *merges, size_t max, size_t *nr)
+{
+	uint32_t lo = 0, hi = s->nr_commits;
+	*nr = 0;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const unsigned char *row = s->map + s->lookup_ofs +
+			(uint64_t)mid * PSEUDO_MERGE_LOOKUP_ROW_SIZE;
+		uint32_t at = get_be32(row);
+		uint64_t target;
+		if (at < bit_pos) {
+			lo = mid + 1;
+			continue;
+		}
+		if (at > bit_pos) {
+			hi = mid;
+			continue;
+		}
+		/* checked at parse: a merge, or an extended entry in range */
+		target = get_be64(row + 4);
+		if (!(target & PSEUDO_MERGE_EXTENDED_FLAG)) {
+			if (max)
+				merges[0] = merge_at(s, target);
+			*nr = 1;
+			return;
+		}
+		target &= ~PSEUDO_MERGE_EXTENDED_FLAG;
+		*nr = get_be32(s->map + target);
+		for (size_t k = 0; k < *nr && k < max; k++)
+			merges[k] = merge_at(s, get_be64(s->map + target + 4 + 8 * (uint64_t)k));
+		return;
+	}
 }
 
 uint64_t pseudo_merge_section_offset(const struct pseudo_merge_section *s, uint32_t i)

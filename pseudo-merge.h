@@ -187,6 +187,14 @@ int pseudo_merge_section_parse(struct pseudo_merge_section *s, const unsigned ch
 			       uint64_t min_start, uint64_t end, uint32_t nr_objects,
 			       const char *name, struct gp_error *err);
 
+/*
+ * The merges that hold the commit at bit_pos: up to max of their
+ * indices into merges[], *nr set to how many there are (0 when none;
+ * may exceed max). O(log commits + its merges' count).
+ */
+void pseudo_merge_section_for_commit(const struct pseudo_merge_section *s, uint32_t bit_pos,
+				     uint32_t *merges, size_t max, size_t *nr);
+
 /* Where merge i (< nr_merges) starts in the file. */
 uint64_t pseudo_merge_section_offset(const struct pseudo_merge_section *s, uint32_t i);
 

@@ -12,7 +12,8 @@ also under refs/remotes/<1..3>/tags/ (16 per remote). gitpack repack
    the walk, fsck;
  - gitpack'\''s reader (test-tool pseudo-merges) finds the merges, and
    each merge holds exactly the objects "git rev-list --objects" lists
-   for its commits;
+   for its commits; gitpack'\''s own bitmap queries use them (trace2
+   pseudo_merges_satisfied) and answer as git'\''s walk does;
  - what gitpacking(7) says of the settings: maxMerges, sampleRate (the
    share of the commits without a bitmap of their own), threshold
    (nothing newer), stableThreshold and stableSize (stable merges come
@@ -277,6 +278,27 @@ do
 		merge_commits $r 0 >stable.after &&
 		test_cmp stable.before stable.after &&
 		check_objects $r
+	'
+
+	test_expect_success "$algo: gitpack's bitmap queries use the pseudo-merges" '
+		gitpack -C $r -c bitmapPseudoMerge.tags.maxMerges=3 repack -adbq &&
+		merges $r >m.out &&
+		test_line_count = 3 m.out &&
+		GIT_TRACE2_EVENT="$TRASH_DIRECTORY/q.$algo" gitpack -C $r rev-list --count \
+			--all --objects --use-bitmap-index >actual &&
+		git -C $r rev-list --count --all --objects >expect &&
+		test_cmp expect actual &&
+		grep "\"category\":\"bitmap\",\"key\":\"pseudo_merges_satisfied\",\"value\":\"3\"" \
+			"$TRASH_DIRECTORY/q.$algo" &&
+		# what a merge brings in is right whatever the query
+		for q in "--all --not t50" "t100 t20 ^t10" "main~30..main" "--tags --not t150"
+		do
+			gitpack -C $r rev-list --objects --no-object-names --use-bitmap-index $q >actual.raw &&
+			git -C $r rev-list --objects --no-object-names $q >expect.raw &&
+			sort actual.raw >actual &&
+			sort expect.raw >expect &&
+			test_cmp expect actual || return 1
+		done
 	'
 
 	test_expect_success "$algo: thresholds out of order are git's error, before any work" '
