@@ -1031,18 +1031,10 @@ int config_get_int(const struct config_set *cs, const char *key, int *out,
 		   struct gp_error *err)
 {
 	const struct config_entry *e = find_last(cs, 0, key);
-	enum num_status status;
-	int64_t num;
 
 	if (!e)
 		return GP_ENOTFOUND;
-	if (!e->value)
-		return gp_error_set(err, GP_EINVAL, "missing value for '%s'", e->key);
-	status = parse_signed(e->value, INT_MAX, &num);
-	if (status != NUM_OK)
-		return numeric_error(e, status, err);
-	*out = (int)num;
-	return 0;
+	return config_entry_int(e, out, err);
 }
 
 int config_entry_int(const struct config_entry *e, int *out, struct gp_error *err)
