@@ -686,6 +686,104 @@ static void select_commit(struct writer *w, uint32_t index)
 	w->selected[w->nr_selected++] = index;
 }
 
+/*
+ * git's num_maximal_commits (trace2), which its bitmap builder counts
+ * (git commits 089f751360 and 45f4eeb291 describe it): walking children
+ * before parents along first parents, each commit carries the set of
+ * "maximal" commits that reach it, the selected ones to begin with; a
+ * commit that a child gives bits it lacked, while it holds bits that
+ * child lacks, is maximal (for now: a later child may take that back)
+ * and, once visited, adds a bit of its own. gitpack builds its bitmaps another way and only counts these,
+ * and only when trace2 is on, so that traces read as git's do.
+ */
+struct maximal_mask {
+	uint64_t *words;
+	size_t nr;
+};
+
+static void mask_set(struct maximal_mask *m, uint64_t bit)
+{
+	size_t word = (size_t)(bit / 64);
+	if (word >= m->nr) {
+		size_t nr = word + 1;
+		m->words = xrealloc(m->words, nr * sizeof(uint64_t));
+		memset(m->words + m->nr, 0, (nr - m->nr) * sizeof(uint64_t));
+		m->nr = nr;
+	}
+	m->words[word] |= (uint64_t)1 << (bit % 64);
+}
+
+/* Whether a has a bit b lacks. */
+static bool mask_has_more(const struct maximal_mask *a, const struct maximal_mask *b)
+{
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->words[i] & ~(i < b->nr ? b->words[i] : 0))
+			return true;
+	return false;
+}
+
+static void mask_or(struct maximal_mask *dst, const struct maximal_mask *src)
+{
+	if (src->nr > dst->nr) {
+		dst->words = xrealloc(dst->words, src->nr * sizeof(uint64_t));
+		memset(dst->words + dst->nr, 0, (src->nr - dst->nr) * sizeof(uint64_t));
+		dst->nr = src->nr;
+	}
+	for (size_t i = 0; i < src->nr; i++)
+		dst->words[i] |= src->words[i];
+}
+
+static void trace_maximal_commits(struct writer *w)
+{
+	struct maximal_mask *masks;
+	bool *maximal;
+	uint32_t *children_first;
+	uint64_t nr_bits = w->nr_selected, nr_maximal = w->nr_selected;
+	struct keyed *keys;
+
+	if (!trace2_enabled())
+		return;
+	masks = xcalloc(w->nr_commits ? w->nr_commits : 1, sizeof(*masks));
+	maximal = xcalloc(w->nr_commits ? w->nr_commits : 1, sizeof(*maximal));
+	children_first = xmalloc(sizeof(uint32_t) * (w->nr_commits ? w->nr_commits : 1));
+	keys = xmalloc(sizeof(*keys) * (w->nr_commits ? w->nr_commits : 1));
+	for (uint32_t i = 0; i < w->nr_commits; i++) {
+		keys[i].major = UINT64_MAX - w->commits[i].topo;
+		keys[i].minor = 0;
+		keys[i].item = i;
+	}
+	sort_keyed(children_first, keys, w->nr_commits);
+	for (uint32_t i = 0; i < w->nr_selected; i++) {
+		mask_set(&masks[w->selected[i]], i);
+		maximal[w->selected[i]] = true;
+	}
+	for (size_t k = 0; k < w->nr_commits; k++) {
+		uint32_t index = children_first[k];
+		const struct wcommit *c = &w->commits[index];
+		if (maximal[index] && c->selected == NO_POS) {
+			mask_set(&masks[index], nr_bits++);
+			nr_maximal++;
+		}
+		/* first parents only, as git walks since 45f4eeb291 */
+		if (c->nr_parents) {
+			uint32_t parent = w->parents[c->parents_start];
+			if (mask_has_more(&masks[index], &masks[parent])) {
+				bool parent_has_more = mask_has_more(&masks[parent], &masks[index]);
+				mask_or(&masks[parent], &masks[index]);
+				if (w->commits[parent].selected == NO_POS)
+					maximal[parent] = parent_has_more;
+			}
+		}
+		free(masks[index].words);
+		masks[index].words = NULL;
+		masks[index].nr = 0;
+	}
+	trace2_data_intmax("pack-bitmap-write", "num_maximal_commits", (int64_t)nr_maximal);
+	free(masks);
+	free(maximal);
+	free(children_first);
+}
+
 static void select_commits(struct writer *w)
 {
 	uint32_t *by_date = xmalloc(sizeof(uint32_t) * (w->nr_commits ? w->nr_commits : 1));
@@ -735,6 +833,7 @@ static void select_commits(struct writer *w)
 	sort_newest_first(w, w->selected, w->nr_selected);
 	for (size_t i = 0; i < w->nr_selected; i++)
 		w->commits[w->selected[i]].selected = (uint32_t)i;
+	trace_maximal_commits(w);
 }
 
 /* ---- resolving trees, in threads ---------------------------------- */

@@ -29,7 +29,10 @@ pack.preferBitmapTips; a second write keeps the bitmap, a plain write
 removes it; a ref to a loose commit (no bitmap for it, as git); a
 reachable object missing from the packs (an error naming it, no file
 left behind); the size of the file against git'\''s (within 10%: the
-sizes are in the log). SHA-1 and SHA-256.'
+sizes are in the log); on a history shaped as git'\''s lib-bitmap.sh
+(merges both ways, octopus merges), "repack -adb" selects the same
+commits as stock git and reports the same trace2 num_selected_commits
+and num_maximal_commits. SHA-1 and SHA-256.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -137,6 +140,40 @@ bw_repo () {
 	git -C "$2" count-objects -v >"$2.count" &&
 	grep "^count: 0$" "$2.count" &&
 	rm -f "$2.count"
+}
+
+# merges_stream: a fast-import stream of the history of git'\''s
+# lib-bitmap.sh (setup_bitmap_history): second (10 commits), other (10
+# from second~5), merge-left (other~2 with second~2), merge-right
+# (second~1 with other~1), both merged into second and into other by
+# octopus merges, then 100 more commits on each; the merge-* refs are
+# dropped afterwards.
+merges_stream () {
+	perl -e '
+		use strict;
+		my ($when, $mark) = (1112912053, 0);
+		sub commit {
+			my ($ref, $msg, $from, @merges) = @_;
+			$when += 60;
+			$mark++;
+			print "commit $ref\nmark :$mark\n";
+			print "committer C O Mitter <c\@example.com> $when -0700\n";
+			print "data ", length($msg), "\n$msg\n";
+			print "from $from\n" if $from;
+			print "merge $_\n" for @merges;
+			print "M 100644 inline $msg.t\ndata ", length($msg), "\n$msg\n\n";
+			return ":$mark";
+		}
+		my (@s, @o);
+		push @s, commit("refs/heads/second", "file$_", @s ? $s[-1] : undef) for 1 .. 10;
+		push @o, commit("refs/heads/other", "side$_", @o ? $o[-1] : $s[4]) for 1 .. 10;
+		my $ml = commit("refs/heads/merge-left", "merge-left", $o[7], $s[7]);
+		my $mr = commit("refs/heads/merge-right", "merge-right", $s[8], $o[8]);
+		my $s = commit("refs/heads/second", "octopus-second", $s[9], $ml, $mr);
+		my $o = commit("refs/heads/other", "octopus-other", $o[9], $ml, $mr);
+		$s = commit("refs/heads/second", "file$_", $s) for 11 .. 110;
+		$o = commit("refs/heads/other", "side$_", $o) for 11 .. 110;
+	'
 }
 
 # bitmap_of DIR: the path of the only .bitmap of DIR (fails unless there
@@ -455,6 +492,34 @@ test_expect_success "setup: small and big histories in 7 packs ($algo)" '
 	git -C big-$algo rev-list --objects --all >all &&
 	! grep $(cat big-$algo.dangling) all &&
 	git -C big-$algo cat-file -e $(cat big-$algo.dangling)
+'
+
+test_expect_success "merges: the commits git selects, and its trace2 counts ($algo)" '
+	# the shape of git'\''s lib-bitmap.sh history: two branches, merges
+	# both ways, two octopus merges, then 100 commits on each
+	git init -q --bare --object-format=$algo merges-$algo &&
+	merges_stream | git -C merges-$algo fast-import --quiet &&
+	git -C merges-$algo symbolic-ref HEAD refs/heads/second &&
+	# not tips (as in git'\''s test)
+	git -C merges-$algo update-ref -d refs/heads/merge-left &&
+	git -C merges-$algo update-ref -d refs/heads/merge-right &&
+	git -C merges-$algo rev-list --all >commits &&
+	test_line_count = 224 commits &&
+	for who in git gitpack
+	do
+		rm -rf $who-$algo &&
+		git clone -q --no-local merges-$algo $who-$algo &&
+		GIT_TRACE2_EVENT_NESTING=100 GIT_TRACE2_EVENT="$TRASH_DIRECTORY/counts.$who.$algo" \
+			$who -C $who-$algo repack -adbq &&
+		grep -o "\"key\":\"num_[a-z_]*_commits\",\"value\":\"[0-9]*\"" \
+			"$TRASH_DIRECTORY/counts.$who.$algo" >counts-$who.out &&
+		bitmap_entries $who-$algo $algo >entries.raw &&
+		sort entries.raw >entries-$who || return 1
+	done &&
+	test_line_count = 2 counts-git.out &&
+	test_line_count = 106 entries-git &&
+	test_cmp counts-git.out counts-gitpack.out &&
+	test_cmp entries-git entries-gitpack
 '
 
 test_expect_success "small: gitpack's MIDX bitmap, every commit checked by git ($algo)" '
