@@ -809,19 +809,22 @@ static void select_commits(struct writer *w)
 			if (i + next >= w->nr_commits)
 				break;
 			/*
-			 * A commit the reused bitmap has comes first: it costs
-			 * no walk, and selections then stay put from run to
-			 * run (git prefers them as well); else a tip.
+			 * As git picks in a window, newest first: the first
+			 * commit the reused bitmap has (it costs no walk, and
+			 * selections then stay put from run to run) or that
+			 * is selected already (a tip, when all tips are);
+			 * else the oldest merge; else the window's end.
 			 */
-			chosen = SIZE_MAX;
-			for (size_t j = i; j <= i + next && chosen == SIZE_MAX; j++)
-				if (w->commits[by_date[j]].old_row != NO_POS)
+			chosen = i + next;
+			for (size_t j = i; j <= i + next; j++) {
+				const struct wcommit *c = &w->commits[by_date[j]];
+				if (c->old_row != NO_POS || c->selected != NO_POS) {
 					chosen = j;
-			for (size_t j = i; j < i + next && chosen == SIZE_MAX; j++)
-				if (w->commits[by_date[j]].is_tip)
+					break;
+				}
+				if (c->nr_parents > 1)
 					chosen = j;
-			if (chosen == SIZE_MAX)
-				chosen = i + next;
+			}
 			select_commit(w, by_date[chosen]);
 			i += next + 1;
 		}

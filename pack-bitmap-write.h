@@ -9,15 +9,16 @@
  *  - The commits reachable from the tips are read once into a compact
  *    graph; a bitmap over a pack or MIDX must be closed (FULL_DAG), so a
  *    reachable object outside it is an error.
- *  - Commit selection, in the spirit of git's: every tip commit when
+ *  - Commit selection, as git's (t5326 compares): every tip commit when
  *    there are at most BITMAP_ALL_TIPS_LIMIT of them (beyond that, each
  *    costs about a kilobyte and the file grows past git's); by commit
  *    date, each of the newest 101 commits; then, going back in time,
  *    one commit per window, the windows growing from 2 to 101 commits
- *    and, past 20,000 commits, up to 5,001; in a window a tip is
- *    preferred to the commit at its end, and a commit the reused bitmap
- *    (below) has to both. Tips marked preferred (pack.preferBitmapTips)
- *    and HEAD's commit are always selected.
+ *    and, past 20,000 commits, up to 5,001; in a window, newest first,
+ *    the first commit the reused bitmap (below) has or that is selected
+ *    already, else the oldest merge, else the window's end. Tips marked
+ *    preferred (pack.preferBitmapTips) and HEAD's commit are always
+ *    selected.
  *  - Reuse: when the repository already has a bitmap (the MIDX's or a
  *    pack's) and at least 3/4 of the new order keeps the positions it
  *    had there (the geometric steady state: the largest pack leads both
