@@ -15,9 +15,20 @@
  * whitespace byte), and trailing whitespace is dropped unless quoted.
  * Where git's behaviour is an accident (a NUL byte silently truncating
  * a value or a subsection), we refuse the line instead.
+ *
+ * Includes. A read (one file, one text, the standard files) is a list
+ * of sources, each parsed in turn with its includes followed in place.
+ * The list is kept for the read (struct load) because the first
+ * hasconfig:remote.*.url condition reads every source again, in a mode
+ * that stores nothing and collects the remote URLs, before it can be
+ * answered. git-config(1) documents the conditions; where it is silent
+ * (which path spelling gitdir: tries, "./" matched as plain text, which
+ * files may not set a URL during that pass) we follow what git 2.39
+ * and 2.55 do, found by running them.
  */
 #include "config.h"
 #include "error.h"
+#include "path-patterns.h"
 #include "strbuf.h"
 #include <fcntl.h>
 #include <math.h>
@@ -89,11 +100,61 @@ static int next_char(struct reader *rd)
 	return c;
 }
 
+/* Where a read takes its entries from, in order. */
+enum source_kind {
+	SOURCE_FILE,     /* the file name (skipped when missing) */
+	SOURCE_WORKTREE, /* the file name, when the file enabler, read
+			  * without includes, sets extensions.worktreeConfig */
+	SOURCE_BUF,      /* the text buf[0..len), called name */
+	SOURCE_ENTRY,    /* one entry: key name, value buf (config_set_add) */
+	SOURCE_COMMAND,  /* GIT_CONFIG_COUNT..., then GIT_CONFIG_PARAMETERS */
+};
+
+struct source {
+	enum source_kind kind;
+	enum config_scope scope;
+	const char *name;
+	const char *buf;
+	size_t len;
+	const char *enabler;
+};
+
+/*
+ * One read: its sources, and what their parses share, includes and the
+ * hasconfig pass included.
+ */
+struct load {
+	struct config_set *cs;
+	const struct config_repo_info *repo; /* NULL: no repository */
+	bool no_includes;
+	const struct source *sources;
+	size_t sources_nr;
+	int worktree_enabled; /* SOURCE_WORKTREE: -1 until asked */
+	/* hasconfig:remote.*.url: every remote URL the sources set. */
+	bool urls_read;
+	char **urls;
+	size_t urls_nr, urls_alloc;
+	/* onbranch: the repository's answer, asked once. */
+	bool branch_asked;
+	char *branch;
+};
+
 struct parse_ctx {
 	struct config_set *cs;
 	/* When set, entries go to fn (include.path is not followed). */
 	config_entry_fn *fn;
 	void *fn_data;
+	struct load *ld;    /* NULL when fn is set */
+	/*
+	 * The hasconfig pass: nothing is stored, remote URLs are
+	 * collected, hasconfig conditions hold.
+	 */
+	bool scan;
+	/*
+	 * Inside a file that an includeIf brought in during that pass (or
+	 * a hasconfig one at any time): remote.<name>.url is refused.
+	 */
+	bool urls_forbidden;
 	/* Read as git reads a blob: NULs kept, no byte order mark. */
 	bool blob;
 	enum config_scope scope;
@@ -192,9 +253,11 @@ static int include_error(struct parse_ctx *ctx, int code)
  * taken from the directory of the including file, and the named file
  * is read in place (a missing file is ignored, as in git).
  * Errors in the included text name their own file and line; the rest
- * are reported at the include.path line.
+ * are reported at the include.path line. forbid_urls: the file may not
+ * set a remote URL, nor may any file it includes.
  */
-static int handle_include(struct parse_ctx *ctx, const char *value)
+static int handle_include(struct parse_ctx *ctx, const char *value,
+			  bool forbid_urls)
 {
 	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
 	struct parse_ctx sub;
@@ -260,6 +323,7 @@ static int handle_include(struct parse_ctx *ctx, const char *value)
 	sub.origin = path.buf;
 	sub.depth = ctx->depth + 1;
 	sub.bad_code = GP_ECORRUPT;
+	sub.urls_forbidden = ctx->urls_forbidden || forbid_urls;
 	ret = parse_text(&sub, text.buf, text.len);
 out:
 	free(user);
@@ -268,14 +332,325 @@ out:
 	return ret;
 }
 
+/* ---- conditional includes ---------------------------------------------- */
+
+/*
+ * The absolute path with symbolic links resolved, as git resolves the
+ * $HOME of a "~/" pattern: the last component may be missing (it is
+ * kept as written), anything else missing is an error, and so is "".
+ * Caller frees *out.
+ */
+static int real_path_last_may_miss(const char *path, char **out,
+				   struct gp_error *err)
+{
+	char *dir = NULL, *dir_real = NULL;
+	const char *base;
+	size_t len = strlen(path);
+	int saved;
+
+	*out = NULL;
+	if (!len)
+		return gp_error_set(err, GP_EINVAL, "The empty string is not a valid path");
+	*out = realpath(path, NULL);
+	if (*out)
+		return 0;
+	saved = errno;
+	if (saved != ENOENT)
+		goto fail;
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	for (base = path + len; base > path && base[-1] != '/'; base--)
+		;
+	if (base == path)
+		dir = xstrdup(".");
+	else if (base - 1 == path)
+		dir = xstrdup("/");
+	else
+		dir = xstrndup(path, base - 1 - path);
+	dir_real = realpath(dir, NULL);
+	if (!dir_real) {
+		saved = errno;
+		goto fail;
+	}
+	*out = xstrfmt("%s%s%.*s", dir_real,
+		       ends_with(dir_real, "/") ? "" : "/",
+		       (int)(path + len - base), base);
+	free(dir_real);
+	free(dir);
+	return 0;
+fail:
+	free(dir);
+	return gp_error_set(err, GP_EINVAL, "Invalid path '%s': %s", path,
+			    strerror(saved));
+}
+
+/*
+ * A pattern's leading "~/" or "~user/" expanded into pat: 1, 0 when
+ * there is nothing to expand it to ($HOME unset, an unknown user: git
+ * then keeps the pattern as written), or a GP_E* error.
+ */
+static int expand_tilde(const char *data, struct strbuf *pat,
+			struct gp_error *err)
+{
+	size_t user_len = strcspn(data + 1, "/");
+
+	if (!user_len) {
+		const char *home = getenv("HOME");
+		char *real;
+		int ret;
+
+		if (!home)
+			return 0;
+		ret = real_path_last_may_miss(home, &real, err);
+		if (ret < 0)
+			return ret;
+		strbuf_addstr(pat, real);
+		free(real);
+	} else {
+		char *user = xstrndup(data + 1, user_len);
+		struct passwd *pw = getpwnam(user);
+
+		free(user);
+		if (!pw)
+			return 0;
+		strbuf_addstr(pat, pw->pw_dir);
+	}
+	strbuf_addstr(pat, data + 1 + user_len);
+	return 1;
+}
+
+/*
+ * The glob of a gitdir: or worktree: pattern into pat (config.h says
+ * how it is built), and in *literal the length of its start that must
+ * match as plain text (a "./" directory: its own '*' or '[' are not
+ * wildcards; an expanded $HOME's are, as in git). Returns 1, 0 when the
+ * pattern can match nothing here ("./" outside a file), or a GP_E*
+ * error.
+ */
+static int path_condition_glob(struct parse_ctx *ctx, const char *data,
+			       struct strbuf *pat, size_t *literal)
+{
+	int ret;
+
+	*literal = 0;
+	if (data[0] == '~') {
+		ret = expand_tilde(data, pat, ctx->err);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			strbuf_addstr(pat, data);
+	} else if (data[0] == '.' && data[1] == '/') {
+		char *real;
+
+		/*
+		 * git says "relative config include conditionals must come
+		 * from files" here, and goes on.
+		 */
+		if (!ctx->path)
+			return 0;
+		real = realpath(ctx->path, NULL);
+		if (!real)
+			return 0;
+		strbuf_add(pat, real, strrchr(real, '/') - real + 1);
+		*literal = pat->len;
+		strbuf_addstr(pat, data + 2);
+		free(real);
+	} else {
+		strbuf_addstr(pat, data);
+	}
+	if (pat->buf[0] != '/')
+		strbuf_insert(pat, 0, "**/", 3);
+	if (pat->buf[pat->len - 1] == '/')
+		strbuf_addstr(pat, "**");
+	return 1;
+}
+
+enum cond_match { COND_NO_MATCH, COND_MATCH, COND_PREFIX_DIFFERS };
+
+static enum cond_match path_matches(const struct strbuf *pat, size_t literal,
+				    const char *text, bool icase)
+{
+	size_t len = strlen(text);
+
+	if (len < literal)
+		return COND_PREFIX_DIFFERS;
+	for (size_t pos = 0; pos < literal; pos++) {
+		int a = (unsigned char)pat->buf[pos], b = (unsigned char)text[pos];
+		if (icase ? to_lower(a) != to_lower(b) : a != b)
+			return COND_PREFIX_DIFFERS;
+	}
+	if (glob_match(pat->buf + literal, pat->len - literal, text + literal,
+		       len - literal, GLOB_PATHNAME | (icase ? GLOB_ICASE : 0)))
+		return COND_MATCH;
+	return COND_NO_MATCH;
+}
+
+/*
+ * gitdir: tries the resolved git directory, then git's spelling of it;
+ * worktree: only the resolved top of the work tree (spelled is NULL).
+ * As in git, a literal "./" prefix that the resolved path does not
+ * start with ends the matching: the spelled path is not tried then.
+ */
+static int path_condition_holds(struct parse_ctx *ctx, const char *data,
+				const char *resolved, const char *spelled,
+				bool icase)
+{
+	struct strbuf pat = STRBUF_INIT;
+	enum cond_match m = COND_NO_MATCH;
+	size_t literal;
+	int ret;
+
+	if (!resolved)
+		return 0;
+	ret = path_condition_glob(ctx, data, &pat, &literal);
+	if (ret > 0) {
+		m = path_matches(&pat, literal, resolved, icase);
+		if (m == COND_NO_MATCH && spelled)
+			m = path_matches(&pat, literal, spelled, icase);
+		ret = m == COND_MATCH;
+	}
+	strbuf_release(&pat);
+	return ret;
+}
+
+static bool onbranch_holds(struct load *ld, const char *data)
+{
+	const struct config_repo_info *repo = ld->repo;
+	struct strbuf pat = STRBUF_INIT;
+	bool holds;
+
+	if (!repo || !repo->current_branch)
+		return false;
+	if (!ld->branch_asked) {
+		ld->branch = repo->current_branch(repo->data);
+		ld->branch_asked = true;
+	}
+	if (!ld->branch)
+		return false;
+	strbuf_addstr(&pat, data);
+	if (ends_with(pat.buf, "/"))
+		strbuf_addstr(&pat, "**");
+	holds = glob_match(pat.buf, pat.len, ld->branch, strlen(ld->branch),
+			   GLOB_PATHNAME);
+	strbuf_release(&pat);
+	return holds;
+}
+
+/* remote.<name>.url, <name> any subsection, even "" or dotted. */
+static bool is_remote_url_key(const char *key)
+{
+	return starts_with(key, "remote.") && ends_with(key, ".url") &&
+	       strlen(key) >= strlen("remote..url");
+}
+
+static int read_sources(struct load *ld, bool scan, struct gp_error *err);
+
+static int hasconfig_holds(struct parse_ctx *ctx, const char *data)
+{
+	struct load *ld = ctx->ld;
+
+	/* In the pass that collects the URLs, every such file is read. */
+	if (ctx->scan)
+		return 1;
+	if (!ld->urls_read) {
+		int ret;
+
+		ld->urls_read = true;
+		ret = read_sources(ld, true, ctx->err);
+		if (ret < 0)
+			return ret;
+	}
+	for (size_t idx = 0; idx < ld->urls_nr; idx++)
+		if (glob_match(data, strlen(data), ld->urls[idx],
+			       strlen(ld->urls[idx]), GLOB_PATHNAME))
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether the includeIf condition cond holds: 1, 0, or a GP_E* error.
+ * *hasconfig is set for a hasconfig one. Unknown conditions never hold.
+ */
+static int condition_holds(struct parse_ctx *ctx, const char *cond,
+			   bool *hasconfig)
+{
+	const struct config_repo_info *repo = ctx->ld->repo;
+	const char *data;
+
+	*hasconfig = false;
+	if (skip_prefix(cond, "gitdir:", &data))
+		return path_condition_holds(ctx, data, repo ? repo->gitdir : NULL,
+					    repo ? repo->gitdir_spelled : NULL, false);
+	if (skip_prefix(cond, "gitdir/i:", &data))
+		return path_condition_holds(ctx, data, repo ? repo->gitdir : NULL,
+					    repo ? repo->gitdir_spelled : NULL, true);
+	if (skip_prefix(cond, "worktree:", &data))
+		return path_condition_holds(ctx, data, repo ? repo->worktree : NULL,
+					    NULL, false);
+	if (skip_prefix(cond, "worktree/i:", &data))
+		return path_condition_holds(ctx, data, repo ? repo->worktree : NULL,
+					    NULL, true);
+	if (skip_prefix(cond, "onbranch:", &data))
+		return onbranch_holds(ctx->ld, data);
+	if (skip_prefix(cond, "hasconfig:remote.*.url:", &data)) {
+		*hasconfig = true;
+		return hasconfig_holds(ctx, data);
+	}
+	return 0;
+}
+
+/*
+ * include.path and includeIf.<condition>.path, after the entry itself
+ * was added (or, in the hasconfig pass, looked at).
+ */
+static int follow_include(struct parse_ctx *ctx, const char *key,
+			  const char *value)
+{
+	const char *rest;
+	bool hasconfig;
+	char *cond;
+	int ret;
+
+	if (ctx->ld->no_includes)
+		return 0;
+	if (!strcmp(key, "include.path"))
+		return handle_include(ctx, value, false);
+	/* "includeif.<condition>.path": the condition is the subsection. */
+	if (!skip_prefix(key, "includeif.", &rest) || !ends_with(rest, ".path"))
+		return 0;
+	cond = xstrndup(rest, strlen(rest) - strlen(".path"));
+	ret = condition_holds(ctx, cond, &hasconfig);
+	free(cond);
+	if (ret <= 0)
+		return ret;
+	return handle_include(ctx, value, ctx->scan || hasconfig);
+}
+
 /* Takes ownership of key; copies value (which may be NULL). */
 static int append_entry(struct parse_ctx *ctx, char *key, const char *value)
 {
 	struct config_set *cs = ctx->cs;
 	struct config_entry *e;
+	int ret;
 
 	if (ctx->fn) {
-		int ret = ctx->fn(key, value, ctx->fn_data);
+		ret = ctx->fn(key, value, ctx->fn_data);
+		free(key);
+		return ret;
+	}
+	if (ctx->urls_forbidden && is_remote_url_key(key)) {
+		free(key);
+		return include_error(ctx, CORRUPT(ctx->err,
+				     "remote URLs cannot be configured in file directly or indirectly included by includeIf.hasconfig:remote.*.url"));
+	}
+	if (ctx->scan) {
+		struct load *ld = ctx->ld;
+
+		if (value && is_remote_url_key(key)) {
+			ALLOC_GROW(ld->urls, ld->urls_nr + 1, ld->urls_alloc);
+			ld->urls[ld->urls_nr++] = xstrdup(value);
+		}
+		ret = follow_include(ctx, key, value);
 		free(key);
 		return ret;
 	}
@@ -285,9 +660,7 @@ static int append_entry(struct parse_ctx *ctx, char *key, const char *value)
 	e->value = value ? xstrdup(value) : NULL;
 	e->scope = ctx->scope;
 	/* The included entries follow their include.path, as in git. */
-	if (!strcmp(key, "include.path"))
-		return handle_include(ctx, value);
-	return 0;
+	return follow_include(ctx, key, value);
 }
 
 /*
@@ -502,38 +875,137 @@ out:
 	return ret;
 }
 
-int config_set_add_file(struct config_set *cs, const char *path,
-			enum config_scope scope, struct gp_error *err)
+/* Reads the file of a SOURCE_FILE or SOURCE_WORKTREE. */
+static int read_file_source(struct parse_ctx *ctx, const char *path)
 {
-	struct parse_ctx ctx = { .cs = cs, .scope = scope, .path = path,
-				 .origin = path, .bad_code = GP_ECORRUPT, .err = err };
 	struct strbuf text = STRBUF_INIT;
-	size_t nr_before = cs->nr;
-	int ret;
+	int ret = read_config_text(path, &text, ctx->err);
 
-	ret = read_config_text(path, &text, err);
 	if (ret > 0)
 		ret = 0;
-	else if (!ret)
-		ret = parse_text(&ctx, text.buf, text.len);
-	if (ret < 0)
-		config_set_truncate(cs, nr_before);
+	else if (!ret) {
+		ctx->path = path;
+		ctx->origin = path;
+		ret = parse_text(ctx, text.buf, text.len);
+	}
 	strbuf_release(&text);
 	return ret;
 }
 
-int config_set_add_buf(struct config_set *cs, const char *name,
-		       const char *buf, size_t len, enum config_scope scope,
+static const struct config_entry *find_last(const struct config_set *cs,
+					    size_t from, const char *key);
+
+/*
+ * SOURCE_WORKTREE: does enabler, read without includes (as git reads
+ * a repository's format), set extensions.worktreeConfig? Asked once.
+ */
+static int worktree_config_enabled(struct load *ld, const char *enabler,
+				   struct gp_error *err)
+{
+	const struct config_read_opts plain = { .no_includes = true };
+	struct config_set tmp = CONFIG_SET_INIT;
+	const struct config_entry *wt;
+	bool enabled = false;
+	int ret;
+
+	if (ld->worktree_enabled >= 0)
+		return ld->worktree_enabled;
+	ret = config_set_add_file(&tmp, enabler, CONFIG_SCOPE_LOCAL, &plain, err);
+	if (ret < 0)
+		goto out;
+	wt = find_last(&tmp, 0, "extensions.worktreeconfig");
+	if (wt && !config_parse_bool(wt->value, &enabled)) {
+		ret = CORRUPT(err, "bad boolean config value '%s' for '%s'",
+			      wt->value, wt->key);
+		goto out;
+	}
+	ld->worktree_enabled = enabled;
+	ret = enabled;
+out:
+	config_set_release(&tmp);
+	return ret;
+}
+
+static int add_command_config(struct parse_ctx *ctx);
+static int add_entry(struct parse_ctx *ctx, const char *key, const char *value);
+
+static int read_source(struct load *ld, const struct source *src, bool scan,
 		       struct gp_error *err)
 {
-	struct parse_ctx ctx = { .cs = cs, .scope = scope,
-				 .origin = name ? name : "config text",
-				 .bad_code = GP_ECORRUPT, .err = err };
+	struct parse_ctx ctx = { .cs = ld->cs, .ld = ld, .scan = scan,
+				 .scope = src->scope, .bad_code = GP_ECORRUPT,
+				 .err = err };
+	int ret;
+
+	switch (src->kind) {
+	case SOURCE_WORKTREE:
+		ret = worktree_config_enabled(ld, src->enabler, err);
+		if (ret <= 0)
+			return ret;
+		return read_file_source(&ctx, src->name);
+	case SOURCE_FILE:
+		return read_file_source(&ctx, src->name);
+	case SOURCE_BUF:
+		ctx.origin = src->name;
+		return parse_text(&ctx, src->buf, src->len);
+	case SOURCE_ENTRY:
+		return add_entry(&ctx, src->name, src->buf);
+	case SOURCE_COMMAND:
+		return add_command_config(&ctx);
+	}
+	BUG("unknown config source %d", (int)src->kind);
+}
+
+static int read_sources(struct load *ld, bool scan, struct gp_error *err)
+{
+	for (size_t idx = 0; idx < ld->sources_nr; idx++) {
+		int ret = read_source(ld, &ld->sources[idx], scan, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Reads the sources into cs; on error, cs is left as it was. */
+static int load_sources(struct config_set *cs, const struct source *sources,
+			size_t nr, const struct config_repo_info *repo,
+			bool no_includes, struct gp_error *err)
+{
+	struct load ld = { .cs = cs, .repo = repo, .no_includes = no_includes,
+			   .sources = sources, .sources_nr = nr,
+			   .worktree_enabled = -1 };
 	size_t nr_before = cs->nr;
-	int ret = parse_text(&ctx, buf, len);
+	int ret = read_sources(&ld, false, err);
+
 	if (ret < 0)
 		config_set_truncate(cs, nr_before);
+	for (size_t idx = 0; idx < ld.urls_nr; idx++)
+		free(ld.urls[idx]);
+	free(ld.urls);
+	free(ld.branch);
 	return ret;
+}
+
+int config_set_add_file(struct config_set *cs, const char *path,
+			enum config_scope scope, const struct config_read_opts *opts,
+			struct gp_error *err)
+{
+	struct source src = { .kind = SOURCE_FILE, .scope = scope, .name = path };
+
+	return load_sources(cs, &src, 1, opts ? opts->repo : NULL,
+			    opts && opts->no_includes, err);
+}
+
+int config_set_add_buf(struct config_set *cs, const char *name,
+		       const char *buf, size_t len, enum config_scope scope,
+		       const struct config_read_opts *opts, struct gp_error *err)
+{
+	struct source src = { .kind = SOURCE_BUF, .scope = scope,
+			      .name = name ? name : "config text",
+			      .buf = buf, .len = len };
+
+	return load_sources(cs, &src, 1, opts ? opts->repo : NULL,
+			    opts && opts->no_includes, err);
 }
 
 int config_parse_blob(const char *name, const char *buf, size_t len,
@@ -586,24 +1058,32 @@ invalid:
 	return gp_error_set(err, GP_EINVAL, "invalid key: %s", key);
 }
 
-int config_set_add(struct config_set *cs, const char *key, const char *value,
-		   enum config_scope scope, struct gp_error *err)
+/* One command-line entry: key as -c gives it, canonicalised here. */
+static int add_entry(struct parse_ctx *ctx, const char *key, const char *value)
 {
-	struct parse_ctx ctx = { .cs = cs, .scope = scope, .origin = "command line",
-				 .bad_code = GP_EINVAL, .err = err };
 	struct strbuf canon = STRBUF_INIT;
-	size_t nr_before = cs->nr;
 	int ret;
 
-	ret = canonical_key(key, &canon, err);
+	ret = canonical_key(key, &canon, ctx->err);
 	if (ret < 0)
 		goto out;
-	ret = append_entry(&ctx, strbuf_detach(&canon, NULL), value);
-	if (ret < 0)
-		config_set_truncate(cs, nr_before);
+	ctx->path = NULL;
+	ctx->origin = "command line";
+	ctx->bad_code = GP_EINVAL;
+	ctx->linenr = 0;
+	ret = append_entry(ctx, strbuf_detach(&canon, NULL), value);
 out:
 	strbuf_release(&canon);
 	return ret;
+}
+
+int config_set_add(struct config_set *cs, const char *key, const char *value,
+		   enum config_scope scope, struct gp_error *err)
+{
+	struct source src = { .kind = SOURCE_ENTRY, .scope = scope,
+			      .name = key, .buf = value };
+
+	return load_sources(cs, &src, 1, NULL, false, err);
 }
 
 /*
@@ -643,8 +1123,7 @@ static bool sq_dequote_word(const char *s, size_t *pos, struct strbuf *out)
  * 'key'= (a bare key, which is how git passes "-c key"), or the older
  * 'key=value' and 'key' forms.
  */
-static int add_config_parameters(struct config_set *cs, const char *env,
-				 struct gp_error *err)
+static int add_config_parameters(struct parse_ctx *ctx, const char *env)
 {
 	struct strbuf key = STRBUF_INIT, value = STRBUF_INIT;
 	size_t pos = 0;
@@ -676,13 +1155,13 @@ static int add_config_parameters(struct config_set *cs, const char *env,
 			goto bogus;
 		while (is_blank(env[pos]) || env[pos] == '\n')
 			pos++;
-		ret = config_set_add(cs, key.buf, val, CONFIG_SCOPE_COMMAND, err);
+		ret = add_entry(ctx, key.buf, val);
 		if (ret < 0)
 			goto out;
 	}
 	goto out;
 bogus:
-	ret = gp_error_set(err, GP_EINVAL, "bogus format in GIT_CONFIG_PARAMETERS");
+	ret = gp_error_set(ctx->err, GP_EINVAL, "bogus format in GIT_CONFIG_PARAMETERS");
 out:
 	strbuf_release(&key);
 	strbuf_release(&value);
@@ -690,9 +1169,9 @@ out:
 }
 
 /* GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<n>, GIT_CONFIG_VALUE_<n>. */
-static int add_config_count(struct config_set *cs, const char *env,
-			    struct gp_error *err)
+static int add_config_count(struct parse_ctx *ctx, const char *env)
 {
+	struct gp_error *err = ctx->err;
 	unsigned long count;
 	char *end;
 	int ret = 0;
@@ -715,128 +1194,142 @@ static int add_config_count(struct config_set *cs, const char *env,
 		value = getenv(name);
 		if (!value)
 			return gp_error_set(err, GP_EINVAL, "missing config value %s", name);
-		ret = config_set_add(cs, key, value, CONFIG_SCOPE_COMMAND, err);
+		ret = add_entry(ctx, key, value);
 		if (ret < 0)
 			return ret;
 	}
 	return ret;
 }
 
-static int add_command_config(struct config_set *cs, struct gp_error *err)
+static int add_command_config(struct parse_ctx *ctx)
 {
 	const char *env;
 	int ret;
 
 	env = getenv("GIT_CONFIG_COUNT");
 	if (env && *env) {
-		ret = add_config_count(cs, env, err);
+		ret = add_config_count(ctx, env);
 		if (ret < 0)
 			return ret;
 	}
 	env = getenv("GIT_CONFIG_PARAMETERS");
 	if (env && *env)
-		return add_config_parameters(cs, env, err);
+		return add_config_parameters(ctx, env);
 	return 0;
 }
 
-static int add_global_config(struct config_set *cs, struct gp_error *err)
-{
-	const char *global = getenv("GIT_CONFIG_GLOBAL");
-	const char *xdg = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
-	char *path;
-	int ret;
+/* The most sources a standard read has: see config_set_load_repo(). */
+#define MAX_STANDARD_SOURCES 6
 
-	if (global)
-		return config_set_add_file(cs, global, CONFIG_SCOPE_GLOBAL, err);
-	/* The XDG file first, so that ~/.gitconfig overrides it. */
-	if (xdg && *xdg)
-		path = xstrfmt("%s/git/config", xdg);
-	else if (home)
-		path = xstrfmt("%s/.config/git/config", home);
-	else
-		return 0;
-	ret = config_set_add_file(cs, path, CONFIG_SCOPE_GLOBAL, err);
-	free(path);
-	if (ret < 0 || !home)
-		return ret;
-	path = xstrfmt("%s/.gitconfig", home);
-	ret = config_set_add_file(cs, path, CONFIG_SCOPE_GLOBAL, err);
-	free(path);
-	return ret;
+/* Room for the paths the sources name; freed by release_paths(). */
+struct source_paths {
+	char *items[MAX_STANDARD_SOURCES];
+	size_t nr;
+};
+
+static const char *keep_path(struct source_paths *paths, char *path)
+{
+	if (paths->nr == MAX_STANDARD_SOURCES)
+		BUG("too many config source paths");
+	paths->items[paths->nr++] = path;
+	return path;
 }
 
-static const struct config_entry *find_last(const struct config_set *cs,
-					    size_t from, const char *key);
-
-static int add_local_config(struct config_set *cs, const char *commondir,
-			    const char *gitdir, struct gp_error *err)
+static void add_source(struct source *sources, size_t *nr,
+		       enum source_kind kind, enum config_scope scope,
+		       const char *name, const char *enabler)
 {
-	const struct config_entry *wt;
-	size_t local_start = cs->nr;
-	bool enabled = false;
-	char *path;
-	int ret = 0;
-
-	if (commondir) {
-		path = xstrfmt("%s/config", commondir);
-		ret = config_set_add_file(cs, path, CONFIG_SCOPE_LOCAL, err);
-		free(path);
-		if (ret < 0)
-			return ret;
-	}
-	if (!gitdir)
-		return 0;
-	/* Like git, only the shared config can turn config.worktree on. */
-	wt = find_last(cs, local_start, "extensions.worktreeconfig");
-	if (wt && !config_parse_bool(wt->value, &enabled))
-		return CORRUPT(err, "bad boolean config value '%s' for '%s'",
-			       wt->value, wt->key);
-	if (!enabled)
-		return 0;
-	path = xstrfmt("%s/config.worktree", gitdir);
-	ret = config_set_add_file(cs, path, CONFIG_SCOPE_LOCAL, err);
-	free(path);
-	return ret;
+	if (*nr == MAX_STANDARD_SOURCES)
+		BUG("too many config sources");
+	sources[(*nr)++] = (struct source){ .kind = kind, .scope = scope,
+					    .name = name, .enabler = enabler };
 }
 
 int config_set_load_repo(struct config_set *cs, const char *commondir,
-			 const char *gitdir, struct gp_error *err)
+			 const char *gitdir, const struct config_repo_info *repo,
+			 struct gp_error *err)
 {
-	size_t nr_before = cs->nr;
+	struct source sources[MAX_STANDARD_SOURCES];
+	struct source_paths paths = { .nr = 0 };
 	const char *env = getenv("GIT_CONFIG_NOSYSTEM");
+	const char *global = getenv("GIT_CONFIG_GLOBAL");
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	const char *local = NULL;
 	bool nosystem = false;
+	size_t nr = 0;
 	int ret;
 
-	if (env && !config_parse_bool(env, &nosystem)) {
-		ret = gp_error_set(err, GP_EINVAL,
-				   "bad boolean value '%s' for GIT_CONFIG_NOSYSTEM", env);
-		goto out;
-	}
+	if (env && !config_parse_bool(env, &nosystem))
+		return gp_error_set(err, GP_EINVAL,
+				    "bad boolean value '%s' for GIT_CONFIG_NOSYSTEM", env);
 	if (!nosystem) {
 		env = getenv("GIT_CONFIG_SYSTEM");
-		ret = config_set_add_file(cs, env ? env : "/etc/gitconfig",
-					  CONFIG_SCOPE_SYSTEM, err);
-		if (ret < 0)
-			goto out;
+		add_source(sources, &nr, SOURCE_FILE, CONFIG_SCOPE_SYSTEM,
+			   env ? env : "/etc/gitconfig", NULL);
 	}
-	ret = add_global_config(cs, err);
-	if (ret < 0)
-		goto out;
-	ret = add_local_config(cs, commondir, gitdir, err);
-	if (ret < 0)
-		goto out;
-	ret = add_command_config(cs, err);
-out:
-	if (ret < 0)
-		config_set_truncate(cs, nr_before);
+	if (global) {
+		add_source(sources, &nr, SOURCE_FILE, CONFIG_SCOPE_GLOBAL, global, NULL);
+	} else {
+		/* The XDG file first, so that ~/.gitconfig overrides it. */
+		char *path = NULL;
+
+		if (xdg && *xdg)
+			path = xstrfmt("%s/git/config", xdg);
+		else if (home)
+			path = xstrfmt("%s/.config/git/config", home);
+		if (path)
+			add_source(sources, &nr, SOURCE_FILE, CONFIG_SCOPE_GLOBAL,
+				   keep_path(&paths, path), NULL);
+		if (path && home)
+			add_source(sources, &nr, SOURCE_FILE, CONFIG_SCOPE_GLOBAL,
+				   keep_path(&paths, xstrfmt("%s/.gitconfig", home)),
+				   NULL);
+	}
+	if (commondir) {
+		local = keep_path(&paths, xstrfmt("%s/config", commondir));
+		add_source(sources, &nr, SOURCE_FILE, CONFIG_SCOPE_LOCAL, local, NULL);
+	}
+	/* Like git, only the shared config can turn config.worktree on. */
+	if (local && gitdir)
+		add_source(sources, &nr, SOURCE_WORKTREE, CONFIG_SCOPE_LOCAL,
+			   keep_path(&paths, xstrfmt("%s/config.worktree", gitdir)),
+			   local);
+	add_source(sources, &nr, SOURCE_COMMAND, CONFIG_SCOPE_COMMAND, NULL, NULL);
+
+	ret = load_sources(cs, sources, nr, repo, false, err);
+	for (size_t idx = 0; idx < paths.nr; idx++)
+		free(paths.items[idx]);
 	return ret;
 }
 
 int config_set_load_standard(struct config_set *cs, const char *gitdir,
 			     struct gp_error *err)
 {
-	return config_set_load_repo(cs, gitdir, gitdir, err);
+	struct config_repo_info repo = { .gitdir = gitdir };
+
+	return config_set_load_repo(cs, gitdir, gitdir, gitdir ? &repo : NULL, err);
+}
+
+int config_set_load_format(struct config_set *cs, const char *commondir,
+			   const char *gitdir, struct gp_error *err)
+{
+	struct source sources[2];
+	char *local = xstrfmt("%s/config", commondir);
+	char *worktree = gitdir ? xstrfmt("%s/config.worktree", gitdir) : NULL;
+	size_t nr = 0;
+	int ret;
+
+	sources[nr++] = (struct source){ .kind = SOURCE_FILE,
+					 .scope = CONFIG_SCOPE_LOCAL, .name = local };
+	if (worktree)
+		sources[nr++] = (struct source){ .kind = SOURCE_WORKTREE,
+						 .scope = CONFIG_SCOPE_LOCAL,
+						 .name = worktree, .enabler = local };
+	ret = load_sources(cs, sources, nr, NULL, true, err);
+	free(worktree);
+	free(local);
+	return ret;
 }
 
 /*

@@ -5,14 +5,58 @@
  * the legacy [section.subsection], "key = value" and bare "key" (boolean
  * true), quoting with "...", the escapes \" \\ \n \t \b, line
  * continuation with a trailing backslash, comments starting with # or ;,
- * and include.path / includeIf-less includes (relative to the including
- * file, ~/ expanded, at most 10 levels deep).
+ * and includes (git-config(1), "Includes" and "Conditional includes").
  *
- * An include.path entry is kept in the set, followed by the entries of
- * the file it names, as "git config --list" shows them. An include of
- * a missing file is ignored; a relative path is an error unless it
- * comes from a file. includeIf.*.path entries are stored but not
- * followed (NEEDSWORK: no conditional includes yet).
+ * Includes. An include.path entry is kept in the set, followed by the
+ * entries of the file it names, as "git config --list" shows them: "~/"
+ * and "~user/" expanded, a relative path taken from the directory of
+ * the including file (an error when the entry does not come from a
+ * file), a missing file ignored, at most 10 levels deep. An
+ * includeIf.<condition>.path entry is kept too, and its file follows
+ * it when the condition holds:
+ *
+ *  - gitdir:<pattern>, gitdir/i:<pattern> (ASCII case folded): the git
+ *    directory matches the glob (path-patterns.h, with GLOB_PATHNAME).
+ *    A leading "~/" or "~user/" is expanded ($HOME with its symbolic
+ *    links resolved; kept as written when $HOME is unset or the user
+ *    unknown), a leading "./" becomes the directory of the including
+ *    file (with symbolic links resolved; never a match when the entry
+ *    does not come from a file), a pattern that then does not start
+ *    with '/' gets "**" "/" in front, and one ending in '/' gets "**"
+ *    added. The resolved git directory is tried, then the one git
+ *    spells (config_repo_info). A prefix from "./" is compared as
+ *    plain text, not as a glob, and must start the resolved path (or
+ *    nothing matches), as in git.
+ *  - worktree:<pattern>, worktree/i:<pattern>: the same patterns,
+ *    against the top of the work tree (symbolic links resolved); never
+ *    in a bare repository.
+ *  - onbranch:<pattern>: the branch HEAD names ("main" for
+ *    refs/heads/main; an unborn branch counts, a detached HEAD never
+ *    matches) matches the glob; a pattern ending in '/' gets "**".
+ *  - hasconfig:remote.*.url:<pattern>: some remote.<name>.url anywhere
+ *    in the config being read (one with a value: git 2.39 and 2.55
+ *    crash on a bare one) matches the glob, as written. The first such
+ *    condition makes the reader go once over every source of the
+ *    load (config_set_load_repo(): all the standard ones) for the
+ *    URLs, without storing anything. In that pass, a file included by
+ *    an includeIf whose condition holds (any hasconfig one counts as
+ *    holding), or by one of those, may not set remote.<name>.url: git
+ *    refuses it with "remote URLs cannot be configured in file
+ *    directly or indirectly included by includeIf.hasconfig:remote.*.url",
+ *    and so do we (GP_ECORRUPT), also when a hasconfig include is
+ *    followed afterwards.
+ *
+ * Any other condition never holds, as in git (worktree: and
+ * worktree/i: are new in git 2.56, which the Git 2.55.0.618 of the
+ * git-t harness previews; older gits ignore them). The gitdir,
+ * worktree and onbranch conditions need a repository: without a
+ * config_repo_info they never hold. Entries from the command line
+ * (-c, GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT) take part like the
+ * files (their "./" patterns never match, their relative paths are
+ * errors). A condition is tested before its path: a false one with a
+ * bad path is no error. A "~/" pattern when $HOME is empty, or names a
+ * path whose parent does not exist, is an error (GP_EINVAL), as it is
+ * fatal in git.
  *
  * The parser accepts arbitrary bytes: it never reads past the buffer
  * and reports the first problem as an error, never a crash. Values may
@@ -56,15 +100,56 @@ void config_set_init(struct config_set *cs);
 void config_set_release(struct config_set *cs);
 
 /*
+ * The repository that includeIf conditions are tested against. Strings
+ * are borrowed for the duration of the read; any field may be NULL
+ * (that condition never holds then).
+ */
+struct config_repo_info {
+	/* gitdir: the git directory, absolute, symbolic links resolved... */
+	const char *gitdir;
+	/*
+	 * ... and spelled as git spells it, which gitdir: tries next:
+	 * absolute, with the symbolic links of $PWD kept where git took
+	 * its path from $PWD (repository.c). NULL: only gitdir is tried.
+	 */
+	const char *gitdir_spelled;
+	/* worktree: the top of the work tree, symbolic links resolved. */
+	const char *worktree;
+	/*
+	 * onbranch: returns the checked-out branch ("main" for
+	 * refs/heads/main), which the reader frees, or NULL (detached,
+	 * unreadable HEAD). Called at most once per read, and only when an
+	 * onbranch condition is met, so that HEAD is read only then. It
+	 * must not touch the set being read.
+	 */
+	char *(*current_branch)(void *data);
+	void *data;
+};
+
+/* How to read a file or a buffer; a NULL pointer means all defaults. */
+struct config_read_opts {
+	/* NULL: outside any repository (gitdir, worktree, onbranch: false). */
+	const struct config_repo_info *repo;
+	/*
+	 * include.path and includeIf.*.path are plain entries, never
+	 * followed: git config --no-includes, and how git reads a
+	 * repository's format (repository.h).
+	 */
+	bool no_includes;
+};
+
+/*
  * Parse the file at path and append its entries. A missing file is not
  * an error (returns 0). Errors: GP_ECORRUPT for a syntax error, with
  * "bad config line N in file PATH" in err (git's wording), or a bad
  * include (its reason after that prefix); GP_EIO when the file (or one
- * it includes) cannot be read. On error nothing is appended: the set
- * is left as it was.
+ * it includes) cannot be read; GP_EINVAL for a "~/" pattern that
+ * cannot be expanded. On error nothing is appended: the set is left as
+ * it was. A hasconfig condition reads the file (alone) again.
  */
 int config_set_add_file(struct config_set *cs, const char *path,
-			enum config_scope scope, struct gp_error *err);
+			enum config_scope scope, const struct config_read_opts *opts,
+			struct gp_error *err);
 /*
  * Parse a config text from memory; name is used in error messages
  * ("bad config line N in NAME"). buf may hold any bytes, NULs included,
@@ -73,12 +158,13 @@ int config_set_add_file(struct config_set *cs, const char *path,
  */
 int config_set_add_buf(struct config_set *cs, const char *name,
 		       const char *buf, size_t len, enum config_scope scope,
-		       struct gp_error *err);
+		       const struct config_read_opts *opts, struct gp_error *err);
 /*
  * Add one entry (key is canonicalised as git canonicalises "-c" keys:
  * section and name lower-cased, subsection verbatim); GP_EINVAL for a
  * bad key ("invalid key: ...", "key does not contain a section: ...").
- * An absolute include.path is followed.
+ * An absolute include.path is followed, and so is an includeIf whose
+ * condition holds without a repository (hasconfig, against this entry).
  */
 int config_set_add(struct config_set *cs, const char *key, const char *value,
 		   enum config_scope scope, struct gp_error *err);
@@ -94,7 +180,8 @@ typedef int config_entry_fn(const char *key, const char *value, void *data);
  * Parse buf[0..len) the way git reads a config text held in a blob
  * (git config --blob, and fsck's check of .gitmodules files), handing
  * each entry to fn as it is read rather than storing it:
- *  - include.path is an ordinary entry: nothing is ever read from disk;
+ *  - include.path and includeIf.*.path are ordinary entries: nothing
+ *    is ever read from disk;
  *  - a byte order mark is not skipped (it is a syntax error);
  *  - blanks between the words of a value are kept as they are (git
  *    2.55; files are read as git 2.39 reads them, one space each);
@@ -117,12 +204,15 @@ int config_parse_blob(const char *name, const char *buf, size_t len,
  *  - global: $GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config (or
  *    $HOME/.config/git/config) then $HOME/.gitconfig;
  *  - local: gitdir/config, then gitdir/config.worktree when that
- *    config sets extensions.worktreeConfig (both CONFIG_SCOPE_LOCAL);
+ *    config (itself, not what it includes, as git reads it) sets
+ *    extensions.worktreeConfig (both CONFIG_SCOPE_LOCAL);
  *  - command: GIT_CONFIG_COUNT with GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>,
  *    then GIT_CONFIG_PARAMETERS as git quotes it ('key'='value'), so -c
  *    wins over GIT_CONFIG_COUNT.
- * Missing files are skipped. Errors: those of config_set_add_file, and
- * GP_EINVAL for malformed environment settings ("bogus format in
+ * Missing files are skipped. includeIf conditions are tested against
+ * the repository gitdir (a NULL gitdir: none; otherwise gitdir itself
+ * for gitdir:). Errors: those of config_set_add_file, and GP_EINVAL for
+ * malformed environment settings ("bogus format in
  * GIT_CONFIG_PARAMETERS"). On error nothing is appended.
  */
 int config_set_load_standard(struct config_set *cs, const char *gitdir,
@@ -130,11 +220,24 @@ int config_set_load_standard(struct config_set *cs, const char *gitdir,
 /*
  * The same, for a linked worktree whose shared config lives in the
  * common directory: commondir/config, then gitdir/config.worktree when
- * enabled. config_set_load_standard(cs, d) is
- * config_set_load_repo(cs, d, d). Either directory may be NULL.
+ * enabled, with includeIf conditions tested against repo (NULL: no
+ * repository). config_set_load_standard(cs, d) is
+ * config_set_load_repo(cs, d, d, <d as gitdir>). Either directory may
+ * be NULL.
  */
 int config_set_load_repo(struct config_set *cs, const char *commondir,
-			 const char *gitdir, struct gp_error *err);
+			 const char *gitdir, const struct config_repo_info *repo,
+			 struct gp_error *err);
+/*
+ * The repository's own config as git reads its format (core.bare,
+ * core.worktree, core.repositoryformatversion, extensions.*):
+ * commondir/config, then gitdir/config.worktree when the first sets
+ * extensions.worktreeConfig, includes not followed. commondir must
+ * not be NULL. Errors as config_set_add_file(); GP_ECORRUPT for a bad
+ * worktreeConfig boolean.
+ */
+int config_set_load_format(struct config_set *cs, const char *commondir,
+			   const char *gitdir, struct gp_error *err);
 
 /*
  * Lookups. Return 0 when found, GP_ENOTFOUND when the key is absent,

@@ -297,8 +297,8 @@ static bool across_filesystems(void)
  * directory holding ".git" (FOUND_DOTGIT only).
  */
 static int walk_up(const char *start, const struct repo_env *env,
-		   enum found_how *how, char **gitdir, char **top,
-		   struct gp_error *err)
+		   enum found_how *how, char **gitdir, bool *via_gitfile,
+		   char **top, struct gp_error *err)
 {
 	struct strbuf dir = STRBUF_INIT;
 	size_t ceil = ceiling_len(start);
@@ -332,6 +332,7 @@ static int walk_up(const char *start, const struct repo_env *env,
 			}
 			*how = FOUND_DOTGIT;
 			*gitdir = target;
+			*via_gitfile = true;
 			*top = strbuf_detach(&dir, NULL);
 			goto out;
 		}
@@ -374,13 +375,17 @@ out:
 	return ret;
 }
 
-/* The last entry for key read from the repository's own config. */
-static const struct config_entry *local_entry(const struct repository *repo,
+/*
+ * The last entry for key in the repository's own config as git reads
+ * its format: the files themselves, not what they include
+ * (config_set_load_format()).
+ */
+static const struct config_entry *local_entry(const struct config_set *format,
 					      const char *key)
 {
-	for (size_t pos = repo->config.nr; pos > 0; pos--) {
-		const struct config_entry *e = &repo->config.items[pos - 1];
-		if (e->scope == CONFIG_SCOPE_LOCAL && !strcmp(e->key, key))
+	for (size_t pos = format->nr; pos > 0; pos--) {
+		const struct config_entry *e = &format->items[pos - 1];
+		if (!strcmp(e->key, key))
 			return e;
 	}
 	return NULL;
@@ -396,7 +401,8 @@ static void add_name(struct strbuf *list, size_t *nr, const char *name)
  * core.repositoryformatversion and extensions.*: refuse what we cannot
  * read correctly, and pick the hash algorithm.
  */
-static int check_format(struct repository *repo, struct gp_error *err)
+static int check_format(struct repository *repo, const struct config_set *format,
+			struct gp_error *err)
 {
 	static const char *const any_version[] = {
 		"noop", "preciousobjects", "partialclone", "worktreeconfig",
@@ -409,7 +415,7 @@ static int check_format(struct repository *repo, struct gp_error *err)
 	int64_t version = 0;
 	int ret = 0;
 
-	e = local_entry(repo, "core.repositoryformatversion");
+	e = local_entry(format, "core.repositoryformatversion");
 	if (e && !config_parse_int64(e->value, &version)) {
 		ret = CORRUPT(err, "bad numeric config value '%s' for 'core.repositoryformatversion' in %s/config",
 			      e->value ? e->value : "", repo->commondir);
@@ -421,13 +427,12 @@ static int check_format(struct repository *repo, struct gp_error *err)
 		goto out;
 	}
 
-	for (size_t pos = 0; pos < repo->config.nr; pos++) {
+	for (size_t pos = 0; pos < format->nr; pos++) {
 		const char *name;
 		bool known = false;
 
-		e = &repo->config.items[pos];
-		if (e->scope != CONFIG_SCOPE_LOCAL ||
-		    !skip_prefix(e->key, "extensions.", &name))
+		e = &format->items[pos];
+		if (!skip_prefix(e->key, "extensions.", &name))
 			continue;
 		for (size_t idx = 0; idx < ARRAY_SIZE(any_version); idx++)
 			if (!strcmp(name, any_version[idx]))
@@ -499,12 +504,12 @@ out:
  * holding .git (or, for GIT_DIR, the start directory). Inside a git
  * directory there is none.
  */
-static int choose_worktree(struct repository *repo, enum found_how how,
-			   const char *top, const struct repo_env *env,
-			   struct gp_error *err)
+static int choose_worktree(struct repository *repo, const struct config_set *format,
+			   enum found_how how, const char *top,
+			   const struct repo_env *env, struct gp_error *err)
 {
-	const struct config_entry *bare_e = local_entry(repo, "core.bare");
-	const struct config_entry *wt_e = local_entry(repo, "core.worktree");
+	const struct config_entry *bare_e = local_entry(format, "core.bare");
+	const struct config_entry *wt_e = local_entry(format, "core.worktree");
 	char *candidate = NULL, *linked = NULL;
 	int core_bare = -1; /* unset */
 	bool from_env = false;
@@ -564,15 +569,125 @@ out:
 }
 
 /*
+ * $PWD when it names dir (the same inode), so that a path reached
+ * through a symbolic link keeps its spelling, else dir. Caller frees.
+ */
+static char *logical_dir(const char *dir)
+{
+	const char *pwd = getenv("PWD");
+	struct stat pwd_st, dir_st;
+
+	if (pwd && pwd[0] == '/' && !stat(pwd, &pwd_st) && !stat(dir, &dir_st) &&
+	    pwd_st.st_dev == dir_st.st_dev && pwd_st.st_ino == dir_st.st_ino)
+		return xstrdup(pwd);
+	return xstrdup(dir);
+}
+
+/*
+ * The git directory as git spells it when it tests includeIf "gitdir:"
+ * patterns after the resolved path (config.h), or NULL when that is the
+ * resolved path. git makes the path it holds absolute against the
+ * directory it works from, taking $PWD for that directory when $PWD
+ * names it, and does not normalise it. What it holds depends on how it
+ * found the repository (learnt by running git 2.39 and 2.55):
+ *  - GIT_DIR: the value as given, relative to the start directory;
+ *    but resolved when a work tree is set and the start directory is
+ *    inside it, below its top;
+ *  - a ".git" directory in top: "<top>/.git" (git moves to top);
+ *  - the start directory is the git directory: "<start>/.";
+ *  - a .git file, a git directory found above the start: resolved.
+ */
+static char *spelled_gitdir(const struct repository *repo, enum found_how how,
+			    const char *raw, bool via_gitfile, const char *top,
+			    const char *start)
+{
+	char *dir, *spelled = NULL;
+
+	if (via_gitfile)
+		return NULL;
+	switch (how) {
+	case FOUND_EXPLICIT:
+		if (repo->worktree) {
+			size_t len = strlen(repo->worktree);
+			bool root = len == 1; /* "/": every other path is below */
+			if (!strncmp(start, repo->worktree, len) &&
+			    (root ? start[1] != '\0' : start[len] == '/'))
+				return NULL;
+		}
+		dir = logical_dir(start);
+		spelled = join_path(dir, raw);
+		break;
+	case FOUND_DOTGIT:
+		dir = logical_dir(top);
+		spelled = join_path(dir, ".git");
+		break;
+	case FOUND_GITDIR:
+		if (strcmp(raw, start))
+			return NULL;
+		dir = logical_dir(start);
+		spelled = join_path(dir, ".");
+		break;
+	case FOUND_OPEN:
+	default:
+		return NULL;
+	}
+	free(dir);
+	return spelled;
+}
+
+/*
+ * onbranch: the branch HEAD names, through symbolic refs (an unborn
+ * branch counts); NULL when HEAD is detached, names something outside
+ * refs/heads/, or cannot be read (git does not complain either).
+ */
+static char *current_branch(void *data)
+{
+	struct repository *repo = data;
+	char *name = xstrdup("HEAD"), *target = NULL, *branch = NULL;
+	const char *rest;
+	bool symbolic = false;
+
+	for (int depth = 0; depth < REFS_MAX_SYMREF_DEPTH; depth++) {
+		if (refs_read_symref(repo, name, &target, NULL) < 0)
+			break;
+		free(name);
+		name = target;
+		symbolic = true;
+	}
+	if (symbolic && skip_prefix(name, "refs/heads/", &rest))
+		branch = xstrdup(rest);
+	free(name);
+	return branch;
+}
+
+void repo_config_info(struct repository *repo, struct config_repo_info *out)
+{
+	*out = (struct config_repo_info){
+		.gitdir = repo->gitdir,
+		.gitdir_spelled = repo->gitdir_spelled,
+		.worktree = repo->worktree,
+		.current_branch = current_branch,
+		.data = repo,
+	};
+}
+
+/*
  * Build the repository from its git directory. top is where discovery
- * found ".git" (or the start directory for GIT_DIR); env holds the
- * overrides that apply.
+ * found ".git" (or the start directory for GIT_DIR), start the
+ * directory discovery started from (NULL when opening); env holds the
+ * overrides that apply. As git does, the format (version, extensions,
+ * core.bare, core.worktree) comes from the repository's config files
+ * alone, read before the whole config, whose conditional includes can
+ * then be tested against the git directory, work tree and HEAD.
  */
 static int finish_open(struct repository **out, enum found_how how,
-		       const char *gitdir, const char *top,
-		       const struct repo_env *env, struct gp_error *err)
+		       const char *gitdir, bool via_gitfile, const char *top,
+		       const char *start, const struct repo_env *env,
+		       struct gp_error *err)
 {
 	struct repository *repo = xcalloc(1, sizeof(*repo));
+	struct config_set format = CONFIG_SET_INIT;
+	struct config_repo_info info;
 	char *common = NULL, *objects = NULL;
 	int ret;
 
@@ -586,13 +701,19 @@ static int finish_open(struct repository **out, enum found_how how,
 	if (ret < 0)
 		goto out;
 
-	ret = config_set_load_repo(&repo->config, repo->commondir, repo->gitdir, err);
+	ret = config_set_load_format(&format, repo->commondir, repo->gitdir, err);
 	if (ret < 0)
 		goto out;
-	ret = check_format(repo, err);
+	ret = check_format(repo, &format, err);
 	if (ret < 0)
 		goto out;
-	ret = choose_worktree(repo, how, top, env, err);
+	ret = choose_worktree(repo, &format, how, top, env, err);
+	if (ret < 0)
+		goto out;
+	repo->gitdir_spelled = spelled_gitdir(repo, how, gitdir, via_gitfile, top, start);
+	repo_config_info(repo, &info);
+	ret = config_set_load_repo(&repo->config, repo->commondir, repo->gitdir,
+				   &info, err);
 	if (ret < 0)
 		goto out;
 	if (how == FOUND_GITDIR)
@@ -621,6 +742,7 @@ static int finish_open(struct repository **out, enum found_how how,
 		free(cwd);
 	}
 out:
+	config_set_release(&format);
 	free(objects);
 	free(common);
 	if (ret < 0) {
@@ -642,6 +764,7 @@ int repo_discover(struct repository **out, const char *start_dir,
 	};
 	enum found_how how = FOUND_EXPLICIT;
 	char *start = NULL, *gitdir = NULL, *top = NULL;
+	bool via_gitfile = false;
 	struct stat st;
 	int ret;
 
@@ -655,6 +778,7 @@ int repo_discover(struct repository **out, const char *start_dir,
 			ret = read_gitfile(env.git_dir, &gitdir, err);
 			if (ret < 0)
 				goto out;
+			via_gitfile = true;
 		} else {
 			gitdir = xstrdup(env.git_dir);
 		}
@@ -665,11 +789,11 @@ int repo_discover(struct repository **out, const char *start_dir,
 		}
 		top = xstrdup(start);
 	} else {
-		ret = walk_up(start, &env, &how, &gitdir, &top, err);
+		ret = walk_up(start, &env, &how, &gitdir, &via_gitfile, &top, err);
 		if (ret < 0)
 			goto out;
 	}
-	ret = finish_open(out, how, gitdir, top, &env, err);
+	ret = finish_open(out, how, gitdir, via_gitfile, top, start, &env, err);
 out:
 	free(top);
 	free(gitdir);
@@ -697,7 +821,7 @@ int repo_open_gitdir(struct repository **out, const char *gitdir,
 				   "not a git repository: '%s'", gitdir);
 		goto out;
 	}
-	ret = finish_open(out, FOUND_OPEN, gitdir, NULL, &env, err);
+	ret = finish_open(out, FOUND_OPEN, gitdir, target != NULL, NULL, NULL, &env, err);
 out:
 	free(target);
 	return ret;
@@ -984,6 +1108,7 @@ void repo_free(struct repository *repo)
 	ref_store_free(repo->refs);
 	config_set_release(&repo->config);
 	free(repo->gitdir);
+	free(repo->gitdir_spelled);
 	free(repo->commondir);
 	free(repo->objdir);
 	free(repo->worktree);

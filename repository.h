@@ -8,20 +8,23 @@
  * overrides the object directory.
  *
  * The repository's config (system, global, local, command line) is read
- * once at open; core.repositoryformatversion and extensions.objectFormat
- * choose the hash algorithm (sha1 when unset). Unknown extensions under
- * repositoryformatversion 1 are refused, as git refuses them.
+ * once at open, its conditional includes (config.h) tested against
+ * this repository; core.repositoryformatversion and
+ * extensions.objectFormat choose the hash algorithm (sha1 when unset).
+ * Unknown extensions under repositoryformatversion 1 are refused, as
+ * git refuses them.
  *
  * The format keys (core.repositoryformatversion, extensions.*,
  * core.bare, core.worktree) are taken from the repository's own config
- * only, as git takes them. Version 0 or 1 is accepted; under version 1
- * the extensions noop, noop-v1, objectFormat, refStorage,
- * preciousObjects, partialClone and worktreeConfig are accepted and any
- * other is refused; under version 0 unknown extensions are ignored but
- * the version-1-only ones (objectFormat, refStorage, noop-v1) are
- * refused. extensions.refStorage is "files" (the default) or "reftable"
- * (refs.h reads both); any other value is refused as git refuses it,
- * and so is a ref store elsewhere ("reftable://<path>").
+ * files only, not the files they include, as git takes them. Version 0
+ * or 1 is accepted; under version 1 the extensions noop, noop-v1,
+ * objectFormat, refStorage, preciousObjects, partialClone and
+ * worktreeConfig are accepted and any other is refused; under version
+ * 0 unknown extensions are ignored but the version-1-only ones
+ * (objectFormat, refStorage, noop-v1) are refused. extensions.refStorage
+ * is "files" (the default) or "reftable" (refs.h reads both); any other
+ * value is refused as git refuses it, and so is a ref store elsewhere
+ * ("reftable://<path>").
  *
  * Discovery also honours GIT_WORK_TREE, GIT_COMMON_DIR,
  * GIT_CEILING_DIRECTORIES and GIT_DISCOVERY_ACROSS_FILESYSTEM, and a
@@ -49,6 +52,12 @@ enum ref_storage {
 
 struct repository {
 	char *gitdir;   /* absolute path of the git directory */
+	/*
+	 * The git directory as git spells it for includeIf "gitdir:"
+	 * (config_repo_info): symbolic links of $PWD kept; NULL when git
+	 * uses the resolved path.
+	 */
+	char *gitdir_spelled;
 	char *objdir;   /* absolute path of the object directory */
 	char *worktree; /* absolute top of the work tree; NULL when bare */
 	bool bare;
@@ -115,6 +124,12 @@ char *repo_shallow_path(const struct repository *repo);
  */
 int repo_promisor_fetch(struct repository *repo, const struct object_id *oids, size_t nr,
 			struct gp_error *err);
+
+/*
+ * What includeIf conditions are tested against (config.h), as the
+ * repository's own config was read: valid while repo is.
+ */
+void repo_config_info(struct repository *repo, struct config_repo_info *out);
 
 /* Accepts NULL. Closes the object database and the ref cache too. */
 void repo_free(struct repository *repo);

@@ -18,10 +18,20 @@
  * readers mean to (no NUL, byte order mark or include).
  *
  * Includes: "~/" paths resolve against a private HOME made on first use
- * (removed at exit), holding a plain file, and two files including each
- * other to reach the depth limit. Absolute include paths read whatever
- * the fuzzer names, read-only; run the fuzzer with stdin from
+ * (removed at exit), holding a plain file, two files including each
+ * other to reach the depth limit, one of conditional includes (with
+ * "./" patterns, which need a file) and one that sets a remote URL (an
+ * error under includeIf.hasconfig). Absolute include paths read
+ * whatever the fuzzer names, read-only; run the fuzzer with stdin from
  * /dev/null so that "/dev/stdin" cannot block (t/fuzz/run.sh does).
+ *
+ * Conditional includes: the text is read again as a repository's
+ * config (config_read_opts.repo: a made-up git directory, work tree and
+ * branch), where includeIf conditions can hold, and once more without
+ * includes. Checks: the same contract (nothing appended on error); a
+ * text without "include" reads the same either way; the branch is
+ * asked at most once; and a read without includes succeeds whenever
+ * the read with them does, with no more entries.
  */
 #include "fuzz.h"
 #include "config.h"
@@ -41,7 +51,8 @@ static void write_file(const char *name, const char *text)
 
 static void remove_home(void)
 {
-	static const char *const names[] = { "plain", "loop-a", "loop-b", ".gitconfig" };
+	static const char *const names[] = { "plain", "loop-a", "loop-b", ".gitconfig",
+					      "cond", "url" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
 		char *path = xstrfmt("%s/%s", fuzz_home, names[i]);
 		unlink(path);
@@ -65,6 +76,12 @@ static void setup_home(void)
 	write_file("loop-a", "[a]\n\tx = 1\n[include]\n\tpath = ~/loop-b\n");
 	write_file("loop-b", "[b]\n\ty = 2\n[include]\n\tpath = ~/loop-a\n");
 	write_file(".gitconfig", "[user]\n\tname = fuzz\n");
+	write_file("cond", "[includeIf \"gitdir:./\"]\n\tpath = plain\n"
+			   "[includeIf \"gitdir/i:./REPO/\"]\n\tpath = plain\n"
+			   "[includeIf \"worktree:./\"]\n\tpath = plain\n"
+			   "[includeIf \"onbranch:fuzz/\"]\n\tpath = plain\n"
+			   "[includeIf \"hasconfig:remote.*.url:https://**\"]\n\tpath = plain\n");
+	write_file("url", "[remote \"fuzz\"]\n\turl = https://example.com/fuzz\n");
 	setenv("HOME", fuzz_home, 1);
 }
 
@@ -189,6 +206,74 @@ static void check_blob(const char *copy, size_t size, int set_ret, size_t set_nr
 		fuzz_fail("blob parse gave %zu entries, set parse %zu", nr, set_nr);
 }
 
+static int branch_asks;
+
+static char *fuzz_branch(void *data)
+{
+	branch_asks++;
+	return xstrdup("fuzz/main");
+}
+
+static bool mentions(const char *text, size_t size, const char *word)
+{
+	size_t len = strlen(word);
+
+	for (size_t pos = 0; pos + len <= size; pos++)
+		if (!strncasecmp(text + pos, word, len))
+			return true;
+	return false;
+}
+
+/*
+ * The text as a repository's config (conditions can hold), and without
+ * includes; set_ret and set_nr are what the plain read gave.
+ */
+static void check_repo_reads(const char *copy, size_t size, int set_ret,
+			     size_t set_nr)
+{
+	struct config_set cs = CONFIG_SET_INIT;
+	struct gp_error err = GP_ERROR_INIT;
+	char *gitdir = xstrfmt("%s/repo/.git", fuzz_home);
+	char *worktree = xstrfmt("%s/repo", fuzz_home);
+	struct config_repo_info info = {
+		.gitdir = gitdir, .gitdir_spelled = "/fuzz/link/repo/.git",
+		.worktree = worktree, .current_branch = fuzz_branch,
+	};
+	struct config_read_opts opts = { .repo = &info };
+	struct config_read_opts plain = { .no_includes = true };
+	int ret;
+
+	branch_asks = 0;
+	ret = config_set_add_buf(&cs, "fuzz", copy, size, CONFIG_SCOPE_LOCAL, &opts, &err);
+	if (branch_asks > 1)
+		fuzz_fail("the branch was asked %d times in one read", branch_asks);
+	if (ret) {
+		fuzz_check_error(ret, &err, 0, "config_set_add_buf (repository)");
+		if (cs.nr)
+			fuzz_fail("config_set_add_buf (repository) failed but left %zu entries",
+				  cs.nr);
+	} else {
+		check_lookups(&cs);
+	}
+	if (!mentions(copy, size, "include") && (!ret != !set_ret ||
+						   (!ret && cs.nr != set_nr)))
+		fuzz_fail("without includes, a repository read gave %d (%zu entries), a plain one %d (%zu)",
+			  ret, cs.nr, set_ret, set_nr);
+	config_set_release(&cs);
+
+	ret = config_set_add_buf(&cs, "fuzz", copy, size, CONFIG_SCOPE_LOCAL, &plain, &err);
+	if (ret)
+		fuzz_check_error(ret, &err, GP_ECORRUPT, "config_set_add_buf (no includes)");
+	if (!set_ret && (ret || cs.nr > set_nr))
+		fuzz_fail("without includes: %d and %zu entries, with them: %zu entries",
+			  ret, cs.nr, set_nr);
+	if (!ret)
+		check_lookups(&cs);
+	config_set_release(&cs);
+	free(worktree);
+	free(gitdir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct config_set cs = CONFIG_SET_INIT;
@@ -202,8 +287,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	copy = xmalloc(size ? size : 1);
 	memcpy(copy, data, size);
 
-	ret = config_set_add_buf(&cs, "fuzz", copy, size, CONFIG_SCOPE_LOCAL, &err);
+	ret = config_set_add_buf(&cs, "fuzz", copy, size, CONFIG_SCOPE_LOCAL, NULL, &err);
 	check_blob(copy, size, ret, cs.nr);
+	check_repo_reads(copy, size, ret, cs.nr);
 	if (ret) {
 		fuzz_check_error(ret, &err, 0, "config_set_add_buf");
 		if (cs.nr)
@@ -211,7 +297,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Nor may it drop what an earlier source added. */
 		if (config_set_add(&cs, "fuzz.before", "x", CONFIG_SCOPE_SYSTEM, &err))
 			fuzz_fail("config_set_add(fuzz.before): %s", gp_error_msg(&err));
-		ret = config_set_add_buf(&cs, "fuzz", copy, size, CONFIG_SCOPE_LOCAL, &err);
+		ret = config_set_add_buf(&cs, "fuzz", copy, size, CONFIG_SCOPE_LOCAL, NULL, &err);
 		if (!ret)
 			fuzz_fail("config_set_add_buf failed, then succeeded");
 		fuzz_check_error(ret, &err, 0, "config_set_add_buf");
@@ -224,7 +310,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_lookups(&cs);
 		/* Parsing again appends the same entries again. */
 		nr_first = cs.nr;
-		ret = config_set_add_buf(&cs, "fuzz", copy, size, CONFIG_SCOPE_LOCAL, &err);
+		ret = config_set_add_buf(&cs, "fuzz", copy, size, CONFIG_SCOPE_LOCAL, NULL, &err);
 		if (ret)
 			fuzz_fail("config_set_add_buf succeeded, then failed: %s",
 				  gp_error_msg(&err));

@@ -356,6 +356,28 @@ EOF
 printf '\357\273\277[bom]\r\n\tkey = crlf value\r\n[x]y=z' >"$out/config/bom-crlf"
 # ~/plain and ~/loop-a exist in the private HOME fuzz-config.c makes.
 printf '[include]\n\tpath = ~/plain\n[x]\n\tafter = 1\n[include]\n\tpath = ~/loop-a\n' >"$out/config/includes"
+# Conditional includes: ~/cond holds "./" patterns, ~/url a remote URL
+# (refused under includeIf.hasconfig); the read as a repository's
+# config has the git directory ~/repo/.git and the branch fuzz/main.
+cat >"$out/config/conditional" <<'EOF'
+[remote "origin"]
+	url = https://example.com/fuzz.git
+[includeIf "gitdir:~/repo/"]
+	path = ~/cond
+[includeIf "gitdir/i:**/REPO/.git"]
+	path = ~/plain
+[includeIf "gitdir:link/"]
+	path = ~/plain
+[includeIf "worktree:~/"]
+	path = ~/plain
+[includeIf "onbranch:fuzz/*"]
+	path = ~/plain
+[includeIf "hasconfig:remote.*.url:https://example.com/**"]
+	path = ~/plain
+[includeIf "unknown:condition"]
+	path = ~/url
+EOF
+printf '[includeIf "hasconfig:remote.*.url:nomatch"]\n\tpath = ~/url\n' >"$out/config/conditional-url"
 
 # refs/: a flag byte (bit 0: SHA-256; bit 1: a loose ref file, else
 # packed-refs), then the file. commit/: a flag byte (bit 0: SHA-256;

@@ -16,6 +16,10 @@
  *                                   and list it
  *   test-tool config read-stdin     parse standard input as a buffer
  *                                   (any bytes) and list it
+ *                                   (read-*: includeIf conditions are
+ *                                   tested against the repository found
+ *                                   from the cwd, as "git config
+ *                                   --includes -f" tests them)
  *   test-tool config parse-bool VALUE / parse-int64 VALUE
  *   test-tool config repo-info [FIELD]
  *                                   gitdir, commondir, objdir, bare,
@@ -164,21 +168,31 @@ static int cmd_read(const char *path)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct config_set cs = CONFIG_SET_INIT;
+	struct config_repo_info info;
+	struct config_read_opts opts = { .repo = NULL };
+	struct repository *repo = NULL;
 	struct strbuf in = STRBUF_INIT;
 	int ret;
 
+	/* Outside a repository (or in a broken one), conditions have none. */
+	if (!repo_discover(&repo, NULL, &err)) {
+		repo_config_info(repo, &info);
+		opts.repo = &info;
+	}
+	gp_error_clear(&err);
 	if (path) {
-		ret = config_set_add_file(&cs, path, CONFIG_SCOPE_LOCAL, &err);
+		ret = config_set_add_file(&cs, path, CONFIG_SCOPE_LOCAL, &opts, &err);
 	} else if (strbuf_read_fd(&in, 0, 0) < 0) {
 		ret = gp_error_errno(&err, "cannot read standard input");
 	} else {
 		ret = config_set_add_buf(&cs, "standard input", in.buf, in.len,
-					 CONFIG_SCOPE_LOCAL, &err);
+					 CONFIG_SCOPE_LOCAL, &opts, &err);
 	}
 	if (ret < 0)
 		ret = fatal(&err);
 	else
 		list_set(&cs, false);
+	repo_free(repo);
 	strbuf_release(&in);
 	config_set_release(&cs);
 	gp_error_clear(&err);
