@@ -24,6 +24,7 @@ static const struct test_cmd cmds[] = {
 	{ "object-filter", cmd__object_filter },
 	{ "oid-array", cmd__oid_array },
 	{ "pack-mtimes", cmd__pack_mtimes },
+	{ "pkt-line", cmd__pkt_line },
 	{ "pseudo-merges", cmd__pseudo_merge },
 };
 

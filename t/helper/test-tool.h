@@ -22,6 +22,7 @@ int cmd__midx_dump(int argc, const char **argv);
 int cmd__object_filter(int argc, const char **argv);
 int cmd__oid_array(int argc, const char **argv);
 int cmd__pack_mtimes(int argc, const char **argv);
+int cmd__pkt_line(int argc, const char **argv);
 int cmd__pseudo_merge(int argc, const char **argv);
 
 #endif
