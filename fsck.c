@@ -1384,21 +1384,11 @@ bool fsck_submodule_name_ok(const char *name)
 	}
 }
 
-static int hex_digit(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	ch = lower(ch);
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
-}
-
 /* The byte that "%XY" at p encodes, or -1. */
 static int hex_pair(const char *p)
 {
-	int hi = hex_digit((unsigned char)p[0]);
-	int lo = hi < 0 ? -1 : hex_digit((unsigned char)p[1]);
+	int hi = hex_digit_value((unsigned char)p[0]);
+	int lo = hi < 0 ? -1 : hex_digit_value((unsigned char)p[1]);
 	return lo < 0 ? -1 : hi << 4 | lo;
 }
 

@@ -60,23 +60,12 @@ static bool parse_scaled(const char *s, uint64_t *out)
 	return true;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode %XX in [s, s + len) into sb; %00 and malformed escapes stay as written. */
 static void percent_decode(struct strbuf *sb, const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		if (s[i] == '%' && i + 2 < len) {
-			int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+			int hi = hex_digit_value(s[i + 1]), lo = hex_digit_value(s[i + 2]);
 			if (hi >= 0 && lo >= 0 && (hi || lo)) {
 				strbuf_addch(sb, hi << 4 | lo);
 				i += 2;

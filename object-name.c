@@ -53,21 +53,10 @@ struct hex_prefix {
 	size_t nibbles;
 };
 
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool all_hex(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		if (hexval((unsigned char)s[i]) < 0)
+		if (hex_digit_value((unsigned char)s[i]) < 0)
 			return false;
 	return true;
 }
@@ -78,7 +67,7 @@ static bool parse_prefix(const char *hex, size_t len, int algo, struct hex_prefi
 	if (!len || len > gp_hash_algos[algo].hexsz)
 		return false;
 	for (size_t i = 0; i < len; i++) {
-		int v = hexval((unsigned char)hex[i]);
+		int v = hex_digit_value((unsigned char)hex[i]);
 		if (v < 0)
 			return false;
 		p->raw[i / 2] |= (unsigned char)(i % 2 ? v : v << 4);

@@ -59,24 +59,13 @@ char *oid_to_hex_r(char *out, const struct object_id *oid)
 	return hash_to_hex_r(out, oid->hash, oid_rawsz(oid));
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int hex_to_oid(const char *hex, int algo, struct object_id *oid)
 {
 	size_t rawsz = gp_hash_algos[algo].rawsz;
 	oid_clear(oid, algo);
 	for (size_t i = 0; i < rawsz; i++) {
-		int hi = hexval((unsigned char)hex[2 * i]);
-		int lo = hi < 0 ? -1 : hexval((unsigned char)hex[2 * i + 1]);
+		int hi = hex_digit_value((unsigned char)hex[2 * i]);
+		int lo = hi < 0 ? -1 : hex_digit_value((unsigned char)hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return -1;
 		oid->hash[i] = (unsigned char)(hi << 4 | lo);

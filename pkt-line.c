@@ -25,17 +25,6 @@ static void put_pkt_len(char *hdr, size_t len)
 	hdr[3] = hexdigits[len & 0xf];
 }
 
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static void reader_init(struct pkt_reader *r, int fd, const void *mem,
 			size_t len, unsigned flags)
 {
@@ -141,7 +130,7 @@ int pkt_read(struct pkt_reader *r, struct gp_error *err)
 	if (got < sizeof(hdr))
 		return hung_up(r, err);
 	for (int i = 0; i < PKT_HEADER_SIZE; i++) {
-		int v = hexval((unsigned char)hdr[i]);
+		int v = hex_digit_value((unsigned char)hdr[i]);
 		if (v < 0)
 			return bad_length_chars(r, hdr, err);
 		pkt_len = (pkt_len << 4) | (size_t)v;

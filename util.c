@@ -215,3 +215,14 @@ void humanize_size(char *buf, size_t len, uint64_t n)
 	else
 		snprintf(buf, len, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
 }
+
+int hex_digit_value(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

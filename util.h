@@ -144,6 +144,8 @@ void humanize_size(char *buf, size_t len, uint64_t n);
 bool starts_with(const char *s, const char *prefix);
 bool skip_prefix(const char *s, const char *prefix, const char **rest);
 bool ends_with(const char *s, const char *suffix);
+/* The value of one hex digit (either case), or -1. */
+int hex_digit_value(int c);
 /* The part of path after its last '/' (all of it when there is none). */
 const char *base_name(const char *path);
 

@@ -23,7 +23,10 @@ also under refs/remotes/<1..3>/tags/ (16 per remote). gitpack repack
    pseudo-merge for a commit outside the MIDX, git'\''s error for
    thresholds out of order and its warnings for values out of range;
  - the sizes of the merges for given candidates, as git 2.55 makes
-   them (test-tool pseudo-merges plan);
+   them (test-tool pseudo-merges plan); and, when git 2.55 is at hand
+   (GIT_NEW), the merges themselves: for four configurations it writes
+   the same merges as gitpack (commits and object counts), read by its
+   own test-tool from both files;
  - a damaged section is refused, naming the file and the offset.
 
 SHA-1 and SHA-256.'
@@ -156,6 +159,24 @@ test_expect_success 'plan: git'\''s warnings and errors' '
 	test_must_fail test-tool pseudo-merges plan pattern="(" </dev/null 2>err &&
 	grep "failed to load pseudo-merge regex for t.pattern: .^(." err
 '
+
+# new_merges DIR: DIR's merges as git 2.55'\''s test-tool reads them, one
+# line each, "<objects> <sorted commits...>", the lines sorted (the
+# order of capture groups is the writer'\''s).
+new_merges () {
+	gp_nm_tool_=$(dirname "$GP_TEST_GIT_NEW")/test-tool &&
+	(cd "$1" && "$gp_nm_tool_" bitmap dump-pseudo-merges) >nm.out &&
+	gp_nm_i_=0 &&
+	while test $gp_nm_i_ -lt $(wc -l <nm.out)
+	do
+		(cd "$1" && "$gp_nm_tool_" bitmap dump-pseudo-merge-commits $gp_nm_i_) >nm.commits &&
+		sed -n "$((gp_nm_i_ + 1))s/.*objects=//p" nm.out | tr "\n" " " &&
+		sort nm.commits | tr "\n" " " &&
+		echo &&
+		gp_nm_i_=$((gp_nm_i_ + 1)) || return 1
+	done >nm.lines &&
+	sort nm.lines
+}
 
 for algo in $test_hash_algos
 do
@@ -298,6 +319,27 @@ do
 			sort actual.raw >actual &&
 			sort expect.raw >expect &&
 			test_cmp expect actual || return 1
+		done
+	'
+
+	test_expect_success GIT_NEW "$algo: git 2.55 writes the same merges, and reads gitpack's" '
+		for cfg in "maxMerges=3" "maxMerges=8 sampleRate=0.3" \
+			"maxMerges=1 stableThreshold=$((1600000000 + 60 * 40)) stableSize=7" \
+			"pattern=refs/remotes/([0-9]+)/tags/ stableThreshold=1.month.ago"
+		do
+			args= &&
+			for kv in $cfg
+			do
+				args="$args -c bitmapPseudoMerge.tags.$kv" || return 1
+			done &&
+			rm -rf new-$algo &&
+			cp -R $r new-$algo &&
+			gitpack -C $r $args repack -adbq &&
+			git_new -C new-$algo $args repack -adbq &&
+			new_merges $r >gitpack.merges &&
+			new_merges new-$algo >git.merges &&
+			test -s git.merges &&
+			test_cmp git.merges gitpack.merges || return 1
 		done
 	'
 
