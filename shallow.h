@@ -125,10 +125,13 @@ struct shallow_request {
  *    protocol v0, which sends nothing then) both lists stay empty.
  *
  * What the caller does with them, as git does: the pack walk treats the
- * client's shallow commits and the new boundary as parentless; for
+ * client's shallow commits (the unshallowed ones too), the new
+ * boundary and the repository's own shallow commits as parentless; for
  * each unshallowed commit its parents are added to the wants and the
  * commit itself counts as something the client has (an edge of a thin
- * pack).
+ * pack). When any shallow line was received or sent, git's pack walk
+ * is also "edge-aggressive" (pack-objects --shallow; revision.h's
+ * rev_walk_set_edge_aggressive()).
  *
  * git's quirks, kept: with has_since or not_tips in a shallow repository
  * a listed commit of its shallow file has no parents and so is not
