@@ -256,6 +256,7 @@ struct fetch_req {
 	int depth;
 	bool deepen_relative;
 	int64_t deepen_since;
+	bool has_since;
 	struct object_id *deepen_not;
 	size_t nr_deepen_not, alloc_deepen_not;
 	bool deepen_rev_list;
@@ -361,8 +362,13 @@ static void neg_free(struct neg_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Read the commit at index i (once). Errors: those of reading it. */
-static int neg_parse(struct session *s, uint32_t i, struct gp_error *err)
+/*
+ * Read the commit at index i (once). A shallow commit of this
+ * repository gets no parents, unless real_parents. Errors: those of
+ * reading it.
+ */
+static int neg_parse_parents(struct session *s, uint32_t i, bool real_parents,
+			     struct gp_error *err)
 {
 	struct neg_commit *c = &s->neg.items[i];
 	struct commit_info ci = COMMIT_INFO_INIT;
@@ -389,7 +395,7 @@ static int neg_parse(struct session *s, uint32_t i, struct gp_error *err)
 	if (ret)
 		return ret;
 	/* a shallow commit of this repository has no parents to follow */
-	if (!s->repo_is_shallow || !oidset_contains(&s->repo_shallow, &oid)) {
+	if (real_parents || !s->repo_is_shallow || !oidset_contains(&s->repo_shallow, &oid)) {
 		uint32_t *parents = ci.nr_parents ? xcalloc(ci.nr_parents, sizeof(*parents)) : NULL;
 		for (size_t p = 0; p < ci.nr_parents; p++)
 			parents[p] = neg_lookup(&s->neg, &ci.parents[p], true);
@@ -400,6 +406,16 @@ static int neg_parse(struct session *s, uint32_t i, struct gp_error *err)
 	s->neg.items[i].date = ci.date;
 	commit_info_release(&ci);
 	return 0;
+}
+
+static int neg_parse(struct session *s, uint32_t i, struct gp_error *err)
+{
+	return neg_parse_parents(s, i, false, err);
+}
+
+static int neg_parse_full(struct session *s, uint32_t i, struct gp_error *err)
+{
+	return neg_parse_parents(s, i, true, err);
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -831,6 +847,8 @@ static int add_deepen_not(struct session *s, struct fetch_req *r, const char *ar
 		gp_error_clear(err);
 		free(name);
 	}
+	if (!matches)
+		return gp_error_set(err, GP_EPROTO, "git upload-pack: deepen-not is not a ref: %s", arg);
 	if (matches != 1)
 		return gp_error_set(err, GP_EPROTO, "git upload-pack: ambiguous deepen-not: %s", line);
 	ALLOC_GROW(r->deepen_not, r->nr_deepen_not + 1, r->alloc_deepen_not);
@@ -862,9 +880,11 @@ static int parse_deepen_line(struct session *s, struct fetch_req *r, const char 
 		long long t;
 		errno = 0;
 		t = strtoll(arg, &end, 0);
-		if (end == arg || *end || t <= 0 || errno || t == LLONG_MAX)
+		/* 0 is a date (git takes it); -1 is not */
+		if (end == arg || *end || t < 0 || errno || t == LLONG_MAX)
 			return gp_error_set(err, GP_EPROTO, "Invalid deepen-since: %s", line);
 		r->deepen_since = t;
+		r->has_since = true;
 		r->deepen_rev_list = true;
 		return 1;
 	}
@@ -1181,6 +1201,9 @@ static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error 
 		ret = read_line(s, err);
 		if (ret < 0)
 			return ret;
+		/* a stateless client may stop after its wants: nothing more to say */
+		if (ret == PKT_EOF && s->opts->stateless_rpc)
+			return 1;
 		if (ret == PKT_EOF)
 			return gp_error_set(err, GP_EPROTO,
 					    "the remote end hung up unexpectedly");
@@ -1266,26 +1289,6 @@ static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error 
 
 /* ---- shallow ---------------------------------------------------------------- */
 
-#define SHALLOW_INFINITE_DEPTH 0x7fffffff
-/* TEMPORARY until shallow.c computes boundaries (branch deepen). */
-struct shallow_request {
-	const struct object_id *wants;
-	size_t nr_wants;
-	const struct oidset *client_shallow;
-	const struct oidset *repo_shallow;
-	int depth;
-	bool relative;
-	int64_t since;
-	const struct object_id *not_tips;
-	size_t nr_not;
-};
-static int shallow_compute(struct odb *odb, int algo, const struct shallow_request *req,
-			   struct oid_array *shallow_out, struct oid_array *unshallow_out,
-			   struct gp_error *err)
-{
-	return gp_error_set(err, GP_EINVAL, "deepen is not supported yet");
-}
-
 static bool wants_shallow_info(const struct session *s, const struct fetch_req *r, bool v2)
 {
 	if (r->depth || r->deepen_rev_list || oidset_size(&r->client_shallow))
@@ -1294,50 +1297,54 @@ static bool wants_shallow_info(const struct session *s, const struct fetch_req *
 }
 
 /*
- * Work out the new shallow boundary and send it ("shallow"/"unshallow"
- * lines); set r->walk_shallow to what the pack's walk must not cross,
- * and make the parents of unshallowed commits wanted.
+ * What the pack's walk must not cross: every shallow commit the client
+ * keeps and the serving repository's own boundary. Idempotent.
  */
-static int update_shallow(struct session *s, struct fetch_req *r, struct gp_error *err)
+static void walk_shallow_base(struct session *s, struct fetch_req *r)
+{
+	size_t pos = 0;
+	const struct object_id *oid;
+	for (size_t i = 0; i < r->nr_shallow_order; i++)
+		oidset_insert(&r->walk_shallow, &r->shallow_order[i]);
+	while (s->repo_is_shallow && (oid = oidset_next(&s->repo_shallow, &pos)))
+		oidset_insert(&r->walk_shallow, oid);
+}
+
+/*
+ * Work out the new shallow boundary (when a depth was asked, or for v2
+ * from a shallow server) and send it as "shallow"/"unshallow" lines;
+ * the new boundary joins what the walk does not cross, and the parents
+ * of unshallowed commits become wanted (the commits themselves the
+ * client has).
+ */
+static int update_shallow(struct session *s, struct fetch_req *r, bool v2, struct gp_error *err)
 {
 	struct oid_array shallow = OID_ARRAY_INIT, unshallow = OID_ARRAY_INIT;
-	bool compute = r->depth || r->deepen_rev_list || (s->repo_is_shallow && r->nr_wants);
+	bool compute = r->depth || r->deepen_rev_list || (v2 && s->repo_is_shallow);
 	int ret = 0;
 
-	if (r->depth && r->deepen_rev_list)
-		return gp_error_set(err, GP_EPROTO,
-				    "git upload-pack: deepen and deepen-since (or deepen-not) "
-				    "cannot be used together");
+	walk_shallow_base(s, r);
+	if (!compute)
+		return 0;
 	oid_array_init(&shallow, s->repo->hash_algo);
 	oid_array_init(&unshallow, s->repo->hash_algo);
-	if (compute) {
+	{
 		struct shallow_request req = {
 			.wants = r->wants, .nr_wants = r->nr_wants,
-			.client_shallow = &r->client_shallow,
+			.client_shallow = r->shallow_order, .nr_client_shallow = r->nr_shallow_order,
 			.repo_shallow = s->repo_is_shallow ? &s->repo_shallow : NULL,
-			.depth = r->depth ? r->depth : (r->deepen_rev_list ? 0 : SHALLOW_INFINITE_DEPTH),
+			.depth = r->depth,
 			.relative = r->deepen_relative,
-			.since = r->deepen_since,
+			.has_since = r->has_since, .since = (uint64_t)r->deepen_since,
 			.not_tips = r->deepen_not, .nr_not = r->nr_deepen_not,
 		};
 		ret = shallow_compute(s->odb, s->repo->hash_algo, &req, &shallow, &unshallow, err);
-		if (ret) {
-			char *msg = xstrfmt("upload-pack: %s", gp_error_msg(err));
-			struct gp_error ignored = GP_ERROR_INIT;
-			pkt_write_error(s->out, &ignored, "%s", msg);
-			gp_error_clear(&ignored);
-			free(msg);
-			goto out;
-		}
 	}
-	/* the walk stops at every shallow commit the client keeps, old and new */
-	for (size_t i = 0; i < r->nr_shallow_order; i++)
-		oidset_insert(&r->walk_shallow, &r->shallow_order[i]);
-	if (s->repo_is_shallow) {
-		size_t pos = 0;
-		const struct object_id *oid;
-		while ((oid = oidset_next(&s->repo_shallow, &pos)))
-			oidset_insert(&r->walk_shallow, oid);
+	if (ret) {
+		struct gp_error ignored = GP_ERROR_INIT;
+		pkt_write_error(s->out, &ignored, "upload-pack: %s", gp_error_msg(err));
+		gp_error_clear(&ignored);
+		goto out;
 	}
 	for (size_t i = 0; !ret && i < shallow.nr; i++) {
 		struct object_id oid;
@@ -1359,7 +1366,8 @@ static int update_shallow(struct session *s, struct fetch_req *r, struct gp_erro
 		s->neg.items[ci].parsed = false;
 		free(s->neg.items[ci].parents);
 		s->neg.items[ci].parents = NULL;
-		if ((ret = neg_parse(s, ci, err)))
+		s->neg.items[ci].nr_parents = 0;
+		if ((ret = neg_parse_full(s, ci, err)))
 			break;
 		for (uint32_t p = 0; p < s->neg.items[ci].nr_parents; p++) {
 			struct object_id parent = s->neg.items[s->neg.items[ci].parents[p]].oid;
@@ -1792,10 +1800,11 @@ static int serve_v0(struct session *s, struct gp_error *err)
 	}
 	if (ret)
 		goto out;
-	if (wants_shallow_info(s, &r, false)) {
-		if ((ret = update_shallow(s, &r, err)) || (ret = pkt_flush(s->out, err)))
-			goto out;
-	}
+	/* v0 sends a shallow update (ended by a flush) only for a depth request */
+	if ((ret = update_shallow(s, &r, false, err)))
+		goto out;
+	if ((r.depth || r.deepen_rev_list) && (ret = pkt_flush(s->out, err)))
+		goto out;
 	ret = negotiate_v0(s, &r, err);
 	if (ret == 1) {
 		ret = 0;
@@ -2092,8 +2101,10 @@ static int cmd_fetch(struct session *s, struct gp_error *err)
 		goto out_flush;
 	if (wants_shallow_info(s, &r, true)) {
 		if ((ret = send_line(s, &r, err, "shallow-info\n")) ||
-		    (ret = update_shallow(s, &r, err)) || (ret = pkt_delim(s->out, err)))
+		    (ret = update_shallow(s, &r, true, err)) || (ret = pkt_delim(s->out, err)))
 			goto out;
+	} else {
+		walk_shallow_base(s, &r);
 	}
 	if (r.nr_wanted_refs) {
 		if ((ret = send_line(s, &r, err, "wanted-refs\n")))
