@@ -64,11 +64,10 @@ int hex_to_oid(const char *hex, int algo, struct object_id *oid)
 	size_t rawsz = gp_hash_algos[algo].rawsz;
 	oid_clear(oid, algo);
 	for (size_t i = 0; i < rawsz; i++) {
-		int hi = hex_digit_value((unsigned char)hex[2 * i]);
-		int lo = hi < 0 ? -1 : hex_digit_value((unsigned char)hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
+		int v = hex_pair_value(hex + 2 * i);
+		if (v < 0)
 			return -1;
-		oid->hash[i] = (unsigned char)(hi << 4 | lo);
+		oid->hash[i] = (unsigned char)v;
 	}
 	return 0;
 }

@@ -216,13 +216,23 @@ void humanize_size(char *buf, size_t len, uint64_t n)
 		snprintf(buf, len, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
 }
 
+/* Each byte's value as a hex digit plus one, 0 for the others: one load per digit. */
+static const unsigned char hex_value_table[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 int hex_digit_value(int c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return c >= 0 && c < 256 ? hex_value_table[c] - 1 : -1;
+}
+
+int hex_pair_value(const char *p)
+{
+	int hi = hex_value_table[(unsigned char)p[0]] - 1;
+	int lo = hex_value_table[(unsigned char)p[1]] - 1;
+	/* a -1 of either makes the result negative */
+	return (hi << 4) | lo | ((hi | lo) & ~0xff);
 }

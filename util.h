@@ -146,6 +146,8 @@ bool skip_prefix(const char *s, const char *prefix, const char **rest);
 bool ends_with(const char *s, const char *suffix);
 /* The value of one hex digit (either case), or -1. */
 int hex_digit_value(int c);
+/* The byte two hex digits at p stand for; negative when either is none. */
+int hex_pair_value(const char *p);
 /* The part of path after its last '/' (all of it when there is none). */
 const char *base_name(const char *path);
 
