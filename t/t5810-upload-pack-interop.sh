@@ -474,6 +474,29 @@ do
 	'
 done
 
+# Shallow cases are known breakages while the candidate says it cannot
+# deepen (gitpack's first upload-pack advertises shallow but refuses a
+# "deepen"); they count again as soon as it can, and any other failure of
+# this probe fails.
+shallow_expect=success
+test_expect_success 'setup: can the candidate deepen?' '
+	if git clone -q --depth=1 --upload-pack="$IP/upload-pack" \
+		"$(url file sha1)" probe-deepen 2>probe.err
+	then
+		shallow_expect=success
+	elif grep "deepen.* not supported" probe.err
+	then
+		shallow_expect=failure
+	else
+		cat probe.err &&
+		false
+	fi
+'
+if test $shallow_expect = failure
+then
+	echo "# the candidate cannot deepen yet: the shallow cases are known breakages"
+fi
+
 # --- git daemon ------------------------------------------------------------------
 
 # start_daemon: git daemon on 127.0.0.1 and a free port ($DAEMON_PORT),
@@ -574,7 +597,7 @@ do
 		for p in $(protos $c shallow)
 		do
 			d=$c-$t-v$p-$algo
-			test_expect_success $pre "$label, v$p: clone --depth=1, fetch --deepen=1 ($algo)" '
+			test_expect_$shallow_expect $pre "$label, v$p: clone --depth=1, fetch --deepen=1 ($algo)" '
 				fresh &&
 				gitc $c $p clone -q --depth=1 $(clone_opt $t) "$(url $t $algo)" $d-shallow &&
 				after_clone $t $d-shallow &&
@@ -625,7 +648,7 @@ do
 		served 0 &&
 		same_as dulwich-full $d-full remote
 	'
-	test_expect_success $pre "dulwich, $t, v0: clone --depth=1, fetch --depth=2 (sha1)" '
+	test_expect_$shallow_expect $pre "dulwich, $t, v0: clone --depth=1, fetch --depth=2 (sha1)" '
 		fresh &&
 		pyclient dulwich clone --depth=1 "$(url $t sha1)" $d-shallow &&
 		served 0 &&
@@ -717,7 +740,7 @@ do
 		for p in $(protos $c shallow)
 		do
 			d=$c-$t-v$p-$algo
-			test_expect_success $pre "$label, v$p: fetch into the shallow clone ($algo)" '
+			test_expect_$shallow_expect $pre "$label, v$p: fetch into the shallow clone ($algo)" '
 				fresh &&
 				gitc $c $p -C $d-shallow fetch -q &&
 				served $p &&
@@ -753,7 +776,7 @@ do
 		served 0 &&
 		same_as dulwich-full-B $d-full remote
 	'
-	test_expect_success $pre "dulwich, $t, v0: fetch --depth=2 into the shallow clone (sha1)" '
+	test_expect_$shallow_expect $pre "dulwich, $t, v0: fetch --depth=2 into the shallow clone (sha1)" '
 		fresh &&
 		pyclient dulwich fetch --depth=2 $d-shallow &&
 		served 0 &&
