@@ -14,6 +14,10 @@
 struct repository;
 struct gp_error;
 
+#ifndef GITPACK_VERSION
+#define GITPACK_VERSION "0.1"
+#endif
+
 int cmd_cat_file(int argc, const char **argv, struct repository *repo);
 int cmd_count_objects(int argc, const char **argv, struct repository *repo);
 int cmd_index_pack(int argc, const char **argv, struct repository *repo);
@@ -22,6 +26,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo);
 int cmd_repack(int argc, const char **argv, struct repository *repo);
 int cmd_rev_list(int argc, const char **argv, struct repository *repo);
 int cmd_show_index(int argc, const char **argv, struct repository *repo);
+int cmd_upload_pack(int argc, const char **argv, struct repository *repo);
 int cmd_verify_pack(int argc, const char **argv, struct repository *repo);
 
 struct option;

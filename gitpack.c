@@ -10,10 +10,6 @@
 #include "strbuf.h"
 #include "trace2.h"
 
-#ifndef GITPACK_VERSION
-#define GITPACK_VERSION "0.1"
-#endif
-
 enum cmd_flags {
 	RUN_SETUP = 1 << 0,        /* needs a repository; die without one */
 	RUN_SETUP_GENTLY = 1 << 1, /* use a repository if there is one */
@@ -35,6 +31,7 @@ static const struct cmd_entry commands[] = {
 	{ "repack", cmd_repack, RUN_SETUP, "Pack unpacked objects in a repository" },
 	{ "rev-list", cmd_rev_list, RUN_SETUP, "List commits (and objects) in reverse chronological order" },
 	{ "show-index", cmd_show_index, RUN_SETUP_GENTLY, "Show a pack index read from standard input" },
+	{ "upload-pack", cmd_upload_pack, 0, "Send objects packed back to git-fetch-pack" },
 	{ "verify-pack", cmd_verify_pack, RUN_SETUP_GENTLY, "Validate packed Git archive files" },
 };
 

@@ -24,6 +24,8 @@ struct hashfile {
 	uint64_t total;
 	int saved_errno;        /* first write error, latched */
 	bool stream;            /* writing to a caller's fd (hashfile_new_stream) */
+	hashfile_out_fn *out;   /* or to a caller's function (hashfile_new_stream_fn) */
+	void *out_data;
 	struct strbuf mem;
 };
 
@@ -104,6 +106,27 @@ struct hashfile *hashfile_new_stream(int fd, int algo)
 	return f;
 }
 
+struct hashfile *hashfile_new_stream_fn(hashfile_out_fn *out, void *data, int algo)
+{
+	struct hashfile *f = hashfile_new_stream(-1, algo);
+	f->out = out;
+	f->out_data = data;
+	return f;
+}
+
+/* Send a stream's bytes on; the first failure is latched in saved_errno. */
+static void stream_out(struct hashfile *f, const void *buf, size_t len)
+{
+	if (f->saved_errno)
+		return;
+	if (f->out) {
+		if (f->out(f->out_data, buf, len))
+			f->saved_errno = EPIPE;
+	} else if (write_in_full(f->fd, buf, len) < 0) {
+		f->saved_errno = errno ? errno : EIO;
+	}
+}
+
 int hashfile_finish_stream(struct hashfile *f, unsigned char *hash_out,
 			   struct gp_error *err)
 {
@@ -113,8 +136,7 @@ int hashfile_finish_stream(struct hashfile *f, unsigned char *hash_out,
 		BUG("hashfile_finish_stream on a file hashfile");
 	flush_buf(f);
 	hash_final_checksum(&f->ctx, hash);
-	if (!f->saved_errno && write_in_full(f->fd, hash, f->rawsz) < 0)
-		f->saved_errno = errno ? errno : EIO;
+	stream_out(f, hash, f->rawsz);
 	if (f->saved_errno) {
 		errno = f->saved_errno;
 		ret = gp_error_errno(err, "unable to write the pack to the output");
@@ -130,8 +152,7 @@ static void flush_buf(struct hashfile *f)
 	if (!f->buf_len)
 		return;
 	hash_update(&f->ctx, f->buf, f->buf_len);
-	if (!f->saved_errno && write_in_full(f->fd, f->buf, f->buf_len) < 0)
-		f->saved_errno = errno ? errno : EIO;
+	stream_out(f, f->buf, f->buf_len);
 	f->buf_len = 0;
 }
 
@@ -139,7 +160,7 @@ void hashfile_write(struct hashfile *f, const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	f->total += len;
-	if (f->fd < 0) {
+	if (f->fd < 0 && !f->out) {
 		hash_update(&f->ctx, data, len);
 		strbuf_add(&f->mem, data, len);
 		return;
@@ -149,8 +170,7 @@ void hashfile_write(struct hashfile *f, const void *data, size_t len)
 		if (!f->buf_len && len >= HASHFILE_BUFSZ) {
 			/* Large writes skip the buffer. */
 			hash_update(&f->ctx, p, len);
-			if (!f->saved_errno && write_in_full(f->fd, p, len) < 0)
-				f->saved_errno = errno ? errno : EIO;
+			stream_out(f, p, len);
 			return;
 		}
 		if (room > len)

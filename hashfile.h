@@ -47,6 +47,15 @@ int hashfile_create_locked(struct hashfile **out, const char *final_path,
 struct hashfile *hashfile_new_stream(int fd, int algo);
 int hashfile_finish_stream(struct hashfile *f, unsigned char *hash_out,
 			   struct gp_error *err);
+/*
+ * A stream whose bytes go to out() (a side-band framer, a socket, a cache
+ * tee) instead of a descriptor. out() returns 0, or non-zero when the
+ * bytes could not be sent; the hashfile then stops calling it and
+ * hashfile_finish_stream() fails with GP_EIO (the callback keeps its
+ * own message for the caller).
+ */
+typedef int hashfile_out_fn(void *data, const void *buf, size_t len);
+struct hashfile *hashfile_new_stream_fn(hashfile_out_fn *out, void *data, int algo);
 /* Collect into memory instead of a file. */
 struct hashfile *hashfile_new_memory(int algo);
 

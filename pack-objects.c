@@ -1542,23 +1542,37 @@ static int write_pack(struct writer *w, struct gp_error *err)
 	return ret;
 }
 
-int pack_objects_write_fd(struct pack_objects *po, int fd, struct gp_error *err)
+static int write_stream(struct pack_objects *po, struct hashfile *f, struct gp_error *err)
 {
 	struct writer w = { .po = po };
 	int ret;
 	if (po->opts.max_pack_size)
-		return gp_error_set(err, GP_EINVAL,
-				    "--max-pack-size cannot be used to build a pack for transfer");
-	ret = prepare(po, err);
-	if (ret)
+		ret = gp_error_set(err, GP_EINVAL,
+				   "--max-pack-size cannot be used to build a pack for transfer");
+	else
+		ret = prepare(po, err);
+	if (ret) {
+		hashfile_abort(f);
 		return ret;
-	w.f = hashfile_new_stream(fd, po->algo);
+	}
+	w.f = f;
 	ret = write_pack(&w, err);
 	if (ret) {
 		hashfile_abort(w.f);
 		return ret;
 	}
 	return hashfile_finish_stream(w.f, NULL, err);
+}
+
+int pack_objects_write_fd(struct pack_objects *po, int fd, struct gp_error *err)
+{
+	return write_stream(po, hashfile_new_stream(fd, po->algo), err);
+}
+
+int pack_objects_write_fn(struct pack_objects *po, hashfile_out_fn *out, void *data,
+			  struct gp_error *err)
+{
+	return write_stream(po, hashfile_new_stream_fn(out, data, po->algo), err);
 }
 
 void pack_objects_names_release(struct pack_objects_names *names)

@@ -30,6 +30,7 @@
 #ifndef GP_PACK_OBJECTS_H
 #define GP_PACK_OBJECTS_H
 
+#include "hashfile.h"
 #include "object.h"
 
 struct gp_error;
@@ -296,6 +297,14 @@ int pack_objects_add_loose(struct pack_objects *po, struct gp_error *err);
  * source pack or loose object is damaged: file and offset), GP_EIO.
  */
 int pack_objects_write_fd(struct pack_objects *po, int fd, struct gp_error *err);
+
+/*
+ * The same, with the bytes going to out() (hashfile.h): a side-band
+ * framer, a socket, a cache tee. A failure of out() is GP_EIO; its own
+ * message is the callback's to keep.
+ */
+int pack_objects_write_fn(struct pack_objects *po, hashfile_out_fn *out, void *data,
+			  struct gp_error *err);
 
 /* The hashes of the packs one write produced, in the order written. */
 struct pack_objects_names {

@@ -12,6 +12,7 @@
  * packet in the stream, which Git's do not.
  */
 #include "pkt-line.h"
+#include <poll.h>
 #include "error.h"
 #include "strbuf.h"
 
@@ -67,6 +68,32 @@ static int take(struct pkt_reader *r, char *dst, size_t want, size_t *got,
 		size_t avail = r->mem_len - pos;
 		*got = MIN(want, avail);
 		memcpy(dst, r->mem + pos, *got);
+	} else if (r->timeout_ms > 0) {
+		/* an idle peer may not hold the process forever */
+		*got = 0;
+		while (*got < want) {
+			struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+			ssize_t n;
+			int ready = poll(&pfd, 1, r->timeout_ms);
+			if (ready < 0 && errno == EINTR)
+				continue;
+			if (ready < 0)
+				return gp_error_errno(err, "read error (offset %" PRIu64 ")",
+						      r->offset + *got);
+			if (!ready)
+				return gp_error_set(err, GP_EPROTO,
+						    "timed out waiting for input (offset %" PRIu64 ")",
+						    r->offset + *got);
+			n = read(r->fd, dst + *got, want - *got);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n < 0)
+				return gp_error_errno(err, "read error (offset %" PRIu64 ")",
+						      r->offset + *got);
+			if (!n)
+				break;
+			*got += (size_t)n;
+		}
 	} else {
 		ssize_t n = read_in_full(r->fd, dst, want);
 		if (n < 0)

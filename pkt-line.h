@@ -91,6 +91,12 @@ struct pkt_reader {
 	uint64_t max_bytes;   /* the stream may not be longer */
 	uint64_t max_packets; /* nor hold more packets (flushes count) */
 	unsigned flags;       /* enum pkt_read_flags */
+	/*
+	 * Descriptor input: waiting longer than this for the next byte is
+	 * GP_EPROTO "timed out waiting for input" (upload-pack --timeout);
+	 * 0: wait as long as it takes.
+	 */
+	int timeout_ms;
 
 	/* Private. */
 	uint64_t pkt_ofs;          /* offset of the last packet's header */

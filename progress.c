@@ -55,14 +55,39 @@ static void display(struct progress *p, uint64_t done, const char *end)
 			   ns ? (uint64_t)((double)bytes * 1e9 / (double)ns) : 0);
 		snprintf(rate, sizeof(rate), ", %s | %s/s", total, per_sec);
 	}
+	char line[512];
+	int n;
 	if (p->total) {
 		int percent = (int)(done * 100 / p->total);
-		fprintf(stderr, "%s: %3d%% (%" PRIu64 "/%" PRIu64 ")%s%s", p->title,
-			percent, done, p->total, rate, end);
+		n = snprintf(line, sizeof(line), "%s: %3d%% (%" PRIu64 "/%" PRIu64 ")%s%s",
+			     p->title, percent, done, p->total, rate, end);
 		p->last_percent = percent;
 	} else {
-		fprintf(stderr, "%s: %" PRIu64 "%s%s", p->title, done, rate, end);
+		n = snprintf(line, sizeof(line), "%s: %" PRIu64 "%s%s", p->title, done, rate, end);
 	}
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	progress_output(line, (size_t)n);
+}
+
+static progress_out_fn *output_fn;
+static void *output_data;
+
+void progress_set_output(progress_out_fn *fn, void *data)
+{
+	output_fn = fn;
+	output_data = data;
+}
+
+void progress_output(const char *buf, size_t len)
+{
+	if (output_fn) {
+		output_fn(output_data, buf, len);
+		return;
+	}
+	fwrite(buf, 1, len, stderr);
 	fflush(stderr);
 }
 

@@ -28,4 +28,15 @@ void progress_stop(struct progress **p);
 /* The same, ending the line with msg instead of ", done.\n". */
 void progress_stop_msg(struct progress **p, const char *msg);
 
+/*
+ * Where meters go: stderr unless a process that speaks a protocol (an
+ * upload-pack sending progress on side-band 2) says otherwise. fn may be
+ * called from any thread that updates a meter; NULL restores stderr.
+ * Process-wide: set it before the work starts, reset it after.
+ */
+typedef void progress_out_fn(void *data, const char *buf, size_t len);
+void progress_set_output(progress_out_fn *fn, void *data);
+/* Send buf where meters go now (the "Total ..." line of pack-objects, say). */
+void progress_output(const char *buf, size_t len);
+
 #endif

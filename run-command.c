@@ -4,6 +4,7 @@
  * child that stops reading early is not fatal to us.
  */
 #include "run-command.h"
+#include <poll.h>
 #include "error.h"
 #include "strbuf.h"
 #include <fcntl.h>
@@ -76,9 +77,46 @@ int write_temp_file(const void *buf, size_t len, struct strbuf *path, struct gp_
 	return 0;
 }
 
-int run_shell_capture(const char *dir, const char *command, const char *const *args,
-		      const void *in, size_t in_len, struct strbuf *out,
-		      struct gp_error *err)
+/* Read what the child writes on its pipes until both close; 0 or GP_EIO. */
+static int pump(int out_fd, int err_fd, run_stream_fn *fn, void *data, const char *command,
+		struct gp_error *err)
+{
+	struct pollfd pfd[2] = { { .fd = out_fd, .events = POLLIN },
+				 { .fd = err_fd, .events = POLLIN } };
+	char buf[65536];
+	int open_fds = (out_fd >= 0) + (err_fd >= 0), ret = 0;
+	if (err_fd < 0)
+		pfd[1].fd = -1;
+	while (open_fds) {
+		int n = poll(pfd, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return gp_error_errno(err, "unable to read the output of '%s'", command);
+		for (int i = 0; i < 2; i++) {
+			ssize_t got;
+			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			got = read(pfd[i].fd, buf, sizeof(buf));
+			if (got < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (got <= 0) {
+				pfd[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			/* a failing consumer stops consuming; the child still gets drained */
+			if (!ret && fn(data, i + 1, buf, (size_t)got))
+				ret = gp_error_set(err, GP_EIO, "the output of '%s' could not be sent",
+						   command);
+		}
+	}
+	return ret;
+}
+
+int run_shell_stream(const char *dir, const char *command, const char *const *args,
+		     const void *in, size_t in_len, unsigned flags, run_stream_fn *fn,
+		     void *data, int *exit_code, struct gp_error *err)
 {
 	struct strbuf input = STRBUF_INIT;
 	char *script = xstrfmt("cd \"$1\" || exit 127; exec <\"$2\"; shift 2; %s \"$@\"",
@@ -86,9 +124,11 @@ int run_shell_capture(const char *dir, const char *command, const char *const *a
 	const char **argv = NULL;
 	size_t nr_args = 0, argc = 0;
 	posix_spawn_file_actions_t fa;
-	int pipefd[2] = { -1, -1 }, status = 0, ret;
+	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, status = 0, ret;
+	bool want_stderr = flags & RUN_STREAM_STDERR;
 	pid_t pid;
 
+	*exit_code = -1;
 	ret = write_temp_file(in, in_len, &input, err);
 	if (ret)
 		goto out;
@@ -103,35 +143,65 @@ int run_shell_capture(const char *dir, const char *command, const char *const *a
 	argv[argc++] = input.buf;
 	for (size_t i = 0; i < nr_args; i++)
 		argv[argc++] = args[i];
-	if (pipe(pipefd)) {
+	if (pipe(out_pipe) || (want_stderr && pipe(err_pipe))) {
 		ret = gp_error_errno(err, "unable to run '%s': pipe", command);
 		goto out;
 	}
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-	posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-	posix_spawn_file_actions_addclose(&fa, pipefd[1]);
+	posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+	posix_spawn_file_actions_addclose(&fa, out_pipe[0]);
+	posix_spawn_file_actions_addclose(&fa, out_pipe[1]);
+	if (want_stderr) {
+		posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+		posix_spawn_file_actions_addclose(&fa, err_pipe[0]);
+		posix_spawn_file_actions_addclose(&fa, err_pipe[1]);
+	}
 	ret = posix_spawn(&pid, "/bin/sh", &fa, NULL, (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
-	close(pipefd[1]);
+	close(out_pipe[1]);
+	out_pipe[1] = -1;
+	if (want_stderr) {
+		close(err_pipe[1]);
+		err_pipe[1] = -1;
+	}
 	if (ret) {
 		errno = ret;
-		close(pipefd[0]);
 		ret = gp_error_errno(err, "unable to run '%s'", command);
 		goto out;
 	}
-	if (strbuf_read_fd(out, pipefd[0], 0) < 0)
-		ret = gp_error_errno(err, "unable to read the output of '%s'", command);
-	close(pipefd[0]);
+	ret = pump(out_pipe[0], err_pipe[0], fn, data, command, err);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (!ret && (!WIFEXITED(status) || WEXITSTATUS(status)))
-		ret = gp_error_set(err, GP_EIO, "'%s' failed", command);
+	*exit_code = WIFEXITED(status) ? WEXITSTATUS(status)
+		   : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
 out:
+	for (int i = 0; i < 2; i++) {
+		if (out_pipe[i] >= 0)
+			close(out_pipe[i]);
+		if (err_pipe[i] >= 0)
+			close(err_pipe[i]);
+	}
 	if (input.len)
 		unlink(input.buf);
 	strbuf_release(&input);
 	free(argv);
 	free(script);
+	return ret;
+}
+
+static int capture_stdout(void *data, int stream, const void *buf, size_t len)
+{
+	strbuf_add(data, buf, len);
+	return 0;
+}
+
+int run_shell_capture(const char *dir, const char *command, const char *const *args,
+		      const void *in, size_t in_len, struct strbuf *out,
+		      struct gp_error *err)
+{
+	int code, ret = run_shell_stream(dir, command, args, in, in_len, 0, capture_stdout, out,
+					 &code, err);
+	if (!ret && code)
+		ret = gp_error_set(err, GP_EIO, "'%s' failed", command);
 	return ret;
 }

@@ -39,6 +39,22 @@ int run_shell_capture(const char *dir, const char *command, const char *const *a
 		      const void *in, size_t in_len, struct strbuf *out,
 		      struct gp_error *err);
 
+/*
+ * Like run_shell_capture(), streaming: fn(data, 1, ...) receives the
+ * standard output as it comes and, with RUN_STREAM_STDERR, fn(data, 2,
+ * ...) the standard error (otherwise the caller's). fn returns non-zero
+ * to give up sending (the child is still drained and waited for; the
+ * result is then GP_EIO). *exit_code: the child's exit status (128 +
+ * signal). Errors: GP_EIO when it cannot be started.
+ */
+enum run_stream_flags {
+	RUN_STREAM_STDERR = 1 << 0,
+};
+typedef int run_stream_fn(void *data, int stream, const void *buf, size_t len);
+int run_shell_stream(const char *dir, const char *command, const char *const *args,
+		     const void *in, size_t in_len, unsigned flags, run_stream_fn *fn,
+		     void *data, int *exit_code, struct gp_error *err);
+
 /* Write buf to a new temporary file; its path into path (caller unlinks). */
 int write_temp_file(const void *buf, size_t len, struct strbuf *path, struct gp_error *err);
 

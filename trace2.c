@@ -196,6 +196,27 @@ void trace2_data_string(const char *category, const char *key, const char *value
 	emit(&sb);
 }
 
+void trace2_data_json(const char *category, const char *key, const char *json)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (perf_fd >= 0) {
+		strbuf_addf(&sb, "%s:%s", key, json);
+		perf_line("data_json", category, sb.buf);
+		strbuf_reset(&sb);
+	}
+	if (trace_fd < 0)
+		return;
+	event_head(&sb, "data_json");
+	strbuf_addf(&sb, ",\"repo\":1,\"t_abs\":%.6f,\"nesting\":%d,\"category\":", elapsed(),
+		    nesting + 1);
+	json_string(&sb, category);
+	strbuf_addstr(&sb, ",\"key\":");
+	json_string(&sb, key);
+	strbuf_addstr(&sb, ",\"value\":");
+	strbuf_addstr(&sb, json);
+	emit(&sb);
+}
+
 void trace2_data_intmax(const char *category, const char *key, int64_t value)
 {
 	char buf[32];

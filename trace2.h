@@ -26,6 +26,8 @@ bool trace2_enabled(void);
 void trace2_region_enter(const char *category, const char *label);
 void trace2_region_leave(const char *category, const char *label);
 void trace2_data_string(const char *category, const char *key, const char *value);
+/* A data_json event: json must be one well-formed JSON value. */
+void trace2_data_json(const char *category, const char *key, const char *json);
 void trace2_data_intmax(const char *category, const char *key, int64_t value);
 
 #endif

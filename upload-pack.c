@@ -1,0 +1,2231 @@
+/*
+ * upload-pack.c: see upload-pack.h.
+ *
+ * A session holds the refs it advertised (their ids are the tips a
+ * client may want), a small table of the commits the negotiation has
+ * looked at (with the flags of the "ready" test), and the request being
+ * served. The pack is made in this process by pack-for-fetch.c and goes
+ * out through an output that frames it on side-band 1 when the client
+ * asked for side-band, with progress on band 2 and a fatal error on
+ * band 3.
+ */
+#include "upload-pack.h"
+#include "commit.h"
+#include "config.h"
+#include "error.h"
+#include "object-filter.h"
+#include "odb.h"
+#include "oid-array.h"
+#include "oidset.h"
+#include "pack-bitmap.h"
+#include "pack-for-fetch.h"
+#include "pkt-line.h"
+#include "progress.h"
+#include "refs.h"
+#include "repository.h"
+#include "run-command.h"
+#include "revision.h"
+#include "shallow.h"
+#include "strbuf.h"
+#include "trace2.h"
+#include <pthread.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- configuration ---------------------------------------------------- */
+
+enum allow_uor {
+	ALLOW_TIP = 1 << 0,       /* uploadpack.allowTipSHA1InWant */
+	ALLOW_REACHABLE = 1 << 1, /* uploadpack.allowReachableSHA1InWant */
+	ALLOW_ANY = 1 << 2,       /* uploadpack.allowAnySHA1InWant */
+};
+
+enum unborn_mode { UNBORN_IGNORE, UNBORN_ALLOW, UNBORN_ADVERTISE };
+
+struct up_config {
+	unsigned allow_uor;
+	bool allow_filter, allow_ref_in_want, allow_sideband_all;
+	bool advertise_sid, advertise_object_info;
+	enum unborn_mode unborn;
+	int keepalive;                 /* seconds; -1: off */
+	const char *pack_objects_hook; /* NULL unless set in protected config */
+	bool packfile_uris;            /* uploadpack.blobPackfileUri is set */
+	const char *bad_key;           /* a key that needs a value and has none */
+	/* uploadpackfilter.* */
+	bool filter_allow_default;
+	struct { const char *kind; bool allow; } filter_kinds[8];
+	size_t nr_filter_kinds;
+	uint64_t tree_max_depth;       /* UINT64_MAX: none */
+	/* transfer.hideRefs and uploadpack.hideRefs, in config order */
+	const char **hide;
+	size_t nr_hide, alloc_hide;
+};
+
+static bool cfg_bool(struct repository *repo, const char *key, bool dflt)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	bool v;
+	int ret = config_get_bool(&repo->config, key, &v, &err);
+	gp_error_clear(&err);
+	return ret ? dflt : v;
+}
+
+static void read_config(struct repository *repo, struct up_config *c, bool hook_allowed)
+{
+	const char *v;
+	int n;
+	struct gp_error err = GP_ERROR_INIT;
+
+	memset(c, 0, sizeof(*c));
+	if (cfg_bool(repo, "uploadpack.allowtipsha1inwant", false))
+		c->allow_uor |= ALLOW_TIP;
+	if (cfg_bool(repo, "uploadpack.allowreachablesha1inwant", false))
+		c->allow_uor |= ALLOW_REACHABLE;
+	if (cfg_bool(repo, "uploadpack.allowanysha1inwant", false))
+		c->allow_uor |= ALLOW_ANY | ALLOW_TIP | ALLOW_REACHABLE;
+	c->allow_filter = cfg_bool(repo, "uploadpack.allowfilter", false);
+	c->allow_ref_in_want = cfg_bool(repo, "uploadpack.allowrefinwant", false);
+	c->allow_sideband_all = cfg_bool(repo, "uploadpack.allowsidebandall", false);
+	v = getenv("GIT_TEST_SIDEBAND_ALL");
+	if (v) {
+		bool b;
+		if (config_parse_bool(v, &b))
+			c->allow_sideband_all = b;
+	}
+	c->advertise_sid = cfg_bool(repo, "transfer.advertisesid", false);
+	c->advertise_object_info = cfg_bool(repo, "transfer.advertiseobjectinfo", false);
+	c->unborn = UNBORN_ADVERTISE;
+	if (!config_get_value(&repo->config, "lsrefs.unborn", &v) && v) {
+		if (!strcmp(v, "allow"))
+			c->unborn = UNBORN_ALLOW;
+		else if (!strcmp(v, "ignore"))
+			c->unborn = UNBORN_IGNORE;
+	}
+	c->keepalive = 5;
+	if (!config_get_int(&repo->config, "uploadpack.keepalive", &n, &err))
+		c->keepalive = n > 0 ? n : -1;
+	gp_error_clear(&err);
+	c->filter_allow_default = cfg_bool(repo, "uploadpackfilter.allow", true);
+	c->tree_max_depth = UINT64_MAX;
+	for (size_t i = 0; i < repo->config.nr; i++) {
+		const struct config_entry *e = &repo->config.items[i];
+		if (!strcmp(e->key, "uploadpack.hiderefs") || !strcmp(e->key, "transfer.hiderefs")) {
+			if (!e->value)
+				continue;
+			ALLOC_GROW(c->hide, c->nr_hide + 1, c->alloc_hide);
+			c->hide[c->nr_hide++] = e->value;
+		} else if (!strcmp(e->key, "uploadpack.blobpackfileuri")) {
+			if (!e->value)
+				c->bad_key = e->key;
+			else
+				c->packfile_uris = true;
+		} else if (!strcmp(e->key, "uploadpack.packobjectshook")) {
+			/* git trusts it only from where the repository's owner cannot write */
+			if (hook_allowed && e->scope != CONFIG_SCOPE_LOCAL)
+				c->pack_objects_hook = e->value;
+		} else if (!strncmp(e->key, "uploadpackfilter.", 17)) {
+			const char *rest = e->key + 17;
+			const char *dot = strrchr(rest, '.');
+			bool b;
+			if (!dot || dot == rest)
+				continue;
+			if (!strcmp(dot, ".allow") && e->value && config_parse_bool(e->value, &b) &&
+			    c->nr_filter_kinds < ARRAY_SIZE(c->filter_kinds)) {
+				c->filter_kinds[c->nr_filter_kinds].kind = rest;
+				c->filter_kinds[c->nr_filter_kinds++].allow = b;
+			} else if (!strcmp(e->key, "uploadpackfilter.tree.maxdepth") && e->value) {
+				int64_t d;
+				if (config_parse_int64(e->value, &d) && d >= 0)
+					c->tree_max_depth = (uint64_t)d;
+			}
+		}
+	}
+}
+
+/* ---- refs --------------------------------------------------------------- */
+
+struct up_ref {
+	char *name;            /* as advertised: the namespace taken off */
+	struct object_id oid;
+	struct object_id peeled;
+	bool has_peeled;       /* an annotated tag: peeled is what it points at */
+	char *symref;          /* for symbolic refs: the target, namespace taken off */
+	bool hidden;
+};
+
+struct up_refs {
+	struct up_ref *items;
+	size_t nr, alloc;
+	struct up_ref head;    /* HEAD (name NULL when it does not resolve) */
+	char *unborn_head;     /* HEAD's target when that branch does not exist */
+	struct oidset ours;    /* advertised ids (OUR_REF) */
+	struct oidset hidden;  /* ids of hidden refs (HIDDEN_REF) */
+};
+
+/*
+ * hideRefs: the last pattern that matches decides. "!" negates; "^"
+ * matches the full name rather than the one seen inside the namespace.
+ * A pattern matches the name itself and every name below it.
+ */
+static bool ref_is_hidden(const struct up_config *c, const char *name, const char *full)
+{
+	for (size_t i = c->nr_hide; i-- > 0;) {
+		const char *pat = c->hide[i], *subject = name, *rest;
+		bool neg = false;
+		size_t len;
+		if (*pat == '!') {
+			neg = true;
+			pat++;
+		}
+		if (*pat == '^') {
+			subject = full;
+			pat++;
+		}
+		len = strlen(pat);
+		while (len && pat[len - 1] == '/')
+			len--;
+		if (!subject || strncmp(subject, pat, len))
+			continue;
+		rest = subject + len;
+		if (!*rest || *rest == '/')
+			return !neg;
+	}
+	return false;
+}
+
+struct session;
+static int peel_oid(struct session *s, const struct object_id *oid, struct object_id *out,
+		    enum object_type *type_out);
+
+struct collect_ctx {
+	struct session *s;
+	const char *ns;      /* "refs/namespaces/x/" or "" */
+	size_t ns_len;
+};
+
+/* ---- the session --------------------------------------------------------- */
+
+enum neg_flags {
+	THEY_HAVE = 1 << 0,
+	COMMON_KNOWN = 1 << 1,
+	CLIENT_SHALLOW = 1 << 2,
+};
+
+struct neg_commit {
+	struct object_id oid;
+	uint64_t date;
+	uint32_t *parents;       /* indexes into the table */
+	uint32_t nr_parents;
+	uint32_t visit;          /* the walk that last saw it */
+	uint8_t flags;
+	bool parsed, not_commit;
+};
+
+struct neg_table {
+	struct neg_commit *items;
+	size_t nr, alloc;
+	uint32_t *slots;         /* index + 1; 0: free */
+	size_t nr_slots;
+	uint32_t visit;
+};
+
+enum multi_ack { MULTI_ACK_NONE, MULTI_ACK, MULTI_ACK_DETAILED };
+
+/* What one fetch asks for (one v0 session, one v2 fetch command). */
+struct fetch_req {
+	struct object_id *wants;
+	size_t nr_wants, alloc_wants;
+	struct oidset wanted;
+	struct object_id *haves;   /* the client's, that we have */
+	size_t nr_haves, alloc_haves;
+	struct oidset have_set;    /* non-commit haves seen */
+	struct object_id *common;  /* v2: every have we have, to acknowledge */
+	size_t nr_common, alloc_common;
+	bool seen_haves;
+	struct oidset client_shallow;
+	struct object_id *shallow_order; /* client_shallow in the order given */
+	size_t nr_shallow_order, alloc_shallow_order;
+	int depth;
+	bool deepen_relative;
+	int64_t deepen_since;
+	struct object_id *deepen_not;
+	size_t nr_deepen_not, alloc_deepen_not;
+	bool deepen_rev_list;
+	struct object_filter filter;
+	bool filter_requested;     /* v0: the "filter" capability */
+	enum multi_ack multi_ack;
+	bool no_done, thin, ofs_delta, no_progress, include_tag, done, wait_for_done;
+	bool sideband_all;
+	size_t sideband_max;       /* 0: no side-band */
+	uint64_t oldest_have;
+	size_t haves_seen;
+	/* want-ref: "<oid> <refname>" answers of the wanted-refs section */
+	char **wanted_refs;
+	size_t nr_wanted_refs, alloc_wanted_refs;
+	/* computed for the pack */
+	struct oidset walk_shallow;
+	bool shallow_info;         /* a shallow-info section / update is due */
+};
+
+struct session {
+	struct repository *repo;
+	struct odb *odb;
+	const struct upload_pack_options *opts;
+	struct up_config cfg;
+	struct up_refs refs;
+	bool refs_read;
+	struct pkt_reader *in;
+	struct pkt_sink *out;
+	struct neg_table neg;
+	const char *agent;
+	char session_id[96];
+	struct oidset repo_shallow;
+	bool repo_is_shallow;
+	size_t rounds;
+	/* the output of the pack phase */
+	pthread_mutex_t out_lock;
+	struct gp_error out_err;
+	bool out_failed;
+	size_t out_band_max;
+	uint64_t last_write_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the commit table of the negotiation ---------------------------------- */
+
+static uint32_t neg_hash(const struct object_id *oid)
+{
+	uint32_t h;
+	memcpy(&h, oid->hash, sizeof(h));
+	return h;
+}
+
+static void neg_rehash(struct neg_table *t)
+{
+	size_t n = t->nr_slots ? t->nr_slots * 2 : 1024;
+	free(t->slots);
+	t->slots = xcalloc(n, sizeof(*t->slots));
+	t->nr_slots = n;
+	for (size_t i = 0; i < t->nr; i++) {
+		size_t pos = neg_hash(&t->items[i].oid) & (n - 1);
+		while (t->slots[pos])
+			pos = (pos + 1) & (n - 1);
+		t->slots[pos] = (uint32_t)i + 1;
+	}
+}
+
+static uint32_t neg_lookup(struct neg_table *t, const struct object_id *oid, bool create)
+{
+	size_t pos;
+	if (!t->nr_slots)
+		neg_rehash(t);
+	pos = neg_hash(oid) & (t->nr_slots - 1);
+	while (t->slots[pos]) {
+		uint32_t i = t->slots[pos] - 1;
+		if (oideq(&t->items[i].oid, oid))
+			return i;
+		pos = (pos + 1) & (t->nr_slots - 1);
+	}
+	if (!create)
+		return UINT32_MAX;
+	ALLOC_GROW(t->items, t->nr + 1, t->alloc);
+	memset(&t->items[t->nr], 0, sizeof(t->items[0]));
+	t->items[t->nr].oid = *oid;
+	t->slots[pos] = (uint32_t)t->nr + 1;
+	t->nr++;
+	if (t->nr * 2 > t->nr_slots)
+		neg_rehash(t);
+	return (uint32_t)t->nr - 1;
+}
+
+static void neg_free(struct neg_table *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		free(t->items[i].parents);
+	free(t->items);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Read the commit at index i (once). Errors: those of reading it. */
+static int neg_parse(struct session *s, uint32_t i, struct gp_error *err)
+{
+	struct neg_commit *c = &s->neg.items[i];
+	struct commit_info ci = COMMIT_INFO_INIT;
+	enum object_type type;
+	unsigned char *data;
+	size_t size;
+	struct object_id oid = c->oid;
+	int ret;
+
+	if (c->parsed)
+		return 0;
+	ret = odb_read_object(s->odb, &oid, &type, &data, &size, err);
+	if (ret)
+		return ret;
+	c = &s->neg.items[i];
+	c->parsed = true;
+	if (type != OBJ_COMMIT) {
+		c->not_commit = true;
+		free(data);
+		return 0;
+	}
+	ret = commit_parse(data, size, s->repo->hash_algo, &ci, err);
+	free(data);
+	if (ret)
+		return ret;
+	/* a shallow commit of this repository has no parents to follow */
+	if (!s->repo_is_shallow || !oidset_contains(&s->repo_shallow, &oid)) {
+		uint32_t *parents = ci.nr_parents ? xcalloc(ci.nr_parents, sizeof(*parents)) : NULL;
+		for (size_t p = 0; p < ci.nr_parents; p++)
+			parents[p] = neg_lookup(&s->neg, &ci.parents[p], true);
+		c = &s->neg.items[i];
+		c->parents = parents;
+		c->nr_parents = (uint32_t)ci.nr_parents;
+	}
+	s->neg.items[i].date = ci.date;
+	commit_info_release(&ci);
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+/* A line of the response: wrapped on band 1 in sideband-all mode. */
+static int send_line(struct session *s, const struct fetch_req *r, struct gp_error *err,
+		     const char *fmt, ...) GP_PRINTF(4, 5);
+static int send_line(struct session *s, const struct fetch_req *r, struct gp_error *err,
+		     const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	int ret;
+	if (r && r->sideband_all)
+		strbuf_addch(&sb, PKT_BAND_DATA);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	ret = pkt_write(s->out, sb.buf, sb.len, err);
+	strbuf_release(&sb);
+	return ret;
+}
+
+/*
+ * Tell the client why we stop: an ERR packet (git's "remote error: ..."
+ * on the other side), then return code with the message git dies with.
+ */
+static int fail_with_err_packet(struct session *s, struct gp_error *err, int code,
+				const char *client_msg, const char *local_msg)
+{
+	struct gp_error ignored = GP_ERROR_INIT;
+	pkt_write_error(s->out, &ignored, "%s", client_msg);
+	gp_error_clear(&ignored);
+	return gp_error_set(err, code, "%s", local_msg);
+}
+
+static int not_our_ref(struct session *s, const struct object_id *oid, struct gp_error *err)
+{
+	char hex[GP_MAX_HEXSZ + 1], client[160], local[160];
+	oid_to_hex_r(hex, oid);
+	snprintf(client, sizeof(client), "upload-pack: not our ref %s", hex);
+	snprintf(local, sizeof(local), "git upload-pack: not our ref %s", hex);
+	return fail_with_err_packet(s, err, GP_ENOTFOUND, client, local);
+}
+
+/* ---- refs ----------------------------------------------------------------- */
+
+static int collect_ref(const char *refname, const struct object_id *oid,
+		       const struct object_id *peeled, unsigned flags, void *data)
+{
+	struct collect_ctx *cc = data;
+	struct session *s = cc->s;
+	struct up_refs *refs = &s->refs;
+	const char *name = refname + cc->ns_len;
+	struct up_ref *r;
+	struct gp_error err = GP_ERROR_INIT;
+	enum object_type type;
+
+	ALLOC_GROW(refs->items, refs->nr + 1, refs->alloc);
+	r = &refs->items[refs->nr++];
+	memset(r, 0, sizeof(*r));
+	r->name = xstrdup(name);
+	r->oid = *oid;
+	r->hidden = ref_is_hidden(&s->cfg, name, refname);
+	if (flags & REF_KNOWS_PEELED) {
+		if (peeled) {
+			r->peeled = *peeled;
+			r->has_peeled = true;
+		}
+	} else if (!peel_oid(s, oid, &r->peeled, &type) && !oideq(&r->peeled, oid)) {
+		r->has_peeled = true;
+	}
+	gp_error_clear(&err);
+	if (flags & REF_ISSYMREF) {
+		char *target = NULL;
+		if (!refs_read_symref(s->repo, refname, &target, &err) && target) {
+			const char *t = target;
+			if (cc->ns_len && !strncmp(t, cc->ns, cc->ns_len))
+				t += cc->ns_len;
+			r->symref = xstrdup(t);
+		}
+		free(target);
+		gp_error_clear(&err);
+	}
+	oidset_insert(r->hidden ? &refs->hidden : &refs->ours, oid);
+	return 0;
+}
+
+static const char *namespace_prefix(struct strbuf *sb)
+{
+	const char *ns = getenv("GIT_NAMESPACE");
+	strbuf_reset(sb);
+	if (!ns || !*ns)
+		return "";
+	/* "a/b" is refs/namespaces/a/refs/namespaces/b/ (gitnamespaces(7)) */
+	while (*ns) {
+		const char *slash = strchr(ns, '/');
+		size_t len = slash ? (size_t)(slash - ns) : strlen(ns);
+		if (len)
+			strbuf_addf(sb, "refs/namespaces/%.*s/", (int)len, ns);
+		ns += len + (slash ? 1 : 0);
+	}
+	return sb->buf;
+}
+
+static int read_refs(struct session *s, struct gp_error *err)
+{
+	struct strbuf ns_buf = STRBUF_INIT, head = STRBUF_INIT;
+	struct collect_ctx cc = { .s = s };
+	struct object_id oid;
+	char *resolved = NULL;
+	int ret;
+
+	if (s->refs_read)
+		return 0;
+	cc.ns = namespace_prefix(&ns_buf);
+	cc.ns_len = strlen(cc.ns);
+	ret = refs_for_each(s->repo, cc.ns_len ? cc.ns : "", collect_ref, &cc, err);
+	if (ret)
+		goto out;
+	/* the refs of a namespace live under it; only those under refs/ are refs */
+	if (cc.ns_len) {
+		size_t keep = 0;
+		for (size_t i = 0; i < s->refs.nr; i++) {
+			struct up_ref *r = &s->refs.items[i];
+			if (strncmp(r->name, "refs/", 5)) {
+				free(r->name);
+				free(r->symref);
+				continue;
+			}
+			s->refs.items[keep++] = *r;
+		}
+		s->refs.nr = keep;
+	}
+	strbuf_addf(&head, "%sHEAD", cc.ns);
+	if (!refs_resolve(s->repo, head.buf, &oid, &resolved, err)) {
+		struct up_ref *h = &s->refs.head;
+		enum object_type type;
+		h->name = xstrdup("HEAD");
+		h->oid = oid;
+		h->hidden = ref_is_hidden(&s->cfg, "HEAD", head.buf);
+		if (!peel_oid(s, &oid, &h->peeled, &type) && !oideq(&h->peeled, &oid))
+			h->has_peeled = true;
+		if (resolved && strcmp(resolved, head.buf)) {
+			const char *t = resolved;
+			if (cc.ns_len && !strncmp(t, cc.ns, cc.ns_len))
+				t += cc.ns_len;
+			h->symref = xstrdup(t);
+		}
+		oidset_insert(h->hidden ? &s->refs.hidden : &s->refs.ours, &oid);
+	} else {
+		char *target = NULL;
+		gp_error_clear(err);
+		if (!refs_read_symref(s->repo, head.buf, &target, err) && target) {
+			const char *t = target;
+			if (cc.ns_len && !strncmp(t, cc.ns, cc.ns_len))
+				t += cc.ns_len;
+			s->refs.unborn_head = xstrdup(t);
+		}
+		free(target);
+		gp_error_clear(err);
+	}
+	s->refs_read = true;
+	ret = 0;
+out:
+	free(resolved);
+	strbuf_release(&head);
+	strbuf_release(&ns_buf);
+	return ret;
+}
+
+static void refs_release(struct up_refs *refs)
+{
+	for (size_t i = 0; i < refs->nr; i++) {
+		free(refs->items[i].name);
+		free(refs->items[i].symref);
+	}
+	free(refs->items);
+	free(refs->head.name);
+	free(refs->head.symref);
+	free(refs->unborn_head);
+	oidset_release(&refs->ours);
+	oidset_release(&refs->hidden);
+	memset(refs, 0, sizeof(*refs));
+}
+
+/* What oid finally points at, through annotated tags (at most 64 deep). */
+static int peel_oid(struct session *s, const struct object_id *oid, struct object_id *out,
+		    enum object_type *type_out)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct object_id cur = *oid;
+	for (int depth = 0; depth < 64; depth++) {
+		struct object_info oi;
+		enum object_type type;
+		unsigned char *data;
+		size_t size;
+		struct tag_info ti;
+		int ret;
+		if (odb_read_object_info(s->odb, &cur, &oi, 0, &err))
+			goto fail;
+		if (oi.type != OBJ_TAG) {
+			*out = cur;
+			*type_out = oi.type;
+			return 0;
+		}
+		if (odb_read_object(s->odb, &cur, &type, &data, &size, &err))
+			goto fail;
+		ret = tag_parse(data, size, s->repo->hash_algo, &ti, &err);
+		free(data);
+		if (ret)
+			goto fail;
+		cur = ti.object;
+	}
+fail:
+	gp_error_clear(&err);
+	*out = *oid;
+	*type_out = OBJ_NONE;
+	return -1;
+}
+
+/* ---- the advertisement (v0, v1) -------------------------------------------- */
+
+static void session_id(struct session *s)
+{
+	struct timeval tv;
+	struct tm tm;
+	char host[256] = "";
+	uint32_t h = 2166136261u;
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	gethostname(host, sizeof(host) - 1);
+	for (const char *p = host; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	snprintf(s->session_id, sizeof(s->session_id),
+		 "%04d%02d%02dT%02d%02d%02d.%06ldZ-H%08" PRIx32 "-P%08x",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		 tm.tm_sec, (long)tv.tv_usec, h, (unsigned)getpid());
+}
+
+static void v0_capabilities(struct session *s, struct strbuf *caps)
+{
+	strbuf_addstr(caps, "multi_ack thin-pack side-band side-band-64k ofs-delta shallow "
+		      "deepen-since deepen-not deepen-relative no-progress include-tag "
+		      "multi_ack_detailed");
+	if (s->cfg.allow_uor & ALLOW_TIP)
+		strbuf_addstr(caps, " allow-tip-sha1-in-want");
+	if (s->cfg.allow_uor & ALLOW_REACHABLE)
+		strbuf_addstr(caps, " allow-reachable-sha1-in-want");
+	strbuf_addstr(caps, " no-done");
+	if (s->refs.head.name && s->refs.head.symref && !s->refs.head.hidden)
+		strbuf_addf(caps, " symref=HEAD:%s", s->refs.head.symref);
+	if (s->cfg.allow_filter)
+		strbuf_addstr(caps, " filter");
+	if (s->cfg.advertise_sid)
+		strbuf_addf(caps, " session-id=%s", s->session_id);
+	strbuf_addf(caps, " object-format=%s", gp_hash_algos[s->repo->hash_algo].name);
+	strbuf_addf(caps, " agent=%s", s->agent);
+}
+
+static int advertise_one(struct session *s, const struct up_ref *r, struct strbuf *caps,
+			 struct gp_error *err)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret;
+	oid_to_hex_r(hex, &r->oid);
+	if (caps->len) {
+		struct strbuf line = STRBUF_INIT;
+		strbuf_addf(&line, "%s %s", hex, r->name);
+		strbuf_addch(&line, '\0');
+		strbuf_addbuf(&line, caps);
+		strbuf_addch(&line, '\n');
+		ret = pkt_write(s->out, line.buf, line.len, err);
+		strbuf_release(&line);
+		strbuf_reset(caps);
+	} else {
+		ret = pkt_writef(s->out, err, "%s %s\n", hex, r->name);
+	}
+	if (!ret && r->has_peeled) {
+		oid_to_hex_r(hex, &r->peeled);
+		ret = pkt_writef(s->out, err, "%s %s^{}\n", hex, r->name);
+	}
+	return ret;
+}
+
+static int advertise_refs_v0(struct session *s, struct gp_error *err)
+{
+	struct strbuf caps = STRBUF_INIT;
+	int ret = 0;
+	if (s->opts->version == 1)
+		ret = pkt_writef(s->out, err, "version 1\n");
+	v0_capabilities(s, &caps);
+	if (!ret && s->refs.head.name && !s->refs.head.hidden)
+		ret = advertise_one(s, &s->refs.head, &caps, err);
+	for (size_t i = 0; !ret && i < s->refs.nr; i++)
+		if (!s->refs.items[i].hidden)
+			ret = advertise_one(s, &s->refs.items[i], &caps, err);
+	if (!ret && caps.len) {
+		/* no refs: the capabilities ride on a placeholder */
+		struct up_ref none = { .name = (char *)"capabilities^{}" };
+		oid_clear(&none.oid, s->repo->hash_algo);
+		ret = advertise_one(s, &none, &caps, err);
+	}
+	if (!ret)
+		ret = pkt_flush(s->out, err);
+	strbuf_release(&caps);
+	return ret;
+}
+
+/* ---- reading requests ------------------------------------------------------- */
+
+static int read_line(struct session *s, struct gp_error *err)
+{
+	int ret = pkt_read(s->in, err);
+	if (ret == GP_EPROTO && s->in->max_bytes && s->in->offset >= s->in->max_bytes)
+		return fail_with_err_packet(s, err, GP_EPROTO, "upload-pack: request too large",
+					    "git upload-pack: request too large");
+	return ret;
+}
+
+static int parse_hex_arg(struct session *s, const char *arg, struct object_id *oid)
+{
+	return parse_oid_hex_exact(arg, s->repo->hash_algo, oid);
+}
+
+static void add_want(struct fetch_req *r, const struct object_id *oid)
+{
+	if (!oidset_insert(&r->wanted, oid))
+		return;
+	ALLOC_GROW(r->wants, r->nr_wants + 1, r->alloc_wants);
+	r->wants[r->nr_wants++] = *oid;
+}
+
+static int add_client_shallow(struct session *s, struct fetch_req *r, const char *arg,
+			      struct gp_error *err)
+{
+	struct object_id oid;
+	struct object_info oi;
+	if (parse_hex_arg(s, arg, &oid))
+		return gp_error_set(err, GP_EPROTO, "invalid shallow line: shallow %s", arg);
+	if (oidset_size(&r->client_shallow) >= UPLOAD_PACK_MAX_SHALLOWS)
+		return fail_with_err_packet(s, err, GP_EPROTO, "upload-pack: too many shallow lines",
+					    "git upload-pack: too many shallow lines");
+	/* a shallow commit we do not have cannot matter to us */
+	if (odb_read_object_info(s->odb, &oid, &oi, 0, err)) {
+		gp_error_clear(err);
+		return 0;
+	}
+	if (oi.type != OBJ_COMMIT)
+		return gp_error_set(err, GP_EPROTO, "invalid shallow object %s", arg);
+	if (oidset_insert(&r->client_shallow, &oid)) {
+		ALLOC_GROW(r->shallow_order, r->nr_shallow_order + 1, r->alloc_shallow_order);
+		r->shallow_order[r->nr_shallow_order++] = oid;
+	}
+	return 0;
+}
+
+/* deepen-not <ref>: git's ref DWIM rules; exactly one must match. */
+static int add_deepen_not(struct session *s, struct fetch_req *r, const char *arg,
+			  const char *line, struct gp_error *err)
+{
+	static const char *const rules[] = {
+		"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s",
+		"refs/remotes/%s/HEAD",
+	};
+	struct object_id found, oid;
+	int matches = 0;
+	if (r->nr_deepen_not >= UPLOAD_PACK_MAX_DEEPEN_NOT)
+		return gp_error_set(err, GP_EPROTO, "git upload-pack: too many deepen-not lines");
+	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+		char *name = xstrfmt(rules[i], arg);
+		if (refname_is_valid(name, REFNAME_ALLOW_ONELEVEL) &&
+		    !refs_resolve(s->repo, name, &oid, NULL, err)) {
+			if (!matches++)
+				found = oid;
+		}
+		gp_error_clear(err);
+		free(name);
+	}
+	if (matches != 1)
+		return gp_error_set(err, GP_EPROTO, "git upload-pack: ambiguous deepen-not: %s", line);
+	ALLOC_GROW(r->deepen_not, r->nr_deepen_not + 1, r->alloc_deepen_not);
+	r->deepen_not[r->nr_deepen_not++] = found;
+	r->deepen_rev_list = true;
+	return 0;
+}
+
+/* The depth lines shared by v0 and v2: 1 when line was one, 0 when not. */
+static int parse_deepen_line(struct session *s, struct fetch_req *r, const char *line,
+			     struct gp_error *err)
+{
+	const char *arg;
+	char *end;
+	if (skip_prefix(line, "shallow ", &arg)) {
+		int ret = add_client_shallow(s, r, arg, err);
+		return ret ? ret : 1;
+	}
+	if (skip_prefix(line, "deepen ", &arg)) {
+		long d;
+		errno = 0;
+		d = strtol(arg, &end, 0);
+		if (end == arg || *end || d <= 0 || errno || d > INT_MAX)
+			return gp_error_set(err, GP_EPROTO, "Invalid deepen: %s", line);
+		r->depth = (int)d;
+		return 1;
+	}
+	if (skip_prefix(line, "deepen-since ", &arg)) {
+		long long t;
+		errno = 0;
+		t = strtoll(arg, &end, 0);
+		if (end == arg || *end || t <= 0 || errno || t == LLONG_MAX)
+			return gp_error_set(err, GP_EPROTO, "Invalid deepen-since: %s", line);
+		r->deepen_since = t;
+		r->deepen_rev_list = true;
+		return 1;
+	}
+	if (skip_prefix(line, "deepen-not ", &arg)) {
+		int ret = add_deepen_not(s, r, arg, line, err);
+		return ret ? ret : 1;
+	}
+	return 0;
+}
+
+static bool filter_allowed(const struct up_config *c, const struct object_filter *f,
+			   struct strbuf *why)
+{
+	if (f->kind == OBJECT_FILTER_COMBINE) {
+		for (size_t i = 0; i < f->nr_subs; i++)
+			if (!filter_allowed(c, &f->subs[i], why))
+				return false;
+	}
+	{
+		const char *kind = object_filter_kind_name(f->kind);
+		bool allow = c->filter_allow_default;
+		size_t klen = strlen(kind);
+		for (size_t i = 0; i < c->nr_filter_kinds; i++) {
+			const char *k = c->filter_kinds[i].kind;
+			if (!strncasecmp(k, kind, klen) && k[klen] == '.')
+				allow = c->filter_kinds[i].allow;
+		}
+		if (!allow) {
+			strbuf_addf(why, "filter '%s' not supported", kind);
+			return false;
+		}
+		if (f->kind == OBJECT_FILTER_TREE_DEPTH && f->tree_depth > c->tree_max_depth) {
+			strbuf_addf(why, "tree filter allows max depth %" PRIu64 ", but got %" PRIu64,
+				    c->tree_max_depth, f->tree_depth);
+			return false;
+		}
+	}
+	return true;
+}
+
+static int parse_filter_line(struct session *s, struct fetch_req *r, const char *arg,
+			     struct gp_error *err)
+{
+	struct strbuf why = STRBUF_INIT;
+	int ret;
+	object_filter_release(&r->filter);
+	ret = object_filter_parse(&r->filter, arg, err);
+	if (ret)
+		return ret;
+	if (!filter_allowed(&s->cfg, &r->filter, &why)) {
+		char *client = xstrfmt("%s", why.buf);
+		ret = fail_with_err_packet(s, err, GP_EPROTO, client, why.buf);
+		free(client);
+	}
+	strbuf_release(&why);
+	return ret;
+}
+
+/* ---- wants: ours, tips, reachable ---------------------------------------- */
+
+static bool is_our_ref(struct session *s, const struct object_id *oid)
+{
+	if (oidset_contains(&s->refs.ours, oid))
+		return true;
+	return (s->cfg.allow_uor & (ALLOW_TIP | ALLOW_REACHABLE)) &&
+	       oidset_contains(&s->refs.hidden, oid);
+}
+
+struct reach_ctx {
+	const struct oidset *pending;
+	size_t found;
+};
+
+static int reach_show(const struct object_id *oid, enum object_type type, const char *path,
+		      void *data)
+{
+	struct reach_ctx *rc = data;
+	if (oidset_contains(rc->pending, oid))
+		rc->found++;
+	/* every want found: the rest of the walk cannot change the answer */
+	return rc->found == oidset_size(rc->pending) ? 1 : 0;
+}
+
+/*
+ * Whether every one of wants is reachable from the refs a client may
+ * fetch from: with bitmaps when they answer, else a walk.
+ */
+static int all_reachable(struct session *s, const struct object_id *wants, size_t nr,
+			 bool *result, struct gp_error *err)
+{
+	struct bitmap_index *bi = NULL;
+	struct bitmap_tip *tips = NULL;
+	size_t nr_tips = 0, alloc = 0;
+	bool allow_hidden = s->cfg.allow_uor & (ALLOW_TIP | ALLOW_REACHABLE);
+	struct oidset *sets[2] = { &s->refs.ours, allow_hidden ? &s->refs.hidden : NULL };
+	struct oidset pending = OIDSET_INIT;
+	struct reach_ctx rc = { .pending = &pending };
+	bool commits_only = true;
+	struct rev_walk *w;
+	int ret = 0;
+
+	for (int k = 0; k < 2; k++) {
+		size_t pos = 0;
+		const struct object_id *oid;
+		if (!sets[k])
+			continue;
+		while ((oid = oidset_next(sets[k], &pos))) {
+			ALLOC_GROW(tips, nr_tips + 1, alloc);
+			tips[nr_tips].oid = *oid;
+			tips[nr_tips++].uninteresting = false;
+		}
+	}
+	*result = true;
+	if (!bitmap_index_open(&bi, s->odb, err)) {
+		struct bitmap_result *res = NULL;
+		bool all = true;
+		if (!bitmap_reachable(bi, s->odb, tips, nr_tips, &res, err)) {
+			const struct bitmap_order *order = bitmap_index_order(bi);
+			for (size_t i = 0; all && i < nr; i++) {
+				uint32_t pos;
+				if (!bitmap_order_find(order, &wants[i], &pos) ||
+				    !bitmap_result_has_bit(res, pos))
+					all = false;
+			}
+			bitmap_result_free(res);
+		} else {
+			all = false;
+		}
+		bitmap_index_free(bi);
+		if (all) {
+			free(tips);
+			return 0;
+		}
+		/* what the bitmaps miss may be newer than them: walk */
+	}
+	gp_error_clear(err);
+	for (size_t i = 0; i < nr; i++) {
+		struct object_info oi;
+		oidset_insert(&pending, &wants[i]);
+		if (odb_read_object_info(s->odb, &wants[i], &oi, 0, err) || oi.type != OBJ_COMMIT)
+			commits_only = false;
+		gp_error_clear(err);
+	}
+	rev_walk_new(&w, s->odb, s->repo->hash_algo);
+	for (size_t i = 0; !ret && i < nr_tips; i++) {
+		ret = rev_walk_add_tip(w, &tips[i].oid, false, "", err);
+		if (ret == GP_ENOTFOUND) {
+			gp_error_clear(err);
+			ret = 0;
+		}
+	}
+	if (!ret) {
+		rev_walk_set_missing(w, REV_MISSING_ALLOW, NULL, NULL);
+		ret = rev_walk_run(w, commits_only ? 0 : REV_OBJECTS, reach_show, &rc, err);
+		if (ret == 1)
+			ret = 0;
+	}
+	rev_walk_free(w);
+	*result = rc.found == oidset_size(&pending);
+	oidset_release(&pending);
+	free(tips);
+	return ret;
+}
+
+/* v0: a want that is no advertised tip must be allowed, and reachable when asked. */
+static int check_wants_v0(struct session *s, struct fetch_req *r, struct gp_error *err)
+{
+	struct object_id *non_tips = NULL;
+	size_t nr = 0;
+	bool reachable = false;
+	int ret = 0;
+
+	if ((s->cfg.allow_uor & ALLOW_ANY))
+		return 0;
+	non_tips = xcalloc(r->nr_wants ? r->nr_wants : 1, sizeof(*non_tips));
+	for (size_t i = 0; i < r->nr_wants; i++)
+		if (!is_our_ref(s, &r->wants[i]))
+			non_tips[nr++] = r->wants[i];
+	/*
+	 * As git: a stateless client may want what its advertisement named
+	 * (the refs may have moved on since), so reachability counts there
+	 * even without allowReachableSHA1InWant.
+	 */
+	if (nr && (s->opts->stateless_rpc || (s->cfg.allow_uor & ALLOW_REACHABLE)))
+		ret = all_reachable(s, non_tips, nr, &reachable, err);
+	if (!ret && nr && !reachable)
+		ret = not_our_ref(s, &non_tips[0], err);
+	free(non_tips);
+	return ret;
+}
+
+/* ---- negotiation ------------------------------------------------------------ */
+
+/*
+ * A "have": -1 when we lack it; 1 when it is news (it joins the haves
+ * of the pack), 0 when an earlier have implied it.
+ */
+static int got_have(struct session *s, struct fetch_req *r, const struct object_id *oid,
+		    struct gp_error *err)
+{
+	struct object_info oi;
+	bool knew = false;
+	if (odb_read_object_info(s->odb, oid, &oi, 0, err)) {
+		gp_error_clear(err);
+		return -1;
+	}
+	if (oi.type == OBJ_COMMIT) {
+		uint32_t i = neg_lookup(&s->neg, oid, true);
+		struct neg_commit *c;
+		if (neg_parse(s, i, err))
+			return -2;
+		c = &s->neg.items[i];
+		if (c->flags & THEY_HAVE)
+			knew = true;
+		c->flags |= THEY_HAVE;
+		if (!r->oldest_have || c->date < r->oldest_have)
+			r->oldest_have = c->date;
+		for (uint32_t p = 0; p < c->nr_parents; p++)
+			s->neg.items[c->parents[p]].flags |= THEY_HAVE;
+	} else {
+		knew = !oidset_insert(&r->have_set, oid);
+	}
+	if (knew)
+		return 0;
+	ALLOC_GROW(r->haves, r->nr_haves + 1, r->alloc_haves);
+	r->haves[r->nr_haves++] = *oid;
+	return 1;
+}
+
+/*
+ * Whether want (a commit's index) reaches a commit the client has,
+ * looking no further back than the oldest have. Iterative; a want
+ * found so is marked COMMON_KNOWN.
+ */
+static int reaches_have(struct session *s, struct fetch_req *r, uint32_t want, bool *found,
+			struct gp_error *err)
+{
+	uint32_t *stack = NULL;
+	size_t nr = 0, alloc = 0;
+	uint32_t visit = ++s->neg.visit;
+	int ret = 0;
+
+	*found = false;
+	ALLOC_GROW(stack, nr + 1, alloc);
+	stack[nr++] = want;
+	s->neg.items[want].visit = visit;
+	while (nr && !*found) {
+		uint32_t i = stack[--nr];
+		struct neg_commit *c;
+		if ((ret = neg_parse(s, i, err)))
+			break;
+		c = &s->neg.items[i];
+		if (c->flags & (THEY_HAVE | COMMON_KNOWN)) {
+			*found = true;
+			break;
+		}
+		if (c->not_commit || c->date < r->oldest_have)
+			continue;
+		for (uint32_t p = 0; p < c->nr_parents; p++) {
+			uint32_t pi = s->neg.items[i].parents[p];
+			if (s->neg.items[pi].visit == visit)
+				continue;
+			s->neg.items[pi].visit = visit;
+			ALLOC_GROW(stack, nr + 1, alloc);
+			stack[nr++] = pi;
+		}
+	}
+	if (*found)
+		s->neg.items[want].flags |= COMMON_KNOWN;
+	free(stack);
+	return ret;
+}
+
+/* git's ok_to_give_up(): every wanted commit reaches something the client has. */
+static int ok_to_give_up(struct session *s, struct fetch_req *r, bool *ok, struct gp_error *err)
+{
+	*ok = false;
+	if (!r->nr_wants)
+		return 0;
+	for (size_t i = 0; i < r->nr_wants; i++) {
+		struct object_id target;
+		enum object_type type;
+		uint32_t ci;
+		bool found;
+		int ret;
+		if (peel_oid(s, &r->wants[i], &target, &type) || type != OBJ_COMMIT)
+			continue;
+		ci = neg_lookup(&s->neg, &target, true);
+		if (s->neg.items[ci].flags & COMMON_KNOWN)
+			continue;
+		if ((ret = reaches_have(s, r, ci, &found, err)))
+			return ret;
+		if (!found)
+			return 0;
+	}
+	*ok = true;
+	return 0;
+}
+
+/*
+ * v0/v1: "have" lines in rounds ended by flushes, until "done" (or
+ * no-done and ready). Returns 1 when a stateless client ended its round
+ * (it comes back with a new request), 0 when the pack is due.
+ */
+static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error *err)
+{
+	char last_hex[GP_MAX_HEXSZ + 1] = "";
+	bool got_common = false, got_other = false, sent_ready = false, ok;
+	int ret;
+
+	for (;;) {
+		const char *arg;
+		struct object_id oid;
+		ret = read_line(s, err);
+		if (ret < 0)
+			return ret;
+		if (ret == PKT_EOF)
+			return gp_error_set(err, GP_EPROTO,
+					    "the remote end hung up unexpectedly");
+		if (ret != PKT_DATA) {
+			if (++s->rounds > UPLOAD_PACK_MAX_ROUNDS)
+				return fail_with_err_packet(s, err, GP_EPROTO,
+							    "upload-pack: too many negotiation rounds",
+							    "git upload-pack: too many negotiation rounds");
+			if (r->multi_ack == MULTI_ACK_DETAILED && got_common && !got_other) {
+				if ((ret = ok_to_give_up(s, r, &ok, err)))
+					return ret;
+				if (ok) {
+					sent_ready = true;
+					if ((ret = pkt_writef(s->out, err, "ACK %s ready\n", last_hex)))
+						return ret;
+				}
+			}
+			if (!r->nr_haves || r->multi_ack)
+				if ((ret = pkt_writef(s->out, err, "NAK\n")))
+					return ret;
+			if (r->no_done && sent_ready)
+				return pkt_writef(s->out, err, "ACK %s\n", last_hex);
+			if (s->opts->stateless_rpc)
+				return 1;
+			got_common = got_other = false;
+			continue;
+		}
+		if (skip_prefix(s->in->line, "have ", &arg)) {
+			if (parse_hex_arg(s, arg, &oid))
+				return gp_error_set(err, GP_EPROTO,
+						    "git upload-pack: expected SHA1 list, got '%s'",
+						    s->in->line);
+			if (++r->haves_seen > UPLOAD_PACK_MAX_HAVES)
+				return fail_with_err_packet(s, err, GP_EPROTO,
+							    "upload-pack: too many haves",
+							    "git upload-pack: too many haves");
+			ret = got_have(s, r, &oid, err);
+			if (ret == -2)
+				return GP_ECORRUPT;
+			if (ret < 0) {
+				got_other = true;
+				if (r->multi_ack) {
+					if ((ret = ok_to_give_up(s, r, &ok, err)))
+						return ret;
+					if (ok) {
+						const char *kind = "continue";
+						if (r->multi_ack == MULTI_ACK_DETAILED) {
+							sent_ready = true;
+							kind = "ready";
+						}
+						if ((ret = pkt_writef(s->out, err, "ACK %s %s\n", arg, kind)))
+							return ret;
+					}
+				}
+				continue;
+			}
+			got_common = true;
+			oid_to_hex_r(last_hex, &oid);
+			if (r->multi_ack == MULTI_ACK_DETAILED)
+				ret = pkt_writef(s->out, err, "ACK %s common\n", last_hex);
+			else if (r->multi_ack)
+				ret = pkt_writef(s->out, err, "ACK %s continue\n", last_hex);
+			else if (r->nr_haves == 1)
+				ret = pkt_writef(s->out, err, "ACK %s\n", last_hex);
+			else
+				ret = 0;
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (!strcmp(s->in->line, "done")) {
+			if (r->nr_haves) {
+				if (r->multi_ack)
+					return pkt_writef(s->out, err, "ACK %s\n", last_hex);
+				return 0;
+			}
+			return pkt_writef(s->out, err, "NAK\n");
+		}
+		return gp_error_set(err, GP_EPROTO, "git upload-pack: expected SHA1 list, got '%s'",
+				    s->in->line);
+	}
+}
+
+/* ---- shallow ---------------------------------------------------------------- */
+
+#define SHALLOW_INFINITE_DEPTH 0x7fffffff
+/* TEMPORARY until shallow.c computes boundaries (branch deepen). */
+struct shallow_request {
+	const struct object_id *wants;
+	size_t nr_wants;
+	const struct oidset *client_shallow;
+	const struct oidset *repo_shallow;
+	int depth;
+	bool relative;
+	int64_t since;
+	const struct object_id *not_tips;
+	size_t nr_not;
+};
+static int shallow_compute(struct odb *odb, int algo, const struct shallow_request *req,
+			   struct oid_array *shallow_out, struct oid_array *unshallow_out,
+			   struct gp_error *err)
+{
+	return gp_error_set(err, GP_EINVAL, "deepen is not supported yet");
+}
+
+static bool wants_shallow_info(const struct session *s, const struct fetch_req *r, bool v2)
+{
+	if (r->depth || r->deepen_rev_list || oidset_size(&r->client_shallow))
+		return true;
+	return v2 && s->repo_is_shallow;
+}
+
+/*
+ * Work out the new shallow boundary and send it ("shallow"/"unshallow"
+ * lines); set r->walk_shallow to what the pack's walk must not cross,
+ * and make the parents of unshallowed commits wanted.
+ */
+static int update_shallow(struct session *s, struct fetch_req *r, struct gp_error *err)
+{
+	struct oid_array shallow = OID_ARRAY_INIT, unshallow = OID_ARRAY_INIT;
+	bool compute = r->depth || r->deepen_rev_list || (s->repo_is_shallow && r->nr_wants);
+	int ret = 0;
+
+	if (r->depth && r->deepen_rev_list)
+		return gp_error_set(err, GP_EPROTO,
+				    "git upload-pack: deepen and deepen-since (or deepen-not) "
+				    "cannot be used together");
+	oid_array_init(&shallow, s->repo->hash_algo);
+	oid_array_init(&unshallow, s->repo->hash_algo);
+	if (compute) {
+		struct shallow_request req = {
+			.wants = r->wants, .nr_wants = r->nr_wants,
+			.client_shallow = &r->client_shallow,
+			.repo_shallow = s->repo_is_shallow ? &s->repo_shallow : NULL,
+			.depth = r->depth ? r->depth : (r->deepen_rev_list ? 0 : SHALLOW_INFINITE_DEPTH),
+			.relative = r->deepen_relative,
+			.since = r->deepen_since,
+			.not_tips = r->deepen_not, .nr_not = r->nr_deepen_not,
+		};
+		ret = shallow_compute(s->odb, s->repo->hash_algo, &req, &shallow, &unshallow, err);
+		if (ret) {
+			char *msg = xstrfmt("upload-pack: %s", gp_error_msg(err));
+			struct gp_error ignored = GP_ERROR_INIT;
+			pkt_write_error(s->out, &ignored, "%s", msg);
+			gp_error_clear(&ignored);
+			free(msg);
+			goto out;
+		}
+	}
+	/* the walk stops at every shallow commit the client keeps, old and new */
+	for (size_t i = 0; i < r->nr_shallow_order; i++)
+		oidset_insert(&r->walk_shallow, &r->shallow_order[i]);
+	if (s->repo_is_shallow) {
+		size_t pos = 0;
+		const struct object_id *oid;
+		while ((oid = oidset_next(&s->repo_shallow, &pos)))
+			oidset_insert(&r->walk_shallow, oid);
+	}
+	for (size_t i = 0; !ret && i < shallow.nr; i++) {
+		struct object_id oid;
+		char hex[GP_MAX_HEXSZ + 1];
+		oid_array_get(&shallow, i, &oid);
+		oidset_insert(&r->walk_shallow, &oid);
+		ret = send_line(s, r, err, "shallow %s\n", oid_to_hex_r(hex, &oid));
+	}
+	for (size_t i = 0; !ret && i < unshallow.nr; i++) {
+		struct object_id oid;
+		char hex[GP_MAX_HEXSZ + 1];
+		uint32_t ci;
+		oid_array_get(&unshallow, i, &oid);
+		ret = send_line(s, r, err, "unshallow %s\n", oid_to_hex_r(hex, &oid));
+		if (ret)
+			break;
+		/* its parents are sent now; it stays the client's, parentless in the walk */
+		ci = neg_lookup(&s->neg, &oid, true);
+		s->neg.items[ci].parsed = false;
+		free(s->neg.items[ci].parents);
+		s->neg.items[ci].parents = NULL;
+		if ((ret = neg_parse(s, ci, err)))
+			break;
+		for (uint32_t p = 0; p < s->neg.items[ci].nr_parents; p++) {
+			struct object_id parent = s->neg.items[s->neg.items[ci].parents[p]].oid;
+			add_want(r, &parent);
+		}
+		ALLOC_GROW(r->haves, r->nr_haves + 1, r->alloc_haves);
+		r->haves[r->nr_haves++] = oid;
+	}
+out:
+	oid_array_release(&shallow);
+	oid_array_release(&unshallow);
+	return ret;
+}
+
+/* ---- the pack ----------------------------------------------------------------- */
+
+static int out_write_locked(struct session *s, int band, const void *buf, size_t len)
+{
+	int ret;
+	if (s->out_failed)
+		return -1;
+	if (s->out_band_max)
+		ret = pkt_write_band(s->out, s->out_band_max, band, buf, len, &s->out_err);
+	else if (band == PKT_BAND_DATA)
+		ret = s->out->write(s->out, buf, len, &s->out_err);
+	else
+		ret = write_in_full(2, buf, len) < 0 ? -1 : 0;
+	if (ret)
+		s->out_failed = true;
+	s->last_write_ns = now_ns();
+	return ret;
+}
+
+static int pack_out(void *data, const void *buf, size_t len)
+{
+	struct session *s = data;
+	int ret;
+	pthread_mutex_lock(&s->out_lock);
+	ret = out_write_locked(s, PKT_BAND_DATA, buf, len);
+	pthread_mutex_unlock(&s->out_lock);
+	return ret;
+}
+
+static void progress_out(void *data, const char *buf, size_t len)
+{
+	struct session *s = data;
+	pthread_mutex_lock(&s->out_lock);
+	out_write_locked(s, PKT_BAND_PROGRESS, buf, len);
+	pthread_mutex_unlock(&s->out_lock);
+}
+
+/* Keep an idle side-band connection alive while the pack is counted. */
+struct keepalive {
+	struct session *s;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop, started;
+	int band;
+};
+
+static void *keepalive_main(void *data)
+{
+	struct keepalive *ka = data;
+	struct session *s = ka->s;
+	uint64_t period = (uint64_t)s->cfg.keepalive * 1000000000ull;
+	pthread_mutex_lock(&ka->lock);
+	while (!ka->stop) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		pthread_cond_timedwait(&ka->cond, &ka->lock, &until);
+		if (ka->stop)
+			break;
+		pthread_mutex_lock(&s->out_lock);
+		if (now_ns() - s->last_write_ns >= period && !s->out_failed) {
+			/* an empty packet on a band: the client ignores it, the proxies see traffic */
+			char pkt[5] = { '0', '0', '0', '5', (char)ka->band };
+			if (s->out->write(s->out, pkt, sizeof(pkt), &s->out_err))
+				s->out_failed = true;
+			s->last_write_ns = now_ns();
+		}
+		pthread_mutex_unlock(&s->out_lock);
+	}
+	pthread_mutex_unlock(&ka->lock);
+	return NULL;
+}
+
+static void keepalive_start(struct keepalive *ka, struct session *s, int band)
+{
+	memset(ka, 0, sizeof(*ka));
+	ka->s = s;
+	ka->band = band;
+	if (s->cfg.keepalive <= 0 || !s->out_band_max)
+		return;
+	pthread_mutex_init(&ka->lock, NULL);
+	pthread_cond_init(&ka->cond, NULL);
+	ka->started = !pthread_create(&ka->thread, NULL, keepalive_main, ka);
+	if (!ka->started) {
+		pthread_mutex_destroy(&ka->lock);
+		pthread_cond_destroy(&ka->cond);
+	}
+}
+
+static void keepalive_stop(struct keepalive *ka)
+{
+	if (!ka->started)
+		return;
+	pthread_mutex_lock(&ka->lock);
+	ka->stop = true;
+	pthread_cond_signal(&ka->cond);
+	pthread_mutex_unlock(&ka->lock);
+	pthread_join(ka->thread, NULL);
+	pthread_mutex_destroy(&ka->lock);
+	pthread_cond_destroy(&ka->cond);
+}
+
+/* What git's trace2 says of each fetch (category upload-pack, key fetch-info). */
+static void trace_fetch_info(const struct fetch_req *r)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (!trace2_enabled())
+		return;
+	strbuf_addf(&sb, "{\"haves\":%zu,\"wants\":%zu,\"want-refs\":%zu,\"depth\":%d,"
+		    "\"shallows\":%zu,\"deepen-since\":%s,\"deepen-not\":%zu,"
+		    "\"deepen-relative\":%s",
+		    r->nr_haves, r->nr_wants - r->nr_wanted_refs, r->nr_wanted_refs, r->depth,
+		    oidset_size(&r->client_shallow), r->deepen_since ? "true" : "false",
+		    r->nr_deepen_not, r->deepen_relative ? "true" : "false");
+	if (r->filter.kind != OBJECT_FILTER_NONE)
+		strbuf_addf(&sb, ",\"filter\":\"%s\"", object_filter_kind_name(r->filter.kind));
+	strbuf_addch(&sb, '}');
+	trace2_data_json("upload-pack", "fetch-info", sb.buf);
+	strbuf_release(&sb);
+}
+
+static int hook_output(void *data, int stream, const void *buf, size_t len)
+{
+	struct session *s = data;
+	int ret;
+	pthread_mutex_lock(&s->out_lock);
+	ret = out_write_locked(s, stream == 1 ? PKT_BAND_DATA : PKT_BAND_PROGRESS, buf, len);
+	pthread_mutex_unlock(&s->out_lock);
+	return ret;
+}
+
+/*
+ * uploadpack.packObjectsHook: the operator's command makes the pack,
+ * run as git runs it ("<hook> git pack-objects <args>", in the git
+ * directory, the request on its standard input), started with
+ * posix_spawn.
+ */
+static int pack_with_hook(struct session *s, struct fetch_req *r, bool progress,
+			  struct gp_error *err)
+{
+	const char *args[16];
+	size_t n = 0;
+	struct strbuf in = STRBUF_INIT, filter = STRBUF_INIT;
+	char hex[GP_MAX_HEXSZ + 1];
+	const struct object_id *oid;
+	size_t pos = 0;
+	int code, ret;
+
+	args[n++] = "git";
+	args[n++] = "pack-objects";
+	args[n++] = "--revs";
+	if (r->thin)
+		args[n++] = "--thin";
+	args[n++] = "--stdout";
+	if (oidset_size(&r->walk_shallow))
+		args[n++] = "--shallow";
+	args[n++] = progress ? "--progress" : "-q";
+	if (r->ofs_delta)
+		args[n++] = "--delta-base-offset";
+	if (r->include_tag)
+		args[n++] = "--include-tag";
+	if (r->filter.kind != OBJECT_FILTER_NONE) {
+		strbuf_addf(&filter, "--filter=%s", object_filter_spec(&r->filter));
+		args[n++] = filter.buf;
+	}
+	args[n] = NULL;
+	while ((oid = oidset_next(&r->walk_shallow, &pos)))
+		strbuf_addf(&in, "--shallow %s\n", oid_to_hex_r(hex, oid));
+	for (size_t i = 0; i < r->nr_wants; i++)
+		strbuf_addf(&in, "%s\n", oid_to_hex_r(hex, &r->wants[i]));
+	strbuf_addstr(&in, "--not\n");
+	for (size_t i = 0; i < r->nr_haves; i++)
+		strbuf_addf(&in, "%s\n", oid_to_hex_r(hex, &r->haves[i]));
+	strbuf_addch(&in, '\n');
+	ret = run_shell_stream(s->repo->gitdir, s->cfg.pack_objects_hook, args, in.buf, in.len,
+			       RUN_STREAM_STDERR, hook_output, s, &code, err);
+	if (!ret && code)
+		ret = gp_error_set(err, GP_EIO, "git upload-pack: git-pack-objects died with error.");
+	strbuf_release(&in);
+	strbuf_release(&filter);
+	return ret;
+}
+
+static int send_pack(struct session *s, struct fetch_req *r, bool v2, struct gp_error *err)
+{
+	struct pack_for_fetch req = { 0 };
+	struct pack_objects_stats stats;
+	struct keepalive ka;
+	bool progress = !r->no_progress && (r->sideband_max || v2);
+	int ret;
+
+	trace_fetch_info(r);
+	if ((ret = pack_for_fetch_config(s->repo, &req, err)))
+		return ret;
+	req.wants = r->wants;
+	req.nr_wants = r->nr_wants;
+	req.haves = r->haves;
+	req.nr_haves = r->nr_haves;
+	req.shallow = &r->walk_shallow;
+	req.thin = r->thin;
+	req.include_tag = r->include_tag;
+	req.ofs_delta = r->ofs_delta;
+	req.progress = progress;
+	req.filter = r->filter.kind != OBJECT_FILTER_NONE ? &r->filter : NULL;
+
+	s->out_band_max = v2 ? LARGE_PACKET_MAX : r->sideband_max;
+	s->out_failed = false;
+	s->last_write_ns = now_ns();
+	if (progress)
+		progress_set_output(progress_out, s);
+	/* v0 keeps alive with empty pack data, v2 with empty progress */
+	keepalive_start(&ka, s, v2 ? PKT_BAND_PROGRESS : PKT_BAND_DATA);
+	trace2_region_enter("upload-pack", "pack-objects");
+	if (s->cfg.pack_objects_hook)
+		ret = pack_with_hook(s, r, progress, err);
+	else
+		ret = pack_for_fetch_write(s->repo, s->odb, &req, pack_out, s, &stats, err);
+	trace2_region_leave("upload-pack", "pack-objects");
+	keepalive_stop(&ka);
+	if (!ret && progress && !s->cfg.pack_objects_hook) {
+		char line[200];
+		int n = snprintf(line, sizeof(line),
+				 "Total %" PRIu32 " (delta %" PRIu32 "), reused %" PRIu32
+				 " (delta %" PRIu32 "), pack-reused %" PRIu32 " (from %" PRIu32 ")\n",
+				 stats.total, stats.deltas, stats.reused, stats.reused_deltas,
+				 stats.pack_reused, stats.pack_reused_packs);
+		progress_output(line, (size_t)n);
+	}
+	progress_set_output(NULL, NULL);
+	if (ret && s->out_failed) {
+		/* the connection is gone: the out error says more than the pack's */
+		gp_error_clear(err);
+		return gp_error_set(err, GP_EIO, "%s", gp_error_msg(&s->out_err));
+	}
+	if (ret) {
+		if (s->out_band_max) {
+			struct strbuf msg = STRBUF_INIT;
+			strbuf_addf(&msg, "fatal: %s\n", gp_error_msg(err));
+			pthread_mutex_lock(&s->out_lock);
+			out_write_locked(s, PKT_BAND_ERROR, msg.buf, msg.len);
+			pthread_mutex_unlock(&s->out_lock);
+			strbuf_release(&msg);
+		}
+		return ret;
+	}
+	if (v2 || s->out_band_max)
+		ret = pkt_flush(s->out, err);
+	return ret;
+}
+
+static void fetch_req_release(struct fetch_req *r)
+{
+	free(r->wants);
+	oidset_release(&r->wanted);
+	free(r->haves);
+	free(r->common);
+	oidset_release(&r->have_set);
+	oidset_release(&r->client_shallow);
+	free(r->shallow_order);
+	free(r->deepen_not);
+	object_filter_release(&r->filter);
+	for (size_t i = 0; i < r->nr_wanted_refs; i++)
+		free(r->wanted_refs[i]);
+	free(r->wanted_refs);
+	oidset_release(&r->walk_shallow);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- protocol v0 / v1 ------------------------------------------------------------ */
+
+static void parse_v0_features(struct fetch_req *r, const char *features)
+{
+	const char *p = features;
+	while (*p) {
+		const char *end = strchrnul(p, ' ');
+		size_t len = (size_t)(end - p);
+#define FEATURE(name) (len == strlen(name) && !strncmp(p, name, len))
+		if (FEATURE("multi_ack_detailed"))
+			r->multi_ack = MULTI_ACK_DETAILED;
+		else if (FEATURE("multi_ack") && r->multi_ack != MULTI_ACK_DETAILED)
+			r->multi_ack = MULTI_ACK;
+		else if (FEATURE("no-done"))
+			r->no_done = true;
+		else if (FEATURE("thin-pack"))
+			r->thin = true;
+		else if (FEATURE("ofs-delta"))
+			r->ofs_delta = true;
+		else if (FEATURE("side-band-64k"))
+			r->sideband_max = SIDEBAND_64K_MAX;
+		else if (FEATURE("side-band") && r->sideband_max != SIDEBAND_64K_MAX)
+			r->sideband_max = SIDEBAND_MAX;
+		else if (FEATURE("no-progress"))
+			r->no_progress = true;
+		else if (FEATURE("include-tag"))
+			r->include_tag = true;
+		else if (FEATURE("deepen-relative"))
+			r->deepen_relative = true;
+		else if (FEATURE("filter"))
+			r->filter_requested = true;
+#undef FEATURE
+		p = *end ? end + 1 : end;
+	}
+}
+
+/* The wants and shallow lines up to the first flush. 1: nothing wanted. */
+static int receive_needs(struct session *s, struct fetch_req *r, struct gp_error *err)
+{
+	for (;;) {
+		const char *arg;
+		struct object_id oid;
+		int ret = read_line(s, err);
+		if (ret < 0)
+			return ret;
+		if (ret != PKT_DATA)
+			break;
+		ret = parse_deepen_line(s, r, s->in->line, err);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			continue;
+		if (skip_prefix(s->in->line, "filter ", &arg)) {
+			if (!r->filter_requested || !s->cfg.allow_filter)
+				return gp_error_set(err, GP_EPROTO,
+						    "git upload-pack: filtering capability not negotiated");
+			if ((ret = parse_filter_line(s, r, arg, err)))
+				return ret;
+			continue;
+		}
+		if (!skip_prefix(s->in->line, "want ", &arg) ||
+		    hex_to_oid(arg, s->repo->hash_algo, &oid) ||
+		    (arg[gp_hash_algos[s->repo->hash_algo].hexsz] &&
+		     arg[gp_hash_algos[s->repo->hash_algo].hexsz] != ' '))
+			return gp_error_set(err, GP_EPROTO,
+					    "git upload-pack: protocol error, expected to get object ID, not '%s'",
+					    s->in->line);
+		if (!r->nr_wants)
+			parse_v0_features(r, arg + gp_hash_algos[s->repo->hash_algo].hexsz);
+		if (r->nr_wants >= UPLOAD_PACK_MAX_WANTS)
+			return fail_with_err_packet(s, err, GP_EPROTO, "upload-pack: too many wants",
+						    "git upload-pack: too many wants");
+		if (!odb_has_object(s->odb, &oid))
+			return not_our_ref(s, &oid, err);
+		add_want(r, &oid);
+	}
+	if (!r->nr_wants)
+		return 1;
+	return check_wants_v0(s, r, err);
+}
+
+static int serve_v0(struct session *s, struct gp_error *err)
+{
+	struct fetch_req r = { 0 };
+	int ret;
+
+	if (!s->opts->stateless_rpc || s->opts->advertise_refs) {
+		ret = advertise_refs_v0(s, err);
+		if (ret || s->opts->advertise_refs)
+			return ret;
+	}
+	ret = receive_needs(s, &r, err);
+	if (ret == 1) {
+		ret = 0;
+		goto out;
+	}
+	if (ret)
+		goto out;
+	if (wants_shallow_info(s, &r, false)) {
+		if ((ret = update_shallow(s, &r, err)) || (ret = pkt_flush(s->out, err)))
+			goto out;
+	}
+	ret = negotiate_v0(s, &r, err);
+	if (ret == 1) {
+		ret = 0;
+		goto out;
+	}
+	if (!ret)
+		ret = send_pack(s, &r, false, err);
+out:
+	fetch_req_release(&r);
+	return ret;
+}
+
+/* ---- protocol v2 ------------------------------------------------------------------- */
+
+static int advertise_v2(struct session *s, struct gp_error *err)
+{
+	struct strbuf fetch = STRBUF_INIT;
+	int ret;
+	strbuf_addstr(&fetch, "fetch=shallow wait-for-done");
+	if (s->cfg.allow_filter)
+		strbuf_addstr(&fetch, " filter");
+	if (s->cfg.allow_ref_in_want)
+		strbuf_addstr(&fetch, " ref-in-want");
+	if (s->cfg.allow_sideband_all)
+		strbuf_addstr(&fetch, " sideband-all");
+	ret = pkt_writef(s->out, err, "version 2\n");
+	if (!ret)
+		ret = pkt_writef(s->out, err, "agent=%s\n", s->agent);
+	if (!ret)
+		ret = pkt_writef(s->out, err, "%s\n",
+				 s->cfg.unborn == UNBORN_ADVERTISE ? "ls-refs=unborn" : "ls-refs");
+	if (!ret)
+		ret = pkt_writef(s->out, err, "%s\n", fetch.buf);
+	if (!ret)
+		ret = pkt_writef(s->out, err, "server-option\n");
+	if (!ret)
+		ret = pkt_writef(s->out, err, "object-format=%s\n",
+				 gp_hash_algos[s->repo->hash_algo].name);
+	if (!ret && s->cfg.advertise_sid)
+		ret = pkt_writef(s->out, err, "session-id=%s\n", s->session_id);
+	if (!ret && s->cfg.advertise_object_info)
+		ret = pkt_writef(s->out, err, "object-info=size\n");
+	if (!ret)
+		ret = pkt_flush(s->out, err);
+	strbuf_release(&fetch);
+	return ret;
+}
+
+static bool prefix_matches(char **prefixes, size_t nr, const char *name)
+{
+	if (!nr)
+		return true;
+	for (size_t i = 0; i < nr; i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static int ls_refs_one(struct session *s, const struct up_ref *r, bool symrefs, bool peel,
+		       struct gp_error *err)
+{
+	struct strbuf line = STRBUF_INIT;
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret;
+	strbuf_addf(&line, "%s %s", oid_to_hex_r(hex, &r->oid), r->name);
+	if (symrefs && r->symref)
+		strbuf_addf(&line, " symref-target:%s", r->symref);
+	if (peel && r->has_peeled)
+		strbuf_addf(&line, " peeled:%s", oid_to_hex_r(hex, &r->peeled));
+	strbuf_addch(&line, '\n');
+	ret = pkt_write(s->out, line.buf, line.len, err);
+	strbuf_release(&line);
+	return ret;
+}
+
+static int cmd_ls_refs(struct session *s, struct gp_error *err)
+{
+	char **prefixes = NULL;
+	size_t nr = 0, alloc = 0;
+	bool symrefs = false, peel = false, unborn = false, too_many = false;
+	int ret;
+
+	for (;;) {
+		const char *arg;
+		ret = read_line(s, err);
+		if (ret < 0)
+			goto out;
+		if (ret != PKT_DATA)
+			break;
+		if (!strcmp(s->in->line, "symrefs"))
+			symrefs = true;
+		else if (!strcmp(s->in->line, "peel"))
+			peel = true;
+		else if (!strcmp(s->in->line, "unborn") && s->cfg.unborn != UNBORN_IGNORE)
+			unborn = true;
+		else if (skip_prefix(s->in->line, "ref-prefix ", &arg)) {
+			/* as git: past the limit, prefixes stop narrowing anything */
+			if (nr >= UPLOAD_PACK_MAX_PREFIXES) {
+				too_many = true;
+				continue;
+			}
+			ALLOC_GROW(prefixes, nr + 1, alloc);
+			prefixes[nr++] = xstrdup(arg);
+		} else {
+			ret = gp_error_set(err, GP_EPROTO, "unexpected line: '%s'", s->in->line);
+			goto out;
+		}
+	}
+	if (ret != PKT_FLUSH) {
+		ret = gp_error_set(err, GP_EPROTO, "expected flush after ls-refs arguments");
+		goto out;
+	}
+	if (too_many) {
+		for (size_t i = 0; i < nr; i++)
+			free(prefixes[i]);
+		nr = 0;
+	}
+	if ((ret = read_refs(s, err)))
+		goto out;
+	if (prefix_matches(prefixes, nr, "HEAD")) {
+		if (s->refs.head.name && !s->refs.head.hidden) {
+			if ((ret = ls_refs_one(s, &s->refs.head, symrefs, peel, err)))
+				goto out;
+		} else if (unborn && s->refs.unborn_head && symrefs) {
+			if ((ret = pkt_writef(s->out, err, "unborn HEAD symref-target:%s\n",
+					      s->refs.unborn_head)))
+				goto out;
+		} else if (unborn && s->refs.unborn_head) {
+			if ((ret = pkt_writef(s->out, err, "unborn HEAD\n")))
+				goto out;
+		}
+	}
+	for (size_t i = 0; i < s->refs.nr; i++) {
+		const struct up_ref *r = &s->refs.items[i];
+		if (r->hidden || !prefix_matches(prefixes, nr, r->name))
+			continue;
+		if ((ret = ls_refs_one(s, r, symrefs, peel, err)))
+			goto out;
+	}
+	ret = pkt_flush(s->out, err);
+out:
+	for (size_t i = 0; i < nr; i++)
+		free(prefixes[i]);
+	free(prefixes);
+	return ret;
+}
+
+static int want_ref(struct session *s, struct fetch_req *r, const char *refname,
+		    struct gp_error *err)
+{
+	struct strbuf ns = STRBUF_INIT, full = STRBUF_INIT;
+	struct object_id oid;
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret;
+
+	strbuf_addf(&full, "%s%s", namespace_prefix(&ns), refname);
+	if (ref_is_hidden(&s->cfg, refname, full.buf) ||
+	    !refname_is_valid(full.buf, REFNAME_ALLOW_ONELEVEL) ||
+	    refs_resolve(s->repo, full.buf, &oid, NULL, err)) {
+		char *msg = xstrfmt("unknown ref %s", refname);
+		gp_error_clear(err);
+		ret = fail_with_err_packet(s, err, GP_ENOTFOUND, msg, msg);
+		free(msg);
+		goto out;
+	}
+	ALLOC_GROW(r->wanted_refs, r->nr_wanted_refs + 1, r->alloc_wanted_refs);
+	r->wanted_refs[r->nr_wanted_refs++] = xstrfmt("%s %s", oid_to_hex_r(hex, &oid), refname);
+	add_want(r, &oid);
+	ret = 0;
+out:
+	strbuf_release(&ns);
+	strbuf_release(&full);
+	return ret;
+}
+
+static int fetch_args_v2(struct session *s, struct fetch_req *r, struct gp_error *err)
+{
+	for (;;) {
+		const char *arg;
+		struct object_id oid;
+		int ret = read_line(s, err);
+		if (ret < 0)
+			return ret;
+		if (ret == PKT_FLUSH)
+			return 0;
+		if (ret != PKT_DATA)
+			return gp_error_set(err, GP_EPROTO, "expected flush after fetch arguments");
+		const char *line = s->in->line;
+		if (skip_prefix(line, "want ", &arg)) {
+			if (parse_hex_arg(s, arg, &oid))
+				return gp_error_set(err, GP_EPROTO,
+						    "git upload-pack: protocol error, expected to get oid, not '%s'",
+						    line);
+			if (r->nr_wants >= UPLOAD_PACK_MAX_WANTS)
+				return fail_with_err_packet(s, err, GP_EPROTO,
+							    "upload-pack: too many wants",
+							    "git upload-pack: too many wants");
+			if (!odb_has_object(s->odb, &oid))
+				return not_our_ref(s, &oid, err);
+			add_want(r, &oid);
+		} else if (s->cfg.allow_ref_in_want && skip_prefix(line, "want-ref ", &arg)) {
+			if (r->nr_wants >= UPLOAD_PACK_MAX_WANTS)
+				return fail_with_err_packet(s, err, GP_EPROTO,
+							    "upload-pack: too many wants",
+							    "git upload-pack: too many wants");
+			if ((ret = want_ref(s, r, arg, err)))
+				return ret;
+		} else if (skip_prefix(line, "have ", &arg)) {
+			if (parse_hex_arg(s, arg, &oid))
+				return gp_error_set(err, GP_EPROTO,
+						    "git upload-pack: expected SHA1 object, got '%s'", arg);
+			if (++r->haves_seen > UPLOAD_PACK_MAX_HAVES)
+				return fail_with_err_packet(s, err, GP_EPROTO,
+							    "upload-pack: too many haves",
+							    "git upload-pack: too many haves");
+			/* acknowledged below, in the order given, when we have it */
+			r->seen_haves = true;
+			ret = got_have(s, r, &oid, err);
+			if (ret == -2)
+				return GP_ECORRUPT;
+			if (ret >= 0) {
+				ALLOC_GROW(r->common, r->nr_common + 1, r->alloc_common);
+				r->common[r->nr_common++] = oid;
+			}
+		} else if (!strcmp(line, "thin-pack")) {
+			r->thin = true;
+		} else if (!strcmp(line, "ofs-delta")) {
+			r->ofs_delta = true;
+		} else if (!strcmp(line, "no-progress")) {
+			r->no_progress = true;
+		} else if (!strcmp(line, "include-tag")) {
+			r->include_tag = true;
+		} else if (!strcmp(line, "done")) {
+			r->done = true;
+		} else if (!strcmp(line, "deepen-relative")) {
+			r->deepen_relative = true;
+		} else if (s->cfg.allow_filter && skip_prefix(line, "filter ", &arg)) {
+			if ((ret = parse_filter_line(s, r, arg, err)))
+				return ret;
+		} else if (s->cfg.allow_sideband_all && !strcmp(line, "sideband-all")) {
+			r->sideband_all = true;
+		} else if (s->cfg.packfile_uris && skip_prefix(line, "packfile-uris ", &arg)) {
+			/*
+			 * Accepted where git would offer URIs; none is ever
+			 * sent (the section is optional), so everything comes
+			 * in the pack.
+			 */
+		} else if (!strcmp(line, "wait-for-done")) {
+			r->wait_for_done = true;
+		} else if ((ret = parse_deepen_line(s, r, line, err)) != 0) {
+			if (ret < 0)
+				return ret;
+		} else {
+			return gp_error_set(err, GP_EPROTO, "unexpected line: '%s'", line);
+		}
+	}
+}
+
+static int cmd_fetch(struct session *s, struct gp_error *err)
+{
+	struct fetch_req r = { 0 };
+	char hex[GP_MAX_HEXSZ + 1];
+	bool ready = false;
+	int ret;
+
+	if ((ret = read_refs(s, err)))
+		return ret;
+	if ((ret = fetch_args_v2(s, &r, err)))
+		goto out;
+	r.sideband_max = LARGE_PACKET_MAX;
+	/* no wants (and no wait-for-done): nothing was asked for */
+	if (!r.nr_wants && !r.wait_for_done)
+		goto out_flush;
+	if (!r.done && r.seen_haves) {
+		/* acknowledgments: what we have in common, and whether we are ready */
+		if (!r.wait_for_done && (ret = ok_to_give_up(s, &r, &ready, err)))
+			goto out;
+		if ((ret = send_line(s, &r, err, "acknowledgments\n")))
+			goto out;
+		if (!r.nr_common && (ret = send_line(s, &r, err, "NAK\n")))
+			goto out;
+		for (size_t i = 0; i < r.nr_common; i++)
+			if ((ret = send_line(s, &r, err, "ACK %s\n", oid_to_hex_r(hex, &r.common[i]))))
+				goto out;
+		if (ready && (ret = send_line(s, &r, err, "ready\n")))
+			goto out;
+		if (!ready)
+			goto out_flush;
+		if ((ret = pkt_delim(s->out, err)))
+			goto out;
+	}
+	if (!r.nr_wants)
+		goto out_flush;
+	if (wants_shallow_info(s, &r, true)) {
+		if ((ret = send_line(s, &r, err, "shallow-info\n")) ||
+		    (ret = update_shallow(s, &r, err)) || (ret = pkt_delim(s->out, err)))
+			goto out;
+	}
+	if (r.nr_wanted_refs) {
+		if ((ret = send_line(s, &r, err, "wanted-refs\n")))
+			goto out;
+		for (size_t i = 0; i < r.nr_wanted_refs; i++)
+			if ((ret = send_line(s, &r, err, "%s\n", r.wanted_refs[i])))
+				goto out;
+		if ((ret = pkt_delim(s->out, err)))
+			goto out;
+	}
+	if ((ret = send_line(s, &r, err, "packfile\n")))
+		goto out;
+	ret = send_pack(s, &r, true, err);
+	goto out;
+out_flush:
+	ret = pkt_flush(s->out, err);
+out:
+	fetch_req_release(&r);
+	return ret;
+}
+
+static int cmd_object_info(struct session *s, struct gp_error *err)
+{
+	struct object_id *oids = NULL;
+	size_t nr = 0, alloc = 0;
+	bool size = false;
+	int ret;
+	for (;;) {
+		const char *arg;
+		struct object_id oid;
+		ret = read_line(s, err);
+		if (ret < 0)
+			goto out;
+		if (ret != PKT_DATA)
+			break;
+		if (!strcmp(s->in->line, "size")) {
+			size = true;
+		} else if (skip_prefix(s->in->line, "oid ", &arg) && !parse_hex_arg(s, arg, &oid)) {
+			if (nr >= UPLOAD_PACK_MAX_WANTS) {
+				ret = gp_error_set(err, GP_EPROTO, "object-info: too many oids");
+				goto out;
+			}
+			ALLOC_GROW(oids, nr + 1, alloc);
+			oids[nr++] = oid;
+		} else {
+			ret = gp_error_set(err, GP_EPROTO, "object-info: unexpected line: '%s'",
+					   s->in->line);
+			goto out;
+		}
+	}
+	if (ret != PKT_FLUSH) {
+		ret = gp_error_set(err, GP_EPROTO, "object-info: expected flush after arguments");
+		goto out;
+	}
+	ret = 0;
+	if (size)
+		ret = pkt_writef(s->out, err, "size\n");
+	for (size_t i = 0; !ret && i < nr; i++) {
+		struct object_info oi;
+		char hex[GP_MAX_HEXSZ + 1];
+		oid_to_hex_r(hex, &oids[i]);
+		if (!size)
+			ret = pkt_writef(s->out, err, "%s\n", hex);
+		else if (odb_read_object_info(s->odb, &oids[i], &oi, 0, err)) {
+			gp_error_clear(err);
+			ret = pkt_writef(s->out, err, "%s \n", hex);
+		} else {
+			ret = pkt_writef(s->out, err, "%s %" PRIu64 "\n", hex, oi.size);
+		}
+	}
+	if (!ret)
+		ret = pkt_flush(s->out, err);
+out:
+	free(oids);
+	return ret;
+}
+
+/* One v2 request: 1 when the client ended the session. */
+static int process_request_v2(struct session *s, struct gp_error *err)
+{
+	char *command = NULL;
+	bool seen = false;
+	int ret;
+
+	for (;;) {
+		const char *arg;
+		ret = read_line(s, err);
+		if (ret < 0)
+			goto out;
+		if (ret == PKT_EOF) {
+			if (seen)
+				ret = gp_error_set(err, GP_EPROTO, "the remote end hung up unexpectedly");
+			else
+				ret = 1;
+			goto out;
+		}
+		if (ret == PKT_FLUSH) {
+			if (!seen) {
+				/* an empty request ends the session, as in git */
+				ret = 1;
+				goto out;
+			}
+			break;
+		}
+		if (ret == PKT_DELIM)
+			break;
+		if (ret == PKT_RESPONSE_END) {
+			ret = gp_error_set(err, GP_EPROTO, "expected command or capability");
+			goto out;
+		}
+		seen = true;
+		if (skip_prefix(s->in->line, "command=", &arg)) {
+			if (command) {
+				ret = gp_error_set(err, GP_EPROTO,
+						   "command '%s' requested after already requesting command '%s'",
+						   arg, command);
+				goto out;
+			}
+			if (strcmp(arg, "ls-refs") && strcmp(arg, "fetch") &&
+			    (strcmp(arg, "object-info") || !s->cfg.advertise_object_info)) {
+				ret = gp_error_set(err, GP_EPROTO, "invalid command '%s'", arg);
+				goto out;
+			}
+			command = xstrdup(arg);
+		} else if (skip_prefix(s->in->line, "object-format=", &arg)) {
+			if (strcmp(arg, gp_hash_algos[s->repo->hash_algo].name)) {
+				ret = gp_error_set(err, GP_EPROTO,
+						   "mismatched object format: server %s; client %s",
+						   gp_hash_algos[s->repo->hash_algo].name, arg);
+				goto out;
+			}
+		} else if (skip_prefix(s->in->line, "agent=", &arg) ||
+			   skip_prefix(s->in->line, "server-option=", &arg) ||
+			   (s->cfg.advertise_sid && skip_prefix(s->in->line, "session-id=", &arg))) {
+			trace2_data_string("transfer", "client-capability", s->in->line);
+		} else {
+			ret = gp_error_set(err, GP_EPROTO, "unknown capability '%s'", s->in->line);
+			goto out;
+		}
+	}
+	if (!command) {
+		ret = gp_error_set(err, GP_EPROTO, "no command requested");
+		goto out;
+	}
+	if (!strcmp(command, "ls-refs"))
+		ret = cmd_ls_refs(s, err);
+	else if (!strcmp(command, "fetch"))
+		ret = cmd_fetch(s, err);
+	else
+		ret = cmd_object_info(s, err);
+out:
+	free(command);
+	return ret;
+}
+
+static int serve_v2(struct session *s, struct gp_error *err)
+{
+	int ret;
+	if (!s->opts->stateless_rpc || s->opts->advertise_refs) {
+		ret = advertise_v2(s, err);
+		if (ret || s->opts->advertise_refs)
+			return ret;
+	}
+	for (size_t n = 0;; n++) {
+		if (n >= UPLOAD_PACK_MAX_COMMANDS)
+			return gp_error_set(err, GP_EPROTO, "too many commands in one session");
+		ret = process_request_v2(s, err);
+		if (ret == 1)
+			return 0;
+		if (ret)
+			return ret;
+		if (s->opts->stateless_rpc)
+			return 0;
+		/* a fetch answered may have changed nothing, but the refs may move between commands */
+		refs_release(&s->refs);
+		s->refs_read = false;
+	}
+}
+
+/* ---- entry points ---------------------------------------------------------------- */
+
+int upload_pack_protocol_version(const char *git_protocol)
+{
+	int best = 0;
+	const char *p = git_protocol;
+	if (!p)
+		return 0;
+	while (*p) {
+		const char *end = strchrnul(p, ':');
+		if (end - p == 9 && !strncmp(p, "version=", 8) && p[8] >= '0' && p[8] <= '2' &&
+		    p[8] - '0' > best)
+			best = p[8] - '0';
+		p = *end ? end + 1 : end;
+	}
+	return best;
+}
+
+int upload_pack(struct repository *repo, int in_fd, struct pkt_sink *out,
+		const struct upload_pack_options *opts, struct gp_error *err)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+	int ret;
+
+	s->repo = repo;
+	s->opts = opts;
+	s->out = out;
+	s->agent = getenv("GIT_USER_AGENT");
+	if (!s->agent || !*s->agent)
+		s->agent = opts->agent ? opts->agent : "gitpack";
+	pthread_mutex_init(&s->out_lock, NULL);
+	read_config(repo, &s->cfg, opts->hook_allowed);
+	if (s->cfg.bad_key) {
+		ret = gp_error_set(err, GP_EINVAL, "missing value for '%s'", s->cfg.bad_key);
+		goto out;
+	}
+	session_id(s);
+	ret = repo_odb(repo, &s->odb, err);
+	if (ret)
+		goto out;
+	ret = shallow_read(repo, &s->repo_shallow, err);
+	if (ret)
+		goto out;
+	s->repo_is_shallow = oidset_size(&s->repo_shallow) > 0;
+	s->in = xmalloc(sizeof(*s->in));
+	pkt_reader_init_fd(s->in, in_fd, PKT_READ_CHOMP_LF);
+	s->in->max_bytes = UPLOAD_PACK_MAX_REQUEST;
+	s->in->timeout_ms = opts->timeout > 0 ? opts->timeout * 1000 : 0;
+	trace2_data_intmax("transfer", "negotiated-version", opts->version);
+	if (opts->version == 2) {
+		ret = serve_v2(s, err);
+	} else {
+		ret = read_refs(s, err);
+		if (!ret)
+			ret = serve_v0(s, err);
+	}
+out:
+	refs_release(&s->refs);
+	neg_free(&s->neg);
+	oidset_release(&s->repo_shallow);
+	free(s->cfg.hide);
+	gp_error_clear(&s->out_err);
+	pthread_mutex_destroy(&s->out_lock);
+	free(s->in);
+	free(s);
+	return ret;
+}
