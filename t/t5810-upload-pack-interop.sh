@@ -5,7 +5,7 @@ test_description='upload-pack with clients nobody here wrote
 The upload-pack under test (the candidate: $UPLOAD_PACK, by default
 "gitpack upload-pack") serves clones and fetches to stock git (2.39, and
 the newer git of GP_TEST_GIT_NEW), libgit2 (pygit2), Dulwich and JGit,
-over three transports:
+over four transports:
 
   file://  the client spawns the command named by --upload-pack (git;
 	   JGit with remote.origin.uploadpack; Dulwich with its subprocess
@@ -17,7 +17,12 @@ over three transports:
 	   "-o SendEnv=GIT_PROTOCOL";
   git://   git daemon on 127.0.0.1, which runs "git upload-pack --strict
 	   --timeout=N ." through PATH: a "git" first on its PATH runs the
-	   candidate instead (libgit2 reaches the candidate only this way).
+	   candidate instead;
+  http://  git http-backend as a CGI under a small HTTP server (Python),
+	   which runs "git upload-pack --stateless-rpc" (after
+	   "--advertise-refs" or "--http-backend-info-refs") the same way,
+	   with GIT_PROTOCOL from the Git-Protocol header; dumb HTTP is off
+	   (http.getanyfile false), so only the candidate can answer.
 
 Cases, in SHA-1 and SHA-256 repositories where the client has SHA-256
 (stock git only), protocol v0 and v2 (v1 too for stock git; the other
@@ -99,7 +104,7 @@ fi
 if PYGIT2_PY=$(find_python pygit2)
 then
 	test_set_prereq PYGIT2
-	echo "# pygit2 $($PYGIT2_PY -c 'import pygit2; print(pygit2.__version__, "libgit2", pygit2.LIBGIT2_VERSION)'): git:// only (file:// is read in-process, ssh:// goes through libssh2), protocol v0 only, SHA-1 only, no shallow, no --filter"
+	echo "# pygit2 $($PYGIT2_PY -c 'import pygit2; print(pygit2.__version__, "libgit2", pygit2.LIBGIT2_VERSION)'): git:// and http:// only (file:// is read in-process, ssh:// goes through libssh2), protocol v0 only, SHA-1 only, no shallow, no --filter"
 else
 	echo "# no pygit2 (python3-pygit2): its cases are skipped"
 fi
@@ -107,7 +112,8 @@ fi
 # JGit runs with our home as its user.home (it would read the real user's
 # ~/.gitconfig otherwise: Java takes the home from the password file, not
 # from $HOME). Debian's jgit-cli 4.11 does not start unless the LFS and
-# Apache HTTP jars are on its class path.
+# Apache HTTP jars are on its class path, and needs Apache's HTTP client
+# for http://.
 jgit_ () {
 	JAVA_TOOL_OPTIONS="-Duser.home=$HOME" GIT_SSH="$IP/fake-ssh" \
 		bounded jgit "$@"
@@ -116,9 +122,10 @@ if command -v jgit >/dev/null 2>&1
 then
 	if ! jgit_ version >/dev/null 2>&1 && test -z "$JGIT_CLASSPATH"
 	then
-		for jar in /usr/share/java/org.eclipse.jgit.lfs.jar \
-			/usr/share/java/org.eclipse.jgit.http.apache.jar
+		for jar in org.eclipse.jgit.lfs org.eclipse.jgit.http.apache \
+			httpclient httpcore commons-logging
 		do
+			jar=/usr/share/java/$jar.jar
 			test -f "$jar" && JGIT_CLASSPATH=${JGIT_CLASSPATH:+$JGIT_CLASSPATH:}$jar
 		done
 		export JGIT_CLASSPATH
@@ -137,6 +144,12 @@ fi
 if test_have_prereq GIT_NEW
 then
 	echo "# newer git: $("$GP_TEST_GIT_NEW" --version)"
+	if test -x "$("$GP_TEST_GIT_NEW" --exec-path)/git-remote-http"
+	then
+		test_set_prereq GIT_NEW_HTTP
+	else
+		echo "# the newer git has no git-remote-http (built with NO_CURL): its http:// cases are skipped"
+	fi
 else
 	echo "# no newer git (set GP_TEST_GIT_NEW to a git 2.55 build): its cases are skipped"
 fi
@@ -147,6 +160,14 @@ then
 	test_set_prereq DAEMON
 else
 	echo "# no git-daemon: the git:// cases are skipped"
+fi
+
+GIT_HTTP_BACKEND=$(git --exec-path)/git-http-backend
+if HTTPD_PY=$(find_python http.server) && test -x "$GIT_HTTP_BACKEND"
+then
+	test_set_prereq HTTPD
+else
+	echo "# no python3 or no git-http-backend: the http:// cases are skipped"
 fi
 
 # --- helpers -------------------------------------------------------------------
@@ -182,6 +203,7 @@ url () {
 	file) echo "file://$TRASH_DIRECTORY/srv/$2.git" ;;
 	ssh) echo "ssh://server.example$TRASH_DIRECTORY/srv/$2.git" ;;
 	daemon) echo "git://127.0.0.1:$DAEMON_PORT/$2.git" ;;
+	http) echo "http://127.0.0.1:$HTTP_PORT/$2.git" ;;
 	esac
 }
 
@@ -278,14 +300,18 @@ test_expect_success 'setup: the candidate and the programs that reach it' '
 	up_prog=$(command -v "$1") &&
 	shift &&
 
-	# The candidate, logging how it was called.
+	# The candidate, logging how it was called, with the PATH of the
+	# tests (not the one given to git daemon or http-backend) and no
+	# client'\''s GIT_EXEC_PATH (the newer git sets one).
 	cat >"$IP/upload-pack" <<-EOF &&
 	#!/bin/sh
 	echo "GIT_PROTOCOL=\${GIT_PROTOCOL-} args=\$*" >>"$IP/served.log"
+	PATH='\''$PATH'\''
+	unset GIT_EXEC_PATH
 	exec "$up_prog" $* "\$@"
 	EOF
 
-	# What git daemon and Dulwich run as "git".
+	# What git daemon, git http-backend and Dulwich run as "git".
 	cat >"$IP/daemon-path/git" <<-EOF &&
 	#!/bin/sh
 	if test "\$1" = upload-pack
@@ -293,6 +319,7 @@ test_expect_success 'setup: the candidate and the programs that reach it' '
 		shift
 		exec "$IP/upload-pack" "\$@"
 	fi
+	unset GIT_EXEC_PATH
 	exec "$REAL_GIT" "\$@"
 	EOF
 
@@ -442,6 +469,7 @@ do
 		git init -q --bare -b main --object-format=$algo srv/$algo.git &&
 		git -C srv/$algo.git config uploadpack.allowFilter true &&
 		git -C srv/$algo.git config uploadpack.allowAnySHA1InWant true &&
+		git -C srv/$algo.git config http.getanyfile false &&
 		git -C work-$algo push -q "$TRASH_DIRECTORY/srv/$algo.git" \
 			"refs/heads/*:refs/heads/*" "refs/tags/*:refs/tags/*" &&
 		git -C srv/$algo.git repack -adqb &&
@@ -547,12 +575,149 @@ test_expect_success DAEMON 'setup: git daemon runs the candidate' '
 	grep "	refs/heads/main\$" actual
 '
 
+# start_httpd: an HTTP server on 127.0.0.1 running git http-backend for
+# srv/ ($HTTP_PORT), its pid (a "timeout" that ends it within ten minutes)
+# in $HTTPD_PID. http-backend puts its exec path first on PATH: that path
+# is daemon-path, whose "git" runs the candidate.
+start_httpd () {
+	rm -f "$IP/http.port" &&
+	: >httpd.log &&
+	GIT_EXEC_PATH="$IP/daemon-path" timeout 600 "$HTTPD_PY" "$IP/httpd.py" \
+		"$GIT_HTTP_BACKEND" "$TRASH_DIRECTORY/srv" "$IP/http.port" \
+		"$TRASH_DIRECTORY/httpd.log" </dev/null >>httpd.log 2>&1 &
+	HTTPD_PID=$!
+	sh_wait_=0
+	while test $sh_wait_ -lt 100
+	do
+		if test -f "$IP/http.port"
+		then
+			HTTP_PORT=$(cat "$IP/http.port")
+			return 0
+		fi
+		kill -0 $HTTPD_PID 2>/dev/null || break
+		sleep 0.1
+		sh_wait_=$((sh_wait_ + 1))
+	done
+	cat httpd.log >&2
+	kill $HTTPD_PID 2>/dev/null
+	wait $HTTPD_PID 2>/dev/null
+	HTTPD_PID=
+	return 1
+}
+
+test_expect_success HTTPD 'setup: an HTTP server whose http-backend runs the candidate' '
+	# GET and POST as CGI (RFC 3875), every request header passed on as
+	# HTTP_*, a chunked request body read whole.
+	cat >"$IP/httpd.py" <<-\EOF &&
+	import http.server
+	import os
+	import subprocess
+	import sys
+	import threading
+	import time
+
+	backend, root, portfile, logfile = sys.argv[1:5]
+
+	class Handler(http.server.BaseHTTPRequestHandler):
+	    def log_message(self, fmt, *args):
+	        with open(logfile, "a") as f:
+	            f.write("%s\n" % (fmt % args))
+
+	    def body(self):
+	        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+	            data = b""
+	            while True:
+	                size = int(self.rfile.readline().split(b";")[0], 16)
+	                if size == 0:
+	                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+	                        pass
+	                    return data
+	                data += self.rfile.read(size)
+	                self.rfile.readline()
+	        return self.rfile.read(int(self.headers.get("Content-Length", 0)))
+
+	    def cgi(self):
+	        path, _, query = self.path.partition("?")
+	        data = self.body() if self.command == "POST" else b""
+	        env = dict(os.environ)
+	        env.update({
+	            "GIT_PROJECT_ROOT": root,
+	            "GIT_HTTP_EXPORT_ALL": "1",
+	            "GATEWAY_INTERFACE": "CGI/1.1",
+	            "SERVER_PROTOCOL": self.request_version,
+	            "REQUEST_METHOD": self.command,
+	            "PATH_INFO": path,
+	            "QUERY_STRING": query,
+	            "REMOTE_ADDR": self.client_address[0],
+	            "CONTENT_LENGTH": str(len(data)),
+	        })
+	        for k, v in self.headers.items():
+	            k = k.upper().replace("-", "_")
+	            if k == "CONTENT_TYPE":
+	                env[k] = v
+	            elif k not in ("CONTENT_LENGTH", "TRANSFER_ENCODING"):
+	                env["HTTP_" + k] = v
+	        with open(logfile, "a") as err:
+	            out = subprocess.run([backend], input=data, env=env,
+	                                 stdout=subprocess.PIPE, stderr=err).stdout
+	        head, sep, content = out.partition(b"\r\n\r\n")
+	        if not sep:
+	            head, sep, content = out.partition(b"\n\n")
+	        status = 200
+	        headers = []
+	        for line in head.decode("latin-1").splitlines():
+	            k, _, v = line.partition(":")
+	            if k.lower() == "status":
+	                status = int(v.split()[0])
+	            elif k:
+	                headers.append((k, v.strip()))
+	        self.send_response(status)
+	        for k, v in headers:
+	            self.send_header(k, v)
+	        self.send_header("Content-Length", str(len(content)))
+	        self.end_headers()
+	        self.wfile.write(content)
+
+	    do_GET = cgi
+	    do_POST = cgi
+
+	server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+	threading.Thread(target=server.serve_forever, daemon=True).start()
+	with open(portfile + ".tmp", "w") as f:
+	    f.write("%d\n" % server.server_address[1])
+	os.rename(portfile + ".tmp", portfile)
+	time.sleep(600)
+	EOF
+	start_httpd &&
+	test_set_prereq HTTP_UP &&
+	fresh &&
+	git -c protocol.version=0 ls-remote "$(url http sha1)" >actual &&
+	served 0 &&
+	grep "	refs/heads/main\$" actual &&
+	git -c protocol.version=2 ls-remote "$(url http sha256)" >actual &&
+	served 2 &&
+	grep "	refs/heads/main\$" actual &&
+	# and no dumb HTTP
+	test_must_fail "$HTTPD_PY" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1])" \
+		"$(url http sha1)/objects/info/packs"
+'
+
 # --- the cases ---------------------------------------------------------------------
 
 # A client at a transport: "CLIENT:TRANSPORT:PREREQS". The git ones also
 # take each protocol of $git_protos.
-git_clients="git:file: git:ssh: git:daemon:DAEMON_UP
-new:file:GIT_NEW new:ssh:GIT_NEW new:daemon:GIT_NEW,DAEMON_UP"
+git_clients="git:file: git:ssh: git:daemon:DAEMON_UP git:http:HTTP_UP
+new:file:GIT_NEW new:ssh:GIT_NEW new:daemon:GIT_NEW,DAEMON_UP
+new:http:GIT_NEW_HTTP,HTTP_UP"
+
+# tpre PREREQ TRANSPORT: PREREQ and what TRANSPORT needs.
+tpre () {
+	case "$2" in
+	daemon) echo "$1,DAEMON_UP" ;;
+	http) echo "$1,HTTP_UP" ;;
+	*) echo "$1" ;;
+	esac
+}
 
 # client_label CLIENT: for titles.
 client_label () {
@@ -637,10 +802,9 @@ test_expect_success DULWICH 'setup: dulwich clones from stock upload-pack (sha1)
 	test_file_not_empty snap/dulwich-shallow1.shallow
 '
 
-for t in file ssh daemon
+for t in file ssh daemon http
 do
-	pre=DULWICH
-	test $t = daemon && pre=DULWICH,DAEMON_UP
+	pre=$(tpre DULWICH $t)
 	d=dulwich-$t
 	test_expect_success $pre "dulwich, $t, v0: clone (sha1)" '
 		fresh &&
@@ -659,17 +823,19 @@ do
 	'
 done
 
-test_expect_success PYGIT2,DAEMON_UP 'pygit2, daemon, v0: clone (sha1)' '
-	fresh &&
-	pyclient pygit2 clone "$(url daemon sha1)" pygit2-daemon-full &&
-	served 0 &&
-	same_as sha1-full pygit2-daemon-full remote
-'
-
-for t in file ssh daemon
+for t in daemon http
 do
-	pre=JGIT
-	test $t = daemon && pre=JGIT,DAEMON_UP
+	test_expect_success $(tpre PYGIT2 $t) "pygit2, $t, v0: clone (sha1)" '
+		fresh &&
+		pyclient pygit2 clone "$(url $t sha1)" pygit2-$t-full &&
+		served 0 &&
+		same_as sha1-full pygit2-$t-full remote
+	'
+done
+
+for t in file ssh daemon http
+do
+	pre=$(tpre JGIT $t)
 	d=jgit-$t
 	test_expect_success $pre "jgit, $t, v0: clone (sha1)" '
 		fresh &&
@@ -765,10 +931,9 @@ test_expect_success DULWICH 'dulwich fetches from stock upload-pack (sha1)' '
 	test_cmp snap/sha1-full-B.rrefs snap/dulwich-full-B.rrefs
 '
 
-for t in file ssh daemon
+for t in file ssh daemon http
 do
-	pre=DULWICH
-	test $t = daemon && pre=DULWICH,DAEMON_UP
+	pre=$(tpre DULWICH $t)
 	d=dulwich-$t
 	test_expect_success $pre "dulwich, $t, v0: fetch after a push (sha1)" '
 		fresh &&
@@ -784,17 +949,19 @@ do
 	'
 done
 
-test_expect_success PYGIT2,DAEMON_UP 'pygit2, daemon, v0: fetch after a push (sha1)' '
-	fresh &&
-	pyclient pygit2 fetch pygit2-daemon-full &&
-	served 0 &&
-	same_as sha1-full-B pygit2-daemon-full remote
-'
-
-for t in file ssh daemon
+for t in daemon http
 do
-	pre=JGIT
-	test $t = daemon && pre=JGIT,DAEMON_UP
+	test_expect_success $(tpre PYGIT2 $t) "pygit2, $t, v0: fetch after a push (sha1)" '
+		fresh &&
+		pyclient pygit2 fetch pygit2-$t-full &&
+		served 0 &&
+		same_as sha1-full-B pygit2-$t-full remote
+	'
+done
+
+for t in file ssh daemon http
+do
+	pre=$(tpre JGIT $t)
 	d=jgit-$t
 	test_expect_success $pre "jgit, $t, v0: fetch after a push (sha1)" '
 		fresh &&
@@ -808,6 +975,12 @@ test_expect_success DAEMON_UP 'stop git daemon' '
 	kill $DAEMON_PID &&
 	wait $DAEMON_PID
 	! kill -0 $DAEMON_PID 2>/dev/null
+'
+
+test_expect_success HTTP_UP 'stop the HTTP server' '
+	kill $HTTPD_PID &&
+	wait $HTTPD_PID
+	! kill -0 $HTTPD_PID 2>/dev/null
 '
 
 test_done
