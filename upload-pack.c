@@ -642,7 +642,9 @@ static void v0_capabilities(struct session *s, struct strbuf *caps)
 		strbuf_addstr(caps, " allow-tip-sha1-in-want");
 	if (s->cfg.allow_uor & ALLOW_REACHABLE)
 		strbuf_addstr(caps, " allow-reachable-sha1-in-want");
-	strbuf_addstr(caps, " no-done");
+	/* as git: no-done only matters to a stateless client, which gets the refs so */
+	if (s->opts->advertise_refs)
+		strbuf_addstr(caps, " no-done");
 	if (s->refs.head.name && s->refs.head.symref && !s->refs.head.hidden)
 		strbuf_addf(caps, " symref=HEAD:%s", s->refs.head.symref);
 	if (s->cfg.allow_filter)
