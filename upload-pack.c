@@ -1955,6 +1955,12 @@ static int cmd_fetch(struct session *s, struct gp_error *err)
 
 	if ((ret = read_refs(s, err)))
 		return ret;
+	/*
+	 * Each fetch stands alone (the client sends again the haves it
+	 * knows we share): what an earlier fetch of the session marked
+	 * would keep those haves out of this one's pack.
+	 */
+	neg_free(&s->neg);
 	if ((ret = fetch_args_v2(s, &r, err)))
 		goto out;
 	r.sideband_max = LARGE_PACKET_MAX;
