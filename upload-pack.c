@@ -2116,6 +2116,10 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 			}
 			command = xstrdup(arg);
 		} else if (skip_prefix(s->in->line, "object-format=", &arg)) {
+			if (!hash_algo_by_name(arg)) {
+				ret = gp_error_set(err, GP_EPROTO, "unknown object format '%s'", arg);
+				goto out;
+			}
 			if (strcmp(arg, gp_hash_algos[s->repo->hash_algo].name)) {
 				ret = gp_error_set(err, GP_EPROTO,
 						   "mismatched object format: server %s; client %s",
