@@ -1474,7 +1474,8 @@ static int pack_with_hook(struct session *s, struct fetch_req *r, bool progress,
 	args[n++] = "--stdout";
 	if (oidset_size(&r->walk_shallow))
 		args[n++] = "--shallow";
-	args[n++] = progress ? "--progress" : "-q";
+	if (progress)
+		args[n++] = "--progress";
 	if (r->ofs_delta)
 		args[n++] = "--delta-base-offset";
 	if (r->include_tag)
