@@ -86,9 +86,16 @@ bool oid_table_find(const unsigned char *fanout, const unsigned char *table,
 {
 	uint32_t lo = hash[0] ? get_be32(fanout + 4 * (size_t)(hash[0] - 1)) : 0;
 	uint32_t hi = get_be32(fanout + 4 * (size_t)hash[0]);
+	/*
+	 * Names differ in their first eight bytes nearly always: compare
+	 * those as one big-endian word, and the rest only on a tie.
+	 */
+	uint64_t key = get_be64(hash);
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		int cmp = memcmp(table + (size_t)mid * stride, hash, rawsz);
+		const unsigned char *entry = table + (size_t)mid * stride;
+		uint64_t head = get_be64(entry);
+		int cmp = head < key ? -1 : head > key ? 1 : memcmp(entry + 8, hash + 8, rawsz - 8);
 		if (!cmp) {
 			*pos = mid;
 			return true;

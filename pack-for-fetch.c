@@ -71,7 +71,7 @@ int pack_for_fetch_config(struct repository *repo, struct pack_for_fetch *req,
 			req->reuse = PACK_REUSE_MULTI;
 		else if (value && !strcasecmp(value, "single"))
 			req->reuse = PACK_REUSE_SINGLE;
-		else if (!value || !config_parse_bool(value, &b))
+		else if (!value || config_parse_bool(value, &b))
 			req->reuse = !value || b ? PACK_REUSE_SINGLE : PACK_REUSE_NONE;
 		else
 			return gp_error_set(err, GP_EINVAL,

@@ -127,9 +127,8 @@ static size_t oid_slot(const struct object_id *oid, size_t mask)
 	return (size_t)h & mask;
 }
 
-static void grow_table(struct pack_objects *po)
+static void grow_table_to(struct pack_objects *po, size_t nr_slots)
 {
-	size_t nr_slots = (po->slots_mask + 1) * 2;
 	free(po->slots);
 	po->slots = xmalloc(sizeof(*po->slots) * nr_slots);
 	memset(po->slots, 0xff, sizeof(*po->slots) * nr_slots);
@@ -140,6 +139,22 @@ static void grow_table(struct pack_objects *po)
 			i = (i + 1) & po->slots_mask;
 		po->slots[i] = n;
 	}
+}
+
+static void grow_table(struct pack_objects *po)
+{
+	grow_table_to(po, (po->slots_mask + 1) * 2);
+}
+
+/* Room for n more entries without growing on the way. */
+static void reserve_entries(struct pack_objects *po, size_t n)
+{
+	size_t want = (size_t)po->nr + n, slots = po->slots_mask + 1;
+	ALLOC_GROW(po->entries, want, po->alloc);
+	while (want * 2 > slots)
+		slots *= 2;
+	if (slots != po->slots_mask + 1)
+		grow_table_to(po, slots);
 }
 
 static uint32_t find_entry(const struct pack_objects *po, const struct object_id *oid)
@@ -197,13 +212,12 @@ void pack_objects_free(struct pack_objects *po)
 	free(po);
 }
 
-void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oid,
-			     enum object_type type, uint32_t name_hash)
+/* Add oid, known not to be there yet. */
+static void add_new_entry(struct pack_objects *po, const struct object_id *oid,
+			  enum object_type type, uint32_t name_hash)
 {
 	struct po_entry *e;
 	size_t i;
-	if (find_entry(po, oid) != NO_ENTRY)
-		return;
 	if (((size_t)po->nr + 1) * 2 > po->slots_mask + 1)
 		grow_table(po);
 	ALLOC_GROW(po->entries, po->nr + 1, po->alloc);
@@ -217,6 +231,13 @@ void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oi
 	while (po->slots[i] != NO_ENTRY)
 		i = (i + 1) & po->slots_mask;
 	po->slots[i] = po->nr++;
+}
+
+void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oid,
+			     enum object_type type, uint32_t name_hash)
+{
+	if (find_entry(po, oid) == NO_ENTRY)
+		add_new_entry(po, oid, type, name_hash);
 }
 
 /*
@@ -2109,6 +2130,8 @@ struct bitmap_add {
 	struct pack_objects *po;
 	struct bitmap_index *bi;
 	const struct bitmap_order *order;
+	bool unique;   /* nothing was added before: every bit is a new object */
+	uint32_t *entry_of_bit; /* with unique: the entry each bit became */
 };
 
 static int add_bitmapped(uint32_t bit_pos, const struct object_id *oid, enum object_type type,
@@ -2119,7 +2142,13 @@ static int add_bitmapped(uint32_t bit_pos, const struct object_id *oid, enum obj
 	if (ba->order && bit_pos < bitmap_order_nr(ba->order) &&
 	    !bitmap_index_name_hash(ba->bi, bitmap_order_bit_to_index(ba->order, bit_pos), &name_hash))
 		name_hash = 0;
-	pack_objects_add_hashed(ba->po, oid, type, name_hash);
+	/* a million objects of a clone need no lookup each: bits are distinct */
+	if (ba->unique) {
+		if (ba->entry_of_bit && bit_pos < bitmap_order_nr(ba->order))
+			ba->entry_of_bit[bit_pos] = ba->po->nr;
+		add_new_entry(ba->po, oid, type, name_hash);
+	} else
+		pack_objects_add_hashed(ba->po, oid, type, name_hash);
 	return 0;
 }
 
@@ -2136,9 +2165,18 @@ struct reuse_range {
 	uint32_t bit_start, bit_nr;
 };
 
+/* The entry of bit, from the table add_bitmapped() kept, else by name. */
+static uint32_t entry_of(struct pack_objects *po, const uint32_t *entry_of_bit, uint32_t bit,
+			 const struct object_id *oid)
+{
+	if (entry_of_bit)
+		return entry_of_bit[bit];
+	return find_entry(po, oid);
+}
+
 static int reuse_from_pack(struct pack_objects *po, const struct bitmap_order *order,
 			   const struct bitmap_result *res, const struct reuse_range *rr,
-			   struct bitmap *reused)
+			   struct bitmap *reused, const uint32_t *entry_of_bit)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct packed_git *p = rr->pack;
@@ -2148,6 +2186,12 @@ static int reuse_from_pack(struct pack_objects *po, const struct bitmap_order *o
 		gp_error_clear(&err);
 		return 0;
 	}
+	/*
+	 * A range holding every object of the pack (a pack bitmap, or the
+	 * MIDX's preferred pack) is the pack in offset order: bit and pack
+	 * position then differ by a constant, and no lookup is needed.
+	 */
+	bool whole = rr->bit_nr == p->nr_objects;
 	for (uint32_t bit = rr->bit_start; bit < rr->bit_start + rr->bit_nr; bit++) {
 		struct packed_git *q;
 		struct pack_entry_header hdr;
@@ -2157,9 +2201,14 @@ static int reuse_from_pack(struct pack_objects *po, const struct bitmap_order *o
 
 		if (!bitmap_result_has_bit(res, bit))
 			continue;
-		bitmap_order_locate(order, bit, &q, &ofs);
-		if (q != p || !pack_offset_to_pos(p, ofs, &pack_pos))
-			continue;
+		if (whole) {
+			pack_pos = bit - rr->bit_start;
+			ofs = pack_pos_to_offset(p, pack_pos);
+		} else {
+			bitmap_order_locate(order, bit, &q, &ofs);
+			if (q != p || !pack_offset_to_pos(p, ofs, &pack_pos))
+				continue;
+		}
 		end = pack_pos_to_end(p, pack_pos);
 		idx_pos = pack_pos_to_idx(p, pack_pos);
 		if (pack_parse_entry_header(p->pack_map + ofs, (size_t)(end - ofs), ofs, po->algo,
@@ -2185,22 +2234,33 @@ static int reuse_from_pack(struct pack_objects *po, const struct bitmap_order *o
 					continue;
 				pack_nth_oid(p, pack_pos_to_idx(p, base_pos), &base_oid);
 			}
-			if (!bitmap_order_find(order, &base_oid, &base_bit) ||
-			    !bitmap_get(reused, base_bit))
-				continue;
-			bitmap_order_locate(order, base_bit, &q, &base_ofs);
-			if (q != p || base_ofs >= ofs)
-				continue;
-			base = find_entry(po, &base_oid);
+			if (whole && hdr.type == OBJ_OFS_DELTA) {
+				/* the base is in this range, at its own pack position */
+				base_bit = rr->bit_start + base_pos;
+				if (!bitmap_get(reused, base_bit) || base_ofs >= ofs)
+					continue;
+			} else {
+				if (!bitmap_order_find(order, &base_oid, &base_bit) ||
+				    !bitmap_get(reused, base_bit))
+					continue;
+				bitmap_order_locate(order, base_bit, &q, &base_ofs);
+				if (q != p || base_ofs >= ofs)
+					continue;
+			}
+			base = entry_of(po, entry_of_bit, base_bit, &base_oid);
 			if (base == NO_ENTRY)
 				continue;
 			/* A REF_DELTA keeps its reference: its base comes along anyway. */
 			if (hdr.type == OBJ_REF_DELTA)
 				base = NO_ENTRY;
 		}
-		n = find_entry_raw(po, pack_nth_oid_raw(p, idx_pos));
-		if (n == NO_ENTRY)
-			continue;
+		if (entry_of_bit) {
+			n = entry_of_bit[bit];
+		} else {
+			n = find_entry_raw(po, pack_nth_oid_raw(p, idx_pos));
+			if (n == NO_ENTRY)
+				continue;
+		}
 		bitmap_set(reused, bit);
 		ALLOC_GROW(po->reuse, po->reuse_nr + 1, po->reuse_alloc);
 		r = &po->reuse[po->reuse_nr++];
@@ -2279,24 +2339,39 @@ int pack_objects_add_from_bitmap(struct pack_objects *po, struct bitmap_index *b
 				 const struct bitmap_result *res, enum pack_reuse reuse, bool thin,
 				 struct gp_error *err)
 {
-	struct bitmap_add ba = { po, bi, bitmap_index_order(bi) };
+	struct bitmap_add ba = { po, bi, bitmap_index_order(bi), po->nr == 0 };
 	struct reuse_range *ranges = NULL;
 	size_t nr_ranges;
 	struct bitmap reused;
-	int ret = bitmap_result_for_each_pos(res, add_bitmapped, &ba);
+	uint64_t counts[5];
+	int ret;
 
-	if (ret)
+	bitmap_result_count(res, counts);
+	reserve_entries(po, (size_t)(counts[1] + counts[2] + counts[3] + counts[4]));
+	/* bit -> entry, so that reuse below needs no lookup by name */
+	if (ba.unique && ba.order && reuse != PACK_REUSE_NONE && !po->islands) {
+		ba.entry_of_bit = xmalloc(sizeof(*ba.entry_of_bit) * (bitmap_order_nr(ba.order) + 1));
+		memset(ba.entry_of_bit, 0xff, sizeof(*ba.entry_of_bit) * (bitmap_order_nr(ba.order) + 1));
+	}
+	ret = bitmap_result_for_each_pos(res, add_bitmapped, &ba);
+
+	if (ret) {
+		free(ba.entry_of_bit);
 		return ret;
+	}
 	if (thin)
 		po->haves = res;
 	/* Islands are known only at prepare(): nothing is copied unchecked. */
-	if (reuse == PACK_REUSE_NONE || !ba.order || po->islands)
+	if (reuse == PACK_REUSE_NONE || !ba.order || po->islands) {
+		free(ba.entry_of_bit);
 		return 0;
+	}
 	nr_ranges = reuse_ranges(po->odb, ba.order, reuse == PACK_REUSE_MULTI, &ranges);
 	bitmap_init(&reused);
 	for (size_t i = 0; i < nr_ranges; i++)
-		reuse_from_pack(po, ba.order, res, &ranges[i], &reused);
+		reuse_from_pack(po, ba.order, res, &ranges[i], &reused, ba.entry_of_bit);
 	bitmap_release(&reused);
 	free(ranges);
+	free(ba.entry_of_bit);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include "error.h"
 #include "strbuf.h"
+#include "trace.h"
 
 static const char hexdigits[] = "0123456789abcdef";
 
@@ -134,6 +135,8 @@ static int bad_length_chars(struct pkt_reader *r, const char *hdr,
 			    shown, r->pkt_ofs);
 }
 
+static void trace_packet(char dir, int band, const char *data, size_t len);
+
 int pkt_read(struct pkt_reader *r, struct gp_error *err)
 {
 	char hdr[PKT_HEADER_SIZE];
@@ -191,12 +194,15 @@ int pkt_read(struct pkt_reader *r, struct gp_error *err)
 
 	switch (pkt_len) {
 	case 0:
+		trace_packet('<', 0, "0000", 4);
 		r->status = PKT_FLUSH;
 		return PKT_FLUSH;
 	case 1:
+		trace_packet('<', 0, "0001", 4);
 		r->status = PKT_DELIM;
 		return PKT_DELIM;
 	case 2:
+		trace_packet('<', 0, "0002", 4);
 		r->status = PKT_RESPONSE_END;
 		return PKT_RESPONSE_END;
 	}
@@ -207,6 +213,7 @@ int pkt_read(struct pkt_reader *r, struct gp_error *err)
 	if (got < payload)
 		return hung_up(r, err);
 	r->buf[payload] = '\0';
+	trace_packet('<', 0, r->buf, payload);
 	if ((r->flags & PKT_READ_CHOMP_LF) && payload && r->buf[payload - 1] == '\n')
 		r->buf[--payload] = '\0';
 	r->len = payload;
@@ -256,6 +263,49 @@ struct pkt_sink pkt_sink_fd(int fd)
 	return sink;
 }
 
+static int buffered_flush(struct pkt_sink *sink, struct gp_error *err)
+{
+	struct pkt_buffered_sink *bs = sink->data;
+	if (!bs->len)
+		return 0;
+	if (write_in_full(bs->fd, bs->buf, bs->len) < 0) {
+		bs->len = 0;
+		return gp_error_errno(err, "write error");
+	}
+	bs->len = 0;
+	return 0;
+}
+
+static int buffered_write(struct pkt_sink *sink, const void *buf, size_t len,
+			  struct gp_error *err)
+{
+	struct pkt_buffered_sink *bs = sink->data;
+	int ret;
+	if (bs->len + len > sizeof(bs->buf) && (ret = buffered_flush(sink, err)))
+		return ret;
+	if (len >= sizeof(bs->buf)) {
+		if (write_in_full(bs->fd, buf, len) < 0)
+			return gp_error_errno(err, "write error");
+		return 0;
+	}
+	memcpy(bs->buf + bs->len, buf, len);
+	bs->len += len;
+	return 0;
+}
+
+void pkt_buffered_sink_init(struct pkt_buffered_sink *bs, int fd)
+{
+	bs->fd = fd;
+	bs->len = 0;
+	bs->sink = (struct pkt_sink){ .write = buffered_write, .flush = buffered_flush,
+				      .data = bs, .fd = fd };
+}
+
+int pkt_sink_flush(struct pkt_sink *sink, struct gp_error *err)
+{
+	return sink->flush ? sink->flush(sink, err) : 0;
+}
+
 static int strbuf_write(struct pkt_sink *sink, const void *buf, size_t len,
 			struct gp_error *err)
 {
@@ -292,6 +342,45 @@ struct pkt_sink pkt_sink_tee(struct pkt_sink pair[2])
  */
 #define PKT_SMALL SIDEBAND_MAX
 
+static const char *trace_identity = "git";
+
+void pkt_trace_identity(const char *name)
+{
+	trace_identity = name;
+}
+
+/*
+ * GIT_TRACE_PACKET, as git prints it: "packet: <identity>< line" for
+ * what is read, ">" for what is written, control packets by their
+ * four digits, other bytes than printable ones octal-escaped; at the
+ * first pack data the tracing stops.
+ */
+static void trace_packet(char dir, int band, const char *data, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (!trace_packet_enabled())
+		return;
+	if ((band == 0 && len >= 4 && !memcmp(data, "PACK", 4)) ||
+	    (band == PKT_BAND_DATA && len >= 4 && !memcmp(data, "PACK", 4))) {
+		trace_packet_printf("packet: %12s%c %s", trace_identity, dir, "PACK ...");
+		trace_packet_disable();
+		return;
+	}
+	if (band)
+		strbuf_addf(&sb, "\\%o", band);
+	if (len && data[len - 1] == '\n')
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)data[i];
+		if (c >= 0x20 && c < 0x7f)
+			strbuf_addch(&sb, (char)c);
+		else
+			strbuf_addf(&sb, "\\%o", c);
+	}
+	trace_packet_printf("packet: %12s%c %s", trace_identity, dir, sb.buf);
+	strbuf_release(&sb);
+}
+
 static int write_packet(struct pkt_sink *sink, int band, const void *data,
 			size_t len, struct gp_error *err)
 {
@@ -299,6 +388,7 @@ static int write_packet(struct pkt_sink *sink, int band, const void *data,
 	char small[PKT_SMALL];
 	int ret;
 
+	trace_packet('>', band, data, len);
 	put_pkt_len(small, hdr_len + len);
 	if (band)
 		small[PKT_HEADER_SIZE] = (char)band;
@@ -361,16 +451,19 @@ int pkt_write_error(struct pkt_sink *sink, struct gp_error *err,
 
 int pkt_flush(struct pkt_sink *sink, struct gp_error *err)
 {
+	trace_packet('>', 0, "0000", 4);
 	return sink->write(sink, "0000", PKT_HEADER_SIZE, err);
 }
 
 int pkt_delim(struct pkt_sink *sink, struct gp_error *err)
 {
+	trace_packet('>', 0, "0001", 4);
 	return sink->write(sink, "0001", PKT_HEADER_SIZE, err);
 }
 
 int pkt_response_end(struct pkt_sink *sink, struct gp_error *err)
 {
+	trace_packet('>', 0, "0002", 4);
 	return sink->write(sink, "0002", PKT_HEADER_SIZE, err);
 }
 

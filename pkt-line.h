@@ -143,7 +143,27 @@ struct pkt_sink {
 		     struct gp_error *err);
 	void *data; /* the callback's own */
 	int fd;     /* for pkt_sink_fd() */
+	/* For buffering sinks: send what is held (NULL: nothing ever is). */
+	int (*flush)(struct pkt_sink *sink, struct gp_error *err);
 };
+
+/* Send what a buffering sink holds; 0 for the others. Errors: the sink's. */
+int pkt_sink_flush(struct pkt_sink *sink, struct gp_error *err);
+
+/*
+ * A sink that gathers writes to fd and sends them in blocks of up to
+ * 64 KiB, as stdio would: a ref advertisement goes out in a few write()
+ * calls rather than one a line. The owner must pkt_sink_flush() before
+ * it waits for the peer (who would wait for the held bytes) and at the
+ * end. Errors: GP_EIO.
+ */
+struct pkt_buffered_sink {
+	struct pkt_sink sink; /* hand &bs->sink to writers */
+	int fd;
+	size_t len;
+	char buf[65536];
+};
+void pkt_buffered_sink_init(struct pkt_buffered_sink *bs, int fd);
 
 /* A sink writing to fd (retrying short writes; errors are GP_EIO). */
 struct pkt_sink pkt_sink_fd(int fd);
@@ -211,5 +231,11 @@ struct pkt_band_sink {
 /* Errors: GP_EINVAL as pkt_write_band() (bs is then unusable). */
 int pkt_band_sink_init(struct pkt_band_sink *bs, struct pkt_sink *out,
 		       size_t packet_max, int band, struct gp_error *err);
+
+/*
+ * The name GIT_TRACE_PACKET lines give this process ("packet:
+ * upload-pack< want ..."); "git" until set. Process-wide.
+ */
+void pkt_trace_identity(const char *name);
 
 #endif

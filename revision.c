@@ -98,6 +98,8 @@ struct rev_walk {
 	size_t list_nr, list_alloc;
 	struct strbuf path;
 	const struct oidset *shallow;
+	uint64_t max_age;     /* --max-age: older commits are not shown */
+	bool has_max_age;
 	const struct walk_filter *filter;      /* borrowed; NULL: none */
 	struct walk_filter_state *filter_state; /* from the run on */
 	bool filter_provided, filter_omits;
@@ -171,6 +173,12 @@ void rev_walk_set_blobs_unchecked(struct rev_walk *w)
 void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow)
 {
 	w->shallow = shallow;
+}
+
+void rev_walk_set_max_age(struct rev_walk *w, uint64_t date)
+{
+	w->max_age = date;
+	w->has_max_age = true;
 }
 
 void rev_walk_set_filter(struct rev_walk *w, const struct walk_filter *filter, unsigned flags)
@@ -517,6 +525,16 @@ static int walk_commits(struct rev_walk *w, struct gp_error *err)
 		if (limited && everybody_uninteresting(w) && --slop < 0)
 			break;
 		c = heap_pop(w);
+		/*
+		 * Too old for --max-age: git's unlimited walk drops the
+		 * commit and does not follow its parents; a limited one
+		 * makes it uninteresting, and so its ancestry.
+		 */
+		if (w->has_max_age && c->commit->date < w->max_age) {
+			if (!limited)
+				continue;
+			c->flags |= N_UNINTERESTING;
+		}
 		if (c->flags & N_UNINTERESTING)
 			mark_parents_uninteresting(w, c);
 		else if (!(c->flags & N_LISTED)) {

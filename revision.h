@@ -70,6 +70,16 @@ void rev_walk_mark_uninteresting(struct rev_walk *w, const struct object_id *oid
  */
 void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow);
 
+/*
+ * git's --max-age=<date> (upload-pack's deepen-since): commits whose
+ * committer date is older than date (seconds since the epoch) are not
+ * shown. Without uninteresting tips the walk also stops there (their
+ * parents are not followed, as in git's unlimited walk); with some, they
+ * become uninteresting, and so does all they reach. Call before
+ * rev_walk_run().
+ */
+void rev_walk_set_max_age(struct rev_walk *w, uint64_t date);
+
 struct walk_filter;
 enum rev_filter_flags {
 	REV_FILTER_PROVIDED = 1 << 0, /* the tips too (--filter-provided-objects) */

@@ -42,13 +42,10 @@ bool trace_enabled(void)
 	return trace_fd >= 0;
 }
 
-void trace_printf_fl(const char *file, int line, const char *fmt, ...)
+static void vtrace_to(int *fd, const char *file, int line, const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
 
-	if (!trace_enabled())
-		return;
 	if (!bare) {
 		struct timeval tv;
 		struct tm tm;
@@ -61,12 +58,53 @@ void trace_printf_fl(const char *file, int line, const char *fmt, ...)
 		while (sb.len < 40)
 			strbuf_addch(&sb, ' ');
 	}
-	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
 	if (!sb.len || sb.buf[sb.len - 1] != '\n')
 		strbuf_addch(&sb, '\n');
-	if (write_in_full(trace_fd, sb.buf, sb.len) < 0)
-		trace_fd = -1;
+	if (write_in_full(*fd, sb.buf, sb.len) < 0)
+		*fd = -1;
 	strbuf_release(&sb);
+}
+
+void trace_printf_fl(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!trace_enabled())
+		return;
+	va_start(ap, fmt);
+	vtrace_to(&trace_fd, file, line, fmt, ap);
+	va_end(ap);
+}
+
+static pthread_once_t packet_once = PTHREAD_ONCE_INIT;
+static int packet_fd = -1;
+
+static void packet_init(void)
+{
+	pthread_once(&once, init);
+	packet_fd = trace_open_target(getenv("GIT_TRACE_PACKET"));
+}
+
+bool trace_packet_enabled(void)
+{
+	pthread_once(&packet_once, packet_init);
+	return packet_fd >= 0;
+}
+
+void trace_packet_disable(void)
+{
+	pthread_once(&packet_once, packet_init);
+	packet_fd = -1;
+}
+
+void trace_packet_printf_fl(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!trace_packet_enabled())
+		return;
+	va_start(ap, fmt);
+	vtrace_to(&packet_fd, file, line, fmt, ap);
+	va_end(ap);
 }

@@ -32,4 +32,14 @@ int trace_open_target(const char *value);
 /* A line (a newline is added when fmt's output lacks one). */
 GP_PRINTF(3, 4) void trace_printf_fl(const char *file, int line, const char *fmt, ...);
 
+/*
+ * GIT_TRACE_PACKET: the pkt-lines a process reads and writes
+ * (pkt-line.c), same targets and prefix. Disabled for good once the
+ * pack data starts, as git does.
+ */
+bool trace_packet_enabled(void);
+void trace_packet_disable(void);
+#define trace_packet_printf(...) trace_packet_printf_fl(__FILE__, __LINE__, __VA_ARGS__)
+GP_PRINTF(3, 4) void trace_packet_printf_fl(const char *file, int line, const char *fmt, ...);
+
 #endif

@@ -27,6 +27,7 @@
 #include "revision.h"
 #include "shallow.h"
 #include "strbuf.h"
+#include "trace.h"
 #include "trace2.h"
 #include <pthread.h>
 #include <sys/time.h>
@@ -52,6 +53,7 @@ struct up_config {
 	const char *pack_objects_hook; /* NULL unless set in protected config */
 	bool packfile_uris;            /* uploadpack.blobPackfileUri is set */
 	const char *bad_key;           /* a key that needs a value and has none */
+	const char *bad_number;        /* a key whose value must be a number */
 	/* uploadpackfilter.* */
 	bool filter_allow_default;
 	struct { const char *kind; bool allow; } filter_kinds[8];
@@ -134,10 +136,12 @@ static void read_config(struct repository *repo, struct up_config *c, bool hook_
 			    c->nr_filter_kinds < ARRAY_SIZE(c->filter_kinds)) {
 				c->filter_kinds[c->nr_filter_kinds].kind = rest;
 				c->filter_kinds[c->nr_filter_kinds++].allow = b;
-			} else if (!strcmp(e->key, "uploadpackfilter.tree.maxdepth") && e->value) {
+			} else if (!strcmp(e->key, "uploadpackfilter.tree.maxdepth")) {
 				int64_t d;
-				if (config_parse_int64(e->value, &d) && d >= 0)
+				if (e->value && config_parse_int64(e->value, &d) && d >= 0)
 					c->tree_max_depth = (uint64_t)d;
+				else
+					c->bad_number = e->key;
 			}
 		}
 	}
@@ -150,6 +154,7 @@ struct up_ref {
 	struct object_id oid;
 	struct object_id peeled;
 	bool has_peeled;       /* an annotated tag: peeled is what it points at */
+	bool peel_known;       /* has_peeled is known (packed-refs said, or we looked) */
 	char *symref;          /* for symbolic refs: the target, namespace taken off */
 	bool hidden;
 };
@@ -195,6 +200,7 @@ static bool ref_is_hidden(const struct up_config *c, const char *name, const cha
 }
 
 struct session;
+static int open_odb(struct session *s, struct gp_error *err);
 static int peel_oid(struct session *s, const struct object_id *oid, struct object_id *out,
 		    enum object_type *type_out);
 
@@ -241,6 +247,7 @@ struct fetch_req {
 	size_t nr_haves, alloc_haves;
 	struct oidset have_set;    /* non-commit haves seen */
 	struct object_id *common;  /* v2: every have we have, to acknowledge */
+	struct oidset acked;
 	size_t nr_common, alloc_common;
 	bool seen_haves;
 	struct oidset client_shallow;
@@ -249,6 +256,7 @@ struct fetch_req {
 	int depth;
 	bool deepen_relative;
 	int64_t deepen_since;
+	bool has_since;
 	struct object_id *deepen_not;
 	size_t nr_deepen_not, alloc_deepen_not;
 	bool deepen_rev_list;
@@ -354,8 +362,13 @@ static void neg_free(struct neg_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Read the commit at index i (once). Errors: those of reading it. */
-static int neg_parse(struct session *s, uint32_t i, struct gp_error *err)
+/*
+ * Read the commit at index i (once). A shallow commit of this
+ * repository gets no parents, unless real_parents. Errors: those of
+ * reading it.
+ */
+static int neg_parse_parents(struct session *s, uint32_t i, bool real_parents,
+			     struct gp_error *err)
 {
 	struct neg_commit *c = &s->neg.items[i];
 	struct commit_info ci = COMMIT_INFO_INIT;
@@ -382,7 +395,7 @@ static int neg_parse(struct session *s, uint32_t i, struct gp_error *err)
 	if (ret)
 		return ret;
 	/* a shallow commit of this repository has no parents to follow */
-	if (!s->repo_is_shallow || !oidset_contains(&s->repo_shallow, &oid)) {
+	if (real_parents || !s->repo_is_shallow || !oidset_contains(&s->repo_shallow, &oid)) {
 		uint32_t *parents = ci.nr_parents ? xcalloc(ci.nr_parents, sizeof(*parents)) : NULL;
 		for (size_t p = 0; p < ci.nr_parents; p++)
 			parents[p] = neg_lookup(&s->neg, &ci.parents[p], true);
@@ -393,6 +406,16 @@ static int neg_parse(struct session *s, uint32_t i, struct gp_error *err)
 	s->neg.items[i].date = ci.date;
 	commit_info_release(&ci);
 	return 0;
+}
+
+static int neg_parse(struct session *s, uint32_t i, struct gp_error *err)
+{
+	return neg_parse_parents(s, i, false, err);
+}
+
+static int neg_parse_full(struct session *s, uint32_t i, struct gp_error *err)
+{
+	return neg_parse_parents(s, i, true, err);
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -457,13 +480,21 @@ static int collect_ref(const char *refname, const struct object_id *oid,
 	r->name = xstrdup(name);
 	r->oid = *oid;
 	r->hidden = ref_is_hidden(&s->cfg, name, refname);
+	/* a broken ref is advertised with the null id, as git does */
+	if (flags & REF_ISBROKEN) {
+		oid_clear(&r->oid, s->repo->hash_algo);
+		r->peel_known = true;
+		return 0;
+	}
 	if (flags & REF_KNOWS_PEELED) {
+		r->peel_known = true;
 		if (peeled) {
 			r->peeled = *peeled;
 			r->has_peeled = true;
 		}
-	} else if (!peel_oid(s, oid, &r->peeled, &type) && !oideq(&r->peeled, oid)) {
-		r->has_peeled = true;
+	} else if (!open_odb(s, &err) && !peel_oid(s, oid, &r->peeled, &type)) {
+		r->peel_known = true;
+		r->has_peeled = !oideq(&r->peeled, oid);
 	}
 	gp_error_clear(&err);
 	if (flags & REF_ISSYMREF) {
@@ -479,6 +510,23 @@ static int collect_ref(const char *refname, const struct object_id *oid,
 	}
 	oidset_insert(r->hidden ? &refs->hidden : &refs->ours, oid);
 	return 0;
+}
+
+/* The ref named name (as advertised), by binary search: refs come sorted. */
+static const struct up_ref *find_ref(const struct up_refs *refs, const char *name)
+{
+	size_t lo = 0, hi = refs->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(refs->items[mid].name, name);
+		if (!c)
+			return &refs->items[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 static const char *namespace_prefix(struct strbuf *sb)
@@ -510,7 +558,8 @@ static int read_refs(struct session *s, struct gp_error *err)
 		return 0;
 	cc.ns = namespace_prefix(&ns_buf);
 	cc.ns_len = strlen(cc.ns);
-	ret = refs_for_each(s->repo, cc.ns_len ? cc.ns : "", collect_ref, &cc, err);
+	ret = refs_for_each_ext(s->repo, cc.ns_len ? cc.ns : "", REFS_EACH_BROKEN, collect_ref, &cc,
+				err);
 	if (ret)
 		goto out;
 	/* the refs of a namespace live under it; only those under refs/ are refs */
@@ -533,9 +582,19 @@ static int read_refs(struct session *s, struct gp_error *err)
 		enum object_type type;
 		h->name = xstrdup("HEAD");
 		h->oid = oid;
+		const struct up_ref *target = NULL;
 		h->hidden = ref_is_hidden(&s->cfg, "HEAD", head.buf);
-		if (!peel_oid(s, &oid, &h->peeled, &type) && !oideq(&h->peeled, &oid))
+		/* HEAD's branch was peeled with the refs, usually without reading it */
+		if (resolved && !strncmp(resolved, cc.ns, cc.ns_len))
+			target = find_ref(&s->refs, resolved + cc.ns_len);
+		if (target && target->peel_known && oideq(&target->oid, &oid)) {
+			h->has_peeled = target->has_peeled;
+			h->peeled = target->peeled;
+		} else if (!open_odb(s, err) && !peel_oid(s, &oid, &h->peeled, &type) &&
+			   !oideq(&h->peeled, &oid)) {
 			h->has_peeled = true;
+		}
+		gp_error_clear(err);
 		if (resolved && strcmp(resolved, head.buf)) {
 			const char *t = resolved;
 			if (cc.ns_len && !strncmp(t, cc.ns, cc.ns_len))
@@ -577,6 +636,18 @@ static void refs_release(struct up_refs *refs)
 	oidset_release(&refs->ours);
 	oidset_release(&refs->hidden);
 	memset(refs, 0, sizeof(*refs));
+}
+
+/*
+ * The object store, opened on first need: advertising packed refs whose
+ * peeled values packed-refs records (ls-refs, a no-op fetch) reads no
+ * object at all.
+ */
+static int open_odb(struct session *s, struct gp_error *err)
+{
+	if (s->odb)
+		return 0;
+	return repo_odb(s->repo, &s->odb, err);
 }
 
 /* What oid finally points at, through annotated tags (at most 64 deep). */
@@ -708,7 +779,11 @@ static int advertise_refs_v0(struct session *s, struct gp_error *err)
 
 static int read_line(struct session *s, struct gp_error *err)
 {
-	int ret = pkt_read(s->in, err);
+	/* the peer answers what we said: it must have it all before we wait */
+	int ret = pkt_sink_flush(s->out, err);
+	if (ret)
+		return ret;
+	ret = pkt_read(s->in, err);
 	if (ret == GP_EPROTO && s->in->max_bytes && s->in->offset >= s->in->max_bytes)
 		return fail_with_err_packet(s, err, GP_EPROTO, "upload-pack: request too large",
 					    "git upload-pack: request too large");
@@ -774,6 +849,8 @@ static int add_deepen_not(struct session *s, struct fetch_req *r, const char *ar
 		gp_error_clear(err);
 		free(name);
 	}
+	if (!matches)
+		return gp_error_set(err, GP_EPROTO, "git upload-pack: deepen-not is not a ref: %s", arg);
 	if (matches != 1)
 		return gp_error_set(err, GP_EPROTO, "git upload-pack: ambiguous deepen-not: %s", line);
 	ALLOC_GROW(r->deepen_not, r->nr_deepen_not + 1, r->alloc_deepen_not);
@@ -805,9 +882,11 @@ static int parse_deepen_line(struct session *s, struct fetch_req *r, const char 
 		long long t;
 		errno = 0;
 		t = strtoll(arg, &end, 0);
-		if (end == arg || *end || t <= 0 || errno || t == LLONG_MAX)
+		/* 0 is a date (git takes it); -1 is not */
+		if (end == arg || *end || t < 0 || errno || t == LLONG_MAX)
 			return gp_error_set(err, GP_EPROTO, "Invalid deepen-since: %s", line);
 		r->deepen_since = t;
+		r->has_since = true;
 		r->deepen_rev_list = true;
 		return 1;
 	}
@@ -1124,6 +1203,9 @@ static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error 
 		ret = read_line(s, err);
 		if (ret < 0)
 			return ret;
+		/* a stateless client may stop after its wants: nothing more to say */
+		if (ret == PKT_EOF && s->opts->stateless_rpc)
+			return 1;
 		if (ret == PKT_EOF)
 			return gp_error_set(err, GP_EPROTO,
 					    "the remote end hung up unexpectedly");
@@ -1209,26 +1291,6 @@ static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error 
 
 /* ---- shallow ---------------------------------------------------------------- */
 
-#define SHALLOW_INFINITE_DEPTH 0x7fffffff
-/* TEMPORARY until shallow.c computes boundaries (branch deepen). */
-struct shallow_request {
-	const struct object_id *wants;
-	size_t nr_wants;
-	const struct oidset *client_shallow;
-	const struct oidset *repo_shallow;
-	int depth;
-	bool relative;
-	int64_t since;
-	const struct object_id *not_tips;
-	size_t nr_not;
-};
-static int shallow_compute(struct odb *odb, int algo, const struct shallow_request *req,
-			   struct oid_array *shallow_out, struct oid_array *unshallow_out,
-			   struct gp_error *err)
-{
-	return gp_error_set(err, GP_EINVAL, "deepen is not supported yet");
-}
-
 static bool wants_shallow_info(const struct session *s, const struct fetch_req *r, bool v2)
 {
 	if (r->depth || r->deepen_rev_list || oidset_size(&r->client_shallow))
@@ -1237,50 +1299,54 @@ static bool wants_shallow_info(const struct session *s, const struct fetch_req *
 }
 
 /*
- * Work out the new shallow boundary and send it ("shallow"/"unshallow"
- * lines); set r->walk_shallow to what the pack's walk must not cross,
- * and make the parents of unshallowed commits wanted.
+ * What the pack's walk must not cross: every shallow commit the client
+ * keeps and the serving repository's own boundary. Idempotent.
  */
-static int update_shallow(struct session *s, struct fetch_req *r, struct gp_error *err)
+static void walk_shallow_base(struct session *s, struct fetch_req *r)
+{
+	size_t pos = 0;
+	const struct object_id *oid;
+	for (size_t i = 0; i < r->nr_shallow_order; i++)
+		oidset_insert(&r->walk_shallow, &r->shallow_order[i]);
+	while (s->repo_is_shallow && (oid = oidset_next(&s->repo_shallow, &pos)))
+		oidset_insert(&r->walk_shallow, oid);
+}
+
+/*
+ * Work out the new shallow boundary (when a depth was asked, or for v2
+ * from a shallow server) and send it as "shallow"/"unshallow" lines;
+ * the new boundary joins what the walk does not cross, and the parents
+ * of unshallowed commits become wanted (the commits themselves the
+ * client has).
+ */
+static int update_shallow(struct session *s, struct fetch_req *r, bool v2, struct gp_error *err)
 {
 	struct oid_array shallow = OID_ARRAY_INIT, unshallow = OID_ARRAY_INIT;
-	bool compute = r->depth || r->deepen_rev_list || (s->repo_is_shallow && r->nr_wants);
+	bool compute = r->depth || r->deepen_rev_list || (v2 && s->repo_is_shallow);
 	int ret = 0;
 
-	if (r->depth && r->deepen_rev_list)
-		return gp_error_set(err, GP_EPROTO,
-				    "git upload-pack: deepen and deepen-since (or deepen-not) "
-				    "cannot be used together");
+	walk_shallow_base(s, r);
+	if (!compute)
+		return 0;
 	oid_array_init(&shallow, s->repo->hash_algo);
 	oid_array_init(&unshallow, s->repo->hash_algo);
-	if (compute) {
+	{
 		struct shallow_request req = {
 			.wants = r->wants, .nr_wants = r->nr_wants,
-			.client_shallow = &r->client_shallow,
+			.client_shallow = r->shallow_order, .nr_client_shallow = r->nr_shallow_order,
 			.repo_shallow = s->repo_is_shallow ? &s->repo_shallow : NULL,
-			.depth = r->depth ? r->depth : (r->deepen_rev_list ? 0 : SHALLOW_INFINITE_DEPTH),
+			.depth = r->depth,
 			.relative = r->deepen_relative,
-			.since = r->deepen_since,
+			.has_since = r->has_since, .since = (uint64_t)r->deepen_since,
 			.not_tips = r->deepen_not, .nr_not = r->nr_deepen_not,
 		};
 		ret = shallow_compute(s->odb, s->repo->hash_algo, &req, &shallow, &unshallow, err);
-		if (ret) {
-			char *msg = xstrfmt("upload-pack: %s", gp_error_msg(err));
-			struct gp_error ignored = GP_ERROR_INIT;
-			pkt_write_error(s->out, &ignored, "%s", msg);
-			gp_error_clear(&ignored);
-			free(msg);
-			goto out;
-		}
 	}
-	/* the walk stops at every shallow commit the client keeps, old and new */
-	for (size_t i = 0; i < r->nr_shallow_order; i++)
-		oidset_insert(&r->walk_shallow, &r->shallow_order[i]);
-	if (s->repo_is_shallow) {
-		size_t pos = 0;
-		const struct object_id *oid;
-		while ((oid = oidset_next(&s->repo_shallow, &pos)))
-			oidset_insert(&r->walk_shallow, oid);
+	if (ret) {
+		struct gp_error ignored = GP_ERROR_INIT;
+		pkt_write_error(s->out, &ignored, "upload-pack: %s", gp_error_msg(err));
+		gp_error_clear(&ignored);
+		goto out;
 	}
 	for (size_t i = 0; !ret && i < shallow.nr; i++) {
 		struct object_id oid;
@@ -1302,7 +1368,8 @@ static int update_shallow(struct session *s, struct fetch_req *r, struct gp_erro
 		s->neg.items[ci].parsed = false;
 		free(s->neg.items[ci].parents);
 		s->neg.items[ci].parents = NULL;
-		if ((ret = neg_parse(s, ci, err)))
+		s->neg.items[ci].nr_parents = 0;
+		if ((ret = neg_parse_full(s, ci, err)))
 			break;
 		for (uint32_t p = 0; p < s->neg.items[ci].nr_parents; p++) {
 			struct object_id parent = s->neg.items[s->neg.items[ci].parents[p]].oid;
@@ -1350,7 +1417,10 @@ static void progress_out(void *data, const char *buf, size_t len)
 {
 	struct session *s = data;
 	pthread_mutex_lock(&s->out_lock);
-	out_write_locked(s, PKT_BAND_PROGRESS, buf, len);
+	/* a meter is for now: it does not wait in the buffer */
+	if (!out_write_locked(s, PKT_BAND_PROGRESS, buf, len) &&
+	    pkt_sink_flush(s->out, &s->out_err))
+		s->out_failed = true;
 	pthread_mutex_unlock(&s->out_lock);
 }
 
@@ -1381,7 +1451,8 @@ static void *keepalive_main(void *data)
 		if (now_ns() - s->last_write_ns >= period && !s->out_failed) {
 			/* an empty packet on a band: the client ignores it, the proxies see traffic */
 			char pkt[5] = { '0', '0', '0', '5', (char)ka->band };
-			if (s->out->write(s->out, pkt, sizeof(pkt), &s->out_err))
+			if (s->out->write(s->out, pkt, sizeof(pkt), &s->out_err) ||
+			    pkt_sink_flush(s->out, &s->out_err))
 				s->out_failed = true;
 			s->last_write_ns = now_ns();
 		}
@@ -1455,17 +1526,16 @@ static int hook_output(void *data, int stream, const void *buf, size_t len)
  * directory, the request on its standard input), started with
  * posix_spawn.
  */
-static int pack_with_hook(struct session *s, struct fetch_req *r, bool progress,
-			  struct gp_error *err)
+/*
+ * The pack-objects command line git would run for r: the hook gets it,
+ * and GIT_TRACE shows it for the in-process pack ("trace: in-process:
+ * git pack-objects ..."), so that what the pack was made with stays
+ * visible. args holds 16; filter keeps the --filter= string.
+ */
+static void pack_objects_args(const struct fetch_req *r, bool progress, const char **args,
+			      struct strbuf *filter)
 {
-	const char *args[16];
 	size_t n = 0;
-	struct strbuf in = STRBUF_INIT, filter = STRBUF_INIT;
-	char hex[GP_MAX_HEXSZ + 1];
-	const struct object_id *oid;
-	size_t pos = 0;
-	int code, ret;
-
 	args[n++] = "git";
 	args[n++] = "pack-objects";
 	args[n++] = "--revs";
@@ -1481,10 +1551,38 @@ static int pack_with_hook(struct session *s, struct fetch_req *r, bool progress,
 	if (r->include_tag)
 		args[n++] = "--include-tag";
 	if (r->filter.kind != OBJECT_FILTER_NONE) {
-		strbuf_addf(&filter, "--filter=%s", object_filter_spec(&r->filter));
-		args[n++] = filter.buf;
+		strbuf_addf(filter, "--filter=%s", object_filter_spec(&r->filter));
+		args[n++] = filter->buf;
 	}
 	args[n] = NULL;
+}
+
+static void trace_pack_objects(const struct fetch_req *r, bool progress)
+{
+	const char *args[16];
+	struct strbuf filter = STRBUF_INIT, line = STRBUF_INIT;
+	if (!trace_enabled())
+		return;
+	pack_objects_args(r, progress, args, &filter);
+	strbuf_addstr(&line, "trace: in-process:");
+	for (size_t i = 0; args[i]; i++)
+		strbuf_addf(&line, " %s", args[i]);
+	trace_printf("%s", line.buf);
+	strbuf_release(&line);
+	strbuf_release(&filter);
+}
+
+static int pack_with_hook(struct session *s, struct fetch_req *r, bool progress,
+			  struct gp_error *err)
+{
+	const char *args[16];
+	struct strbuf in = STRBUF_INIT, filter = STRBUF_INIT;
+	char hex[GP_MAX_HEXSZ + 1];
+	const struct object_id *oid;
+	size_t pos = 0;
+	int code, ret;
+
+	pack_objects_args(r, progress, args, &filter);
 	while ((oid = oidset_next(&r->walk_shallow, &pos)))
 		strbuf_addf(&in, "--shallow %s\n", oid_to_hex_r(hex, oid));
 	for (size_t i = 0; i < r->nr_wants; i++)
@@ -1532,10 +1630,12 @@ static int send_pack(struct session *s, struct fetch_req *r, bool v2, struct gp_
 	/* v0 keeps alive with empty pack data, v2 with empty progress */
 	keepalive_start(&ka, s, v2 ? PKT_BAND_PROGRESS : PKT_BAND_DATA);
 	trace2_region_enter("upload-pack", "pack-objects");
-	if (s->cfg.pack_objects_hook)
+	if (s->cfg.pack_objects_hook) {
 		ret = pack_with_hook(s, r, progress, err);
-	else
+	} else {
+		trace_pack_objects(r, progress);
 		ret = pack_for_fetch_write(s->repo, s->odb, &req, pack_out, s, &stats, err);
+	}
 	trace2_region_leave("upload-pack", "pack-objects");
 	keepalive_stop(&ka);
 	if (!ret && progress && !s->cfg.pack_objects_hook) {
@@ -1554,14 +1654,24 @@ static int send_pack(struct session *s, struct fetch_req *r, bool v2, struct gp_
 		return gp_error_set(err, GP_EIO, "%s", gp_error_msg(&s->out_err));
 	}
 	if (ret) {
+		/*
+		 * Git's words, so that what a client and the server's log
+		 * show is what they know: the cause, then that the pack was
+		 * not made and why the session stops.
+		 */
+		static const char abort_msg[] =
+			"aborting due to possible repository corruption on the remote side.";
+		char *cause = xstrdup(gp_error_msg(err));
 		if (s->out_band_max) {
-			struct strbuf msg = STRBUF_INIT;
-			strbuf_addf(&msg, "fatal: %s\n", gp_error_msg(err));
 			pthread_mutex_lock(&s->out_lock);
-			out_write_locked(s, PKT_BAND_ERROR, msg.buf, msg.len);
+			out_write_locked(s, PKT_BAND_ERROR, abort_msg, sizeof(abort_msg) - 1);
+			pkt_sink_flush(s->out, NULL);
 			pthread_mutex_unlock(&s->out_lock);
-			strbuf_release(&msg);
 		}
+		gp_error_clear(err);
+		gp_error_set(err, ret, "%s\nerror: git upload-pack: git-pack-objects died with error.\n"
+			     "fatal: git upload-pack: %s", cause, abort_msg);
+		free(cause);
 		return ret;
 	}
 	if (v2 || s->out_band_max)
@@ -1575,6 +1685,7 @@ static void fetch_req_release(struct fetch_req *r)
 	oidset_release(&r->wanted);
 	free(r->haves);
 	free(r->common);
+	oidset_release(&r->acked);
 	oidset_release(&r->have_set);
 	oidset_release(&r->client_shallow);
 	free(r->shallow_order);
@@ -1618,6 +1729,11 @@ static void parse_v0_features(struct fetch_req *r, const char *features)
 			r->deepen_relative = true;
 		else if (FEATURE("filter"))
 			r->filter_requested = true;
+		else if (len > 11 && !strncmp(p, "session-id=", 11)) {
+			char *sid = xstrndup(p + 11, len - 11);
+			trace2_data_string("transfer", "client-sid", sid);
+			free(sid);
+		}
 #undef FEATURE
 		p = *end ? end + 1 : end;
 	}
@@ -1678,17 +1794,20 @@ static int serve_v0(struct session *s, struct gp_error *err)
 		if (ret || s->opts->advertise_refs)
 			return ret;
 	}
-	ret = receive_needs(s, &r, err);
+	ret = open_odb(s, err);
+	if (!ret)
+		ret = receive_needs(s, &r, err);
 	if (ret == 1) {
 		ret = 0;
 		goto out;
 	}
 	if (ret)
 		goto out;
-	if (wants_shallow_info(s, &r, false)) {
-		if ((ret = update_shallow(s, &r, err)) || (ret = pkt_flush(s->out, err)))
-			goto out;
-	}
+	/* v0 sends a shallow update (ended by a flush) only for a depth request */
+	if ((ret = update_shallow(s, &r, false, err)))
+		goto out;
+	if ((r.depth || r.deepen_rev_list) && (ret = pkt_flush(s->out, err)))
+		goto out;
 	ret = negotiate_v0(s, &r, err);
 	if (ret == 1) {
 		ret = 0;
@@ -1909,7 +2028,8 @@ static int fetch_args_v2(struct session *s, struct fetch_req *r, struct gp_error
 			ret = got_have(s, r, &oid, err);
 			if (ret == -2)
 				return GP_ECORRUPT;
-			if (ret >= 0) {
+			/* each object acknowledged once, however often named */
+			if (ret >= 0 && oidset_insert(&r->acked, &oid)) {
 				ALLOC_GROW(r->common, r->nr_common + 1, r->alloc_common);
 				r->common[r->nr_common++] = oid;
 			}
@@ -1954,7 +2074,7 @@ static int cmd_fetch(struct session *s, struct gp_error *err)
 	bool ready = false;
 	int ret;
 
-	if ((ret = read_refs(s, err)))
+	if ((ret = read_refs(s, err)) || (ret = open_odb(s, err)))
 		return ret;
 	/*
 	 * Each fetch stands alone (the client sends again the haves it
@@ -1990,8 +2110,10 @@ static int cmd_fetch(struct session *s, struct gp_error *err)
 		goto out_flush;
 	if (wants_shallow_info(s, &r, true)) {
 		if ((ret = send_line(s, &r, err, "shallow-info\n")) ||
-		    (ret = update_shallow(s, &r, err)) || (ret = pkt_delim(s->out, err)))
+		    (ret = update_shallow(s, &r, true, err)) || (ret = pkt_delim(s->out, err)))
 			goto out;
+	} else {
+		walk_shallow_base(s, &r);
 	}
 	if (r.nr_wanted_refs) {
 		if ((ret = send_line(s, &r, err, "wanted-refs\n")))
@@ -2018,7 +2140,9 @@ static int cmd_object_info(struct session *s, struct gp_error *err)
 	struct object_id *oids = NULL;
 	size_t nr = 0, alloc = 0;
 	bool size = false;
-	int ret;
+	int ret = open_odb(s, err);
+	if (ret)
+		return ret;
 	for (;;) {
 		const char *arg;
 		struct object_id oid;
@@ -2127,9 +2251,10 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 						   gp_hash_algos[s->repo->hash_algo].name, arg);
 				goto out;
 			}
+		} else if (s->cfg.advertise_sid && skip_prefix(s->in->line, "session-id=", &arg)) {
+			trace2_data_string("transfer", "client-sid", arg);
 		} else if (skip_prefix(s->in->line, "agent=", &arg) ||
-			   skip_prefix(s->in->line, "server-option=", &arg) ||
-			   (s->cfg.advertise_sid && skip_prefix(s->in->line, "session-id=", &arg))) {
+			   skip_prefix(s->in->line, "server-option=", &arg)) {
 			trace2_data_string("transfer", "client-capability", s->in->line);
 		} else {
 			ret = gp_error_set(err, GP_EPROTO, "unknown capability '%s'", s->in->line);
@@ -2211,10 +2336,11 @@ int upload_pack(struct repository *repo, int in_fd, struct pkt_sink *out,
 		ret = gp_error_set(err, GP_EINVAL, "missing value for '%s'", s->cfg.bad_key);
 		goto out;
 	}
-	session_id(s);
-	ret = repo_odb(repo, &s->odb, err);
-	if (ret)
+	if (s->cfg.bad_number) {
+		ret = gp_error_set(err, GP_EINVAL, "unable to parse '%s'", s->cfg.bad_number);
 		goto out;
+	}
+	session_id(s);
 	ret = shallow_read(repo, &s->repo_shallow, err);
 	if (ret)
 		goto out;
@@ -2231,6 +2357,8 @@ int upload_pack(struct repository *repo, int in_fd, struct pkt_sink *out,
 		if (!ret)
 			ret = serve_v0(s, err);
 	}
+	if (!ret)
+		ret = pkt_sink_flush(out, err);
 out:
 	refs_release(&s->refs);
 	neg_free(&s->neg);

@@ -278,7 +278,8 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 	struct odb *odb;
 	struct tip_list tl = { 0 };
 	struct oidset shallow = OIDSET_INIT;
-	bool negate = false;
+	bool negate = false, has_max_age = false;
+	uint64_t max_age = 0;
 	int ret;
 	struct option options[] = {
 		OPT_BOOL(0, "objects", &o.objects, "list trees and blobs too, with their paths"),
@@ -340,6 +341,13 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 				die_error(&err);
 		} else if (!strcmp(arg, "--no-filter")) {
 			object_filter_release(&filter);
+		} else if (!strncmp(arg, "--max-age=", 10)) {
+			char *end;
+			errno = 0;
+			max_age = strtoull(arg + 10, &end, 10);
+			if (errno || end == arg + 10 || *end)
+				die("'%s' is not a valid timestamp", arg + 10);
+			has_max_age = true;
 		} else if (arg[0] == '-') {
 			error("unsupported option '%s'", arg);
 			usage_with_options(rev_list_usage, options);
@@ -363,8 +371,8 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 		test_bitmap(odb, &tl, isatty(2));
 		goto out;
 	}
-	/* Bitmaps know no paths: a filter is answered by the walk. */
-	if (o.use_bitmap && filter.kind == OBJECT_FILTER_NONE && !o.quiet &&
+	/* Bitmaps know no paths (nor dates): a filter is answered by the walk. */
+	if (o.use_bitmap && filter.kind == OBJECT_FILTER_NONE && !o.quiet && !has_max_age &&
 	    o.missing == REV_MISSING_ERROR && !list_with_bitmap(odb, &tl, o.objects, o.count))
 		goto out;
 	for (size_t i = 0; i < tl.nr; i++)
@@ -376,6 +384,8 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 		rev_walk_set_filter(walk, wf, (o.filter_provided ? REV_FILTER_PROVIDED : 0) |
 				    (o.print_omitted ? REV_FILTER_OMITS : 0));
 	rev_walk_set_missing(walk, o.missing, note_missing, &st);
+	if (has_max_age)
+		rev_walk_set_max_age(walk, max_age);
 	st.count_only = o.count;
 	st.quiet = o.quiet;
 	ret = rev_walk_run(walk, o.objects ? REV_OBJECTS : 0, show_one, &st, &err);

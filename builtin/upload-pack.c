@@ -36,7 +36,8 @@ static struct repository *open_repo(const char *dir, bool strict)
 	for (size_t i = 0; i < n; i++) {
 		char *path = xstrfmt("%s%s", dir, list[i]);
 		struct stat st;
-		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+		/* a directory, or a gitfile ("gitdir: <path>") naming one */
+		if (stat(path, &st) || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
 			free(path);
 			continue;
 		}
@@ -60,7 +61,7 @@ int cmd_upload_pack(int argc, const char **argv, struct repository *unused)
 	struct upload_pack_options opts = UPLOAD_PACK_OPTIONS_INIT;
 	struct gp_error err = GP_ERROR_INIT;
 	struct repository *repo;
-	struct pkt_sink out = pkt_sink_fd(1);
+	struct pkt_buffered_sink *out = xmalloc(sizeof(*out));
 	int stateless = 0, advertise = 0, strict = 0, timeout = 0;
 	struct option options[] = {
 		OPT_BOOL(0, "stateless-rpc", &stateless,
@@ -82,6 +83,7 @@ int cmd_upload_pack(int argc, const char **argv, struct repository *unused)
 		usage_with_options(upload_pack_usage, options);
 	/* a client that goes away is a write error, not a signal */
 	signal(SIGPIPE, SIG_IGN);
+	pkt_trace_identity("upload-pack");
 	repo = open_repo(argv[0], strict);
 	/* as git: the process (and any hook it starts) works in the git directory */
 	if (chdir(repo->gitdir))
@@ -93,7 +95,12 @@ int cmd_upload_pack(int argc, const char **argv, struct repository *unused)
 	opts.timeout = timeout;
 	opts.hook_allowed = true;
 	opts.agent = "gitpack/" GITPACK_VERSION;
-	ret = upload_pack(repo, 0, &out, &opts, &err);
+	pkt_buffered_sink_init(out, 1);
+	ret = upload_pack(repo, 0, &out->sink, &opts, &err);
+	/* what was said before a failure still goes out: the ERR packet, say */
+	if (pkt_sink_flush(&out->sink, ret ? NULL : &err) && !ret)
+		ret = -1;
+	free(out);
 	repo_free(repo);
 	if (ret)
 		die_error(&err);

@@ -4,7 +4,8 @@ test_description='rev-list lists what git rev-list lists, in the same order
 
 Commits in git'"'"'s date order (with merges, branches, annotated tags,
 and tags of trees and blobs), ranges and --not, --objects with paths,
---count, --quiet, --no-object-names, simple --filter specs, for SHA-1
+--count, --quiet, --no-object-names, simple --filter specs, --max-age
+(also where a commit is older than its parent), for SHA-1
 and SHA-256; and a missing blob stops the listing as it stops git.'
 
 GP_TEST_NO_INIT=1
@@ -79,6 +80,34 @@ do
 			gitpack multi-pack-index write &&
 			compare --objects --all &&
 			compare --count --objects main~2..main
+		)
+	'
+
+	test_expect_success "rev-list --max-age, alone and with --not ($algo)" '
+		(
+			cd h-$algo &&
+			t=$(git log -1 --format=%ct main~2) &&
+			compare --max-age=$t main &&
+			compare --max-age=$t --all &&
+			compare --max-age=$t main --not side~2 &&
+			compare --max-age=$((t + 1)) --all --not v1 &&
+			compare --max-age=0 main
+		)
+	'
+
+	test_expect_success "rev-list --max-age stops at a commit older than its parent, as git does ($algo)" '
+		rm -rf skew-$algo &&
+		git init -q -b main --object-format=$algo skew-$algo &&
+		(
+			cd skew-$algo &&
+			for when in 1000001000 1000001100 1000000500 1000001200 1000001300
+			do
+				GIT_COMMITTER_DATE="$when +0000" git commit -q --allow-empty -m "at $when" || return 1
+			done &&
+			git branch old main~3 &&
+			compare --max-age=1000000900 main &&
+			compare --max-age=1000000900 main --not old~1 &&
+			compare --max-age=1000001050 main ^old
 		)
 	'
 

@@ -18,6 +18,7 @@ static const struct test_cmd cmds[] = {
 	{ "refs", cmd__refs },
 	{ "reftable", cmd__reftable },
 	{ "sha1", cmd__sha1 },
+	{ "shallow-compute", cmd__shallow_compute },
 	{ "sha1dc", cmd__sha1dc },
 	{ "write-idx", cmd__write_idx },
 	{ "midx-dump", cmd__midx_dump },

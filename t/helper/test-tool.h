@@ -17,6 +17,7 @@ int cmd__refs(int argc, const char **argv);
 int cmd__reftable(int argc, const char **argv);
 int cmd__sha1(int argc, const char **argv);
 int cmd__sha1dc(int argc, const char **argv);
+int cmd__shallow_compute(int argc, const char **argv);
 int cmd__write_idx(int argc, const char **argv);
 int cmd__midx_dump(int argc, const char **argv);
 int cmd__object_filter(int argc, const char **argv);
