@@ -1195,6 +1195,7 @@ static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error 
 {
 	char last_hex[GP_MAX_HEXSZ + 1] = "";
 	bool got_common = false, got_other = false, sent_ready = false, ok;
+	bool first = true;
 	int ret;
 
 	for (;;) {
@@ -1203,9 +1204,14 @@ static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error 
 		ret = read_line(s, err);
 		if (ret < 0)
 			return ret;
-		/* a stateless client may stop after its wants: nothing more to say */
-		if (ret == PKT_EOF && s->opts->stateless_rpc)
+		/*
+		 * A stateless client may stop right after its wants (it
+		 * comes back with its haves): nothing more to say. Later,
+		 * as in git, an end of input is the client hanging up.
+		 */
+		if (ret == PKT_EOF && s->opts->stateless_rpc && first)
 			return 1;
+		first = false;
 		if (ret == PKT_EOF)
 			return gp_error_set(err, GP_EPROTO,
 					    "the remote end hung up unexpectedly");

@@ -1213,7 +1213,7 @@ do
 	v0 session eof-in-wants as packetize "want $H"
 	v0 session eof-after-wants as packetize "want $H" 0000
 	v0 session eof-in-haves as packetize "want $H" 0000 "have $H"
-	v0 stateless eof-in-haves differs packetize "want $H" 0000 "have $H"
+	v0 stateless eof-in-haves as packetize "want $H" 0000 "have $H"
 	v0 stateless empty-line as printf 0004
 	v0 stateless want-garbage as packetize "want xyz" 0000
 	v0 stateless want-short as packetize "want 1234" 0000
