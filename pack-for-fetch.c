@@ -101,7 +101,7 @@ static int count_with_bitmaps(struct pack_objects *po, struct odb *odb,
 	size_t nr = 0;
 	int ret;
 
-	if (!req->use_bitmaps || nr_shallow(req) ||
+	if (!req->use_bitmaps || nr_shallow(req) || req->allow_missing ||
 	    (req->filter && req->filter->kind != OBJECT_FILTER_NONE))
 		return 1;
 	if (bitmap_index_open(&bi, odb, err)) {
@@ -166,7 +166,10 @@ static int count_with_walk(struct repository *repo, struct pack_objects *po, str
 			rev_walk_set_edge_aggressive(walk);
 		}
 		rev_walk_set_sparse(walk, req->sparse);
-		rev_walk_set_blobs_unchecked(walk);
+		if (req->allow_missing)
+			rev_walk_set_missing(walk, REV_MISSING_ALLOW, NULL, NULL);
+		else
+			rev_walk_set_blobs_unchecked(walk);
 		if (wf)
 			rev_walk_set_filter(walk, wf, 0);
 		ret = pack_objects_add_walk(po, walk, &keep_all, err);

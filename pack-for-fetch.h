@@ -47,6 +47,12 @@ struct pack_for_fetch {
 	bool ofs_delta;            /* ofs-delta */
 	bool progress;             /* meters (progress.h decides where) */
 	const struct object_filter *filter; /* NULL: none */
+	/*
+	 * Objects this repository lacks (a partial clone's, which the
+	 * client fetches from the promisor remote it accepted) are left
+	 * out rather than failing the pack: git's --missing=allow-promisor.
+	 */
+	bool allow_missing;
 	bool use_bitmaps;          /* pack.useBitmaps */
 	bool sparse;               /* pack.useSparse */
 	enum pack_reuse reuse;     /* pack.allowPackReuse */

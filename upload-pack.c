@@ -48,6 +48,7 @@ struct up_config {
 	unsigned allow_uor;
 	bool allow_filter, allow_ref_in_want, allow_sideband_all;
 	bool advertise_sid, advertise_object_info;
+	bool advertise_bundle_uris;    /* uploadpack.advertiseBundleURIs */
 	enum unborn_mode unborn;
 	int keepalive;                 /* seconds; -1: off */
 	const char *pack_objects_hook; /* NULL unless set in protected config */
@@ -97,6 +98,7 @@ static void read_config(struct repository *repo, struct up_config *c, bool hook_
 	}
 	c->advertise_sid = cfg_bool(repo, "transfer.advertisesid", false);
 	c->advertise_object_info = cfg_bool(repo, "transfer.advertiseobjectinfo", false);
+	c->advertise_bundle_uris = cfg_bool(repo, "uploadpack.advertisebundleuris", false);
 	c->unborn = UNBORN_ADVERTISE;
 	if (!config_get_value(&repo->config, "lsrefs.unborn", &v) && v) {
 		if (!strcmp(v, "allow"))
@@ -291,6 +293,7 @@ struct session {
 	struct oidset repo_shallow;
 	bool repo_is_shallow;
 	size_t rounds;
+	bool promisor_accepted;    /* the client uses our promisor remotes */
 	/* the output of the pack phase */
 	pthread_mutex_t out_lock;
 	struct gp_error out_err;
@@ -1627,6 +1630,7 @@ static int send_pack(struct session *s, struct fetch_req *r, bool v2, struct gp_
 	req.ofs_delta = r->ofs_delta;
 	req.progress = progress;
 	req.filter = r->filter.kind != OBJECT_FILTER_NONE ? &r->filter : NULL;
+	req.allow_missing = s->promisor_accepted;
 
 	s->out_band_max = v2 ? LARGE_PACKET_MAX : r->sideband_max;
 	s->out_failed = false;
@@ -1828,6 +1832,100 @@ out:
 
 /* ---- protocol v2 ------------------------------------------------------------------- */
 
+/* gitprotocol-v2 "promisor-remote": ';' ',' '%', spaces and non-ASCII %-encoded. */
+static void add_pr_encoded(struct strbuf *sb, const char *value)
+{
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+		if (*p > 32 && *p < 127 && *p != ',' && *p != ';' && *p != '%')
+			strbuf_addch(sb, (char)*p);
+		else
+			strbuf_addf(sb, "%%%02x", *p);
+	}
+}
+
+static const char *remote_config(struct session *s, const char *name, size_t len,
+				 const char *key)
+{
+	char *full = xstrfmt("remote.%.*s.%s", (int)len, name, key);
+	const char *v = NULL;
+	if (config_get_value(&s->repo->config, full, &v))
+		v = NULL;
+	free(full);
+	return v;
+}
+
+/*
+ * promisor.advertise: the promisor remotes this repository borrows
+ * objects from (remote.<name>.promisor with a url), for a client that
+ * may fetch from them directly; promisor.sendFields adds
+ * partialCloneFilter and token.
+ */
+static void promisor_remote_info(struct session *s, struct strbuf *out)
+{
+	const char *fields = NULL;
+	bool send_filter = false, send_token = false;
+	if (!cfg_bool(s->repo, "promisor.advertise", false))
+		return;
+	if (!config_get_value(&s->repo->config, "promisor.sendfields", &fields) && fields) {
+		const char *p = fields;
+		while (*p) {
+			size_t len = strcspn(p, ", ");
+			if (len == 18 && !strncasecmp(p, "partialCloneFilter", len))
+				send_filter = true;
+			else if (len == 5 && !strncasecmp(p, "token", len))
+				send_token = true;
+			p += len;
+			p += strspn(p, ", ");
+		}
+	}
+	/* remotes in the order the configuration first names them */
+	for (size_t i = 0; i < s->repo->config.nr; i++) {
+		const struct config_entry *e = &s->repo->config.items[i];
+		const char *name, *dot, *url, *v;
+		char *n;
+		size_t len;
+		bool b, seen = false;
+		if (strncmp(e->key, "remote.", 7))
+			continue;
+		name = e->key + 7;
+		dot = strrchr(name, '.');
+		if (!dot || dot == name)
+			continue;
+		len = (size_t)(dot - name);
+		for (size_t j = 0; j < i && !seen; j++) {
+			const char *k = s->repo->config.items[j].key;
+			seen = !strncmp(k, "remote.", 7) && !strncmp(k + 7, name, len) &&
+			       k[7 + len] == '.' && !strchr(k + 8 + len, '.');
+		}
+		if (seen)
+			continue;
+		/* a promisor remote: remote.<name>.promisor, or a partial clone filter */
+		v = remote_config(s, name, len, "promisor");
+		if (!(v && config_parse_bool(v, &b) && b) &&
+		    !remote_config(s, name, len, "partialclonefilter"))
+			continue;
+		url = remote_config(s, name, len, "url");
+		if (!url)
+			continue;
+		if (out->len)
+			strbuf_addch(out, ';');
+		strbuf_addstr(out, "name=");
+		n = xstrndup(name, len);
+		add_pr_encoded(out, n);
+		free(n);
+		strbuf_addstr(out, ",url=");
+		add_pr_encoded(out, url);
+		if (send_filter && (v = remote_config(s, name, len, "partialclonefilter"))) {
+			strbuf_addstr(out, ",partialCloneFilter=");
+			add_pr_encoded(out, v);
+		}
+		if (send_token && (v = remote_config(s, name, len, "token"))) {
+			strbuf_addstr(out, ",token=");
+			add_pr_encoded(out, v);
+		}
+	}
+}
+
 static int advertise_v2(struct session *s, struct gp_error *err)
 {
 	struct strbuf fetch = STRBUF_INIT;
@@ -1856,6 +1954,15 @@ static int advertise_v2(struct session *s, struct gp_error *err)
 		ret = pkt_writef(s->out, err, "session-id=%s\n", s->session_id);
 	if (!ret && s->cfg.advertise_object_info)
 		ret = pkt_writef(s->out, err, "object-info=size\n");
+	if (!ret && s->cfg.advertise_bundle_uris)
+		ret = pkt_writef(s->out, err, "bundle-uri\n");
+	if (!ret) {
+		struct strbuf pr = STRBUF_INIT;
+		promisor_remote_info(s, &pr);
+		if (pr.len)
+			ret = pkt_writef(s->out, err, "promisor-remote=%s\n", pr.buf);
+		strbuf_release(&pr);
+	}
 	if (!ret)
 		ret = pkt_flush(s->out, err);
 	strbuf_release(&fetch);
@@ -2199,6 +2306,37 @@ out:
 	return ret;
 }
 
+/*
+ * bundle-uri: the bundle.* configuration, one "<key>=<value>" a line (no
+ * LF, as git sends them), for the client to fetch bundles from before it
+ * fetches the rest. gitpack serves the list; the bundles are the
+ * operator's.
+ */
+static int cmd_bundle_uri(struct session *s, struct gp_error *err)
+{
+	int ret;
+	for (;;) {
+		ret = read_line(s, err);
+		if (ret < 0)
+			return ret;
+		if (ret != PKT_DATA)
+			break;
+		return gp_error_set(err, GP_EPROTO, "bundle-uri: unexpected argument: '%s'",
+				    s->in->line);
+	}
+	if (ret != PKT_FLUSH)
+		return gp_error_set(err, GP_EPROTO, "bundle-uri: expected flush after arguments");
+	for (size_t i = 0; i < s->repo->config.nr; i++) {
+		const struct config_entry *e = &s->repo->config.items[i];
+		/* an empty value is no bundle setting: git does not send it */
+		if (strncmp(e->key, "bundle.", 7) || !e->value || !*e->value)
+			continue;
+		if ((ret = pkt_writef(s->out, err, "%s=%s", e->key, e->value)))
+			return ret;
+	}
+	return pkt_flush(s->out, err);
+}
+
 /* One v2 request: 1 when the client ended the session. */
 static int process_request_v2(struct session *s, struct gp_error *err)
 {
@@ -2241,7 +2379,8 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 				goto out;
 			}
 			if (strcmp(arg, "ls-refs") && strcmp(arg, "fetch") &&
-			    (strcmp(arg, "object-info") || !s->cfg.advertise_object_info)) {
+			    (strcmp(arg, "object-info") || !s->cfg.advertise_object_info) &&
+			    (strcmp(arg, "bundle-uri") || !s->cfg.advertise_bundle_uris)) {
 				ret = gp_error_set(err, GP_EPROTO, "invalid command '%s'", arg);
 				goto out;
 			}
@@ -2257,6 +2396,13 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 						   gp_hash_algos[s->repo->hash_algo].name, arg);
 				goto out;
 			}
+		} else if (skip_prefix(s->in->line, "promisor-remote=", &arg)) {
+			/*
+			 * The client takes objects we lack from our promisor
+			 * remotes itself: a pack may then leave them out.
+			 */
+			s->promisor_accepted = true;
+			trace2_data_string("transfer", "promisor-remote", arg);
 		} else if (s->cfg.advertise_sid && skip_prefix(s->in->line, "session-id=", &arg)) {
 			trace2_data_string("transfer", "client-sid", arg);
 		} else if (skip_prefix(s->in->line, "agent=", &arg) ||
@@ -2275,6 +2421,8 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 		ret = cmd_ls_refs(s, err);
 	else if (!strcmp(command, "fetch"))
 		ret = cmd_fetch(s, err);
+	else if (!strcmp(command, "bundle-uri"))
+		ret = cmd_bundle_uri(s, err);
 	else
 		ret = cmd_object_info(s, err);
 out:

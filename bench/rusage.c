@@ -14,6 +14,9 @@
  * a sum). status is the exit code, or 128+N if killed by signal N, and is
  * also rusage's own exit code. /usr/bin/time -f '%e %M' reports the same
  * figures but rounds wall time to 10 ms, too coarse for small packs.
+ * CPU times are printed to the microsecond: their sum is the kernel's
+ * exact run time (only the split between user and system is sampled),
+ * and a server answering ls-refs may use a millisecond or two.
  *
  * Standalone: no gitpack headers.
  */
@@ -82,7 +85,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	fprintf(out, "%.6f %ld %.3f %.3f %d\n",
+	fprintf(out, "%.6f %ld %.6f %.6f %d\n",
 		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 		ru.ru_maxrss, tv_seconds(ru.ru_utime), tv_seconds(ru.ru_stime), code);
 	if (out != stderr && fclose(out)) {

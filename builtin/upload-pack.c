@@ -84,6 +84,11 @@ int cmd_upload_pack(int argc, const char **argv, struct repository *unused)
 	/* a client that goes away is a write error, not a signal */
 	signal(SIGPIPE, SIG_IGN);
 	pkt_trace_identity("upload-pack");
+	/*
+	 * As git: a server that is itself a partial clone does not fetch
+	 * what it lacks for a client, unless GIT_NO_LAZY_FETCH=0 says so.
+	 */
+	setenv("GIT_NO_LAZY_FETCH", "1", 0);
 	repo = open_repo(argv[0], strict);
 	/* as git: the process (and any hook it starts) works in the git directory */
 	if (chdir(repo->gitdir))
