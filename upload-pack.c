@@ -716,7 +716,9 @@ static void v0_capabilities(struct session *s, struct strbuf *caps)
 		strbuf_addstr(caps, " allow-tip-sha1-in-want");
 	if (s->cfg.allow_uor & ALLOW_REACHABLE)
 		strbuf_addstr(caps, " allow-reachable-sha1-in-want");
-	strbuf_addstr(caps, " no-done");
+	/* as git: no-done only matters to a stateless client, which gets the refs so */
+	if (s->opts->advertise_refs)
+		strbuf_addstr(caps, " no-done");
 	if (s->refs.head.name && s->refs.head.symref && !s->refs.head.hidden)
 		strbuf_addf(caps, " symref=HEAD:%s", s->refs.head.symref);
 	if (s->cfg.allow_filter)
@@ -1196,6 +1198,7 @@ static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error 
 {
 	char last_hex[GP_MAX_HEXSZ + 1] = "";
 	bool got_common = false, got_other = false, sent_ready = false, ok;
+	bool first = true;
 	int ret;
 
 	for (;;) {
@@ -1204,9 +1207,14 @@ static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error 
 		ret = read_line(s, err);
 		if (ret < 0)
 			return ret;
-		/* a stateless client may stop after its wants: nothing more to say */
-		if (ret == PKT_EOF && s->opts->stateless_rpc)
+		/*
+		 * A stateless client may stop right after its wants (it
+		 * comes back with its haves): nothing more to say. Later,
+		 * as in git, an end of input is the client hanging up.
+		 */
+		if (ret == PKT_EOF && s->opts->stateless_rpc && first)
 			return 1;
+		first = false;
 		if (ret == PKT_EOF)
 			return gp_error_set(err, GP_EPROTO,
 					    "the remote end hung up unexpectedly");
@@ -1545,7 +1553,8 @@ static void pack_objects_args(const struct fetch_req *r, bool progress, const ch
 	args[n++] = "--stdout";
 	if (oidset_size(&r->walk_shallow))
 		args[n++] = "--shallow";
-	args[n++] = progress ? "--progress" : "-q";
+	if (progress)
+		args[n++] = "--progress";
 	if (r->ofs_delta)
 		args[n++] = "--delta-base-offset";
 	if (r->include_tag)
@@ -2180,6 +2189,12 @@ static int cmd_fetch(struct session *s, struct gp_error *err)
 
 	if ((ret = read_refs(s, err)) || (ret = open_odb(s, err)))
 		return ret;
+	/*
+	 * Each fetch stands alone (the client sends again the haves it
+	 * knows we share): what an earlier fetch of the session marked
+	 * would keep those haves out of this one's pack.
+	 */
+	neg_free(&s->neg);
 	if ((ret = fetch_args_v2(s, &r, err)))
 		goto out;
 	r.sideband_max = LARGE_PACKET_MAX;
@@ -2371,6 +2386,10 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 			}
 			command = xstrdup(arg);
 		} else if (skip_prefix(s->in->line, "object-format=", &arg)) {
+			if (!hash_algo_by_name(arg)) {
+				ret = gp_error_set(err, GP_EPROTO, "unknown object format '%s'", arg);
+				goto out;
+			}
 			if (strcmp(arg, gp_hash_algos[s->repo->hash_algo].name)) {
 				ret = gp_error_set(err, GP_EPROTO,
 						   "mismatched object format: server %s; client %s",

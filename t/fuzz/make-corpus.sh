@@ -20,6 +20,8 @@
 #   bitmap/      a flag byte and a 4-byte object count, then a .bitmap
 #                converted to the identity order (see below and
 #                fuzz-bitmap.c)
+#   upload-pack/ a selector byte, then a client's request
+#                (make-corpus-upload-pack.sh, run at the end)
 #
 # The committed corpus is the output of this script; rerun it only when a
 # format seed is missing, and keep the total small (a few dozen files).
@@ -679,3 +681,6 @@ empty_ewah = struct.pack('>IIQI', 0, 1, 0, 0)
 body = b'BITM' + struct.pack('>HHI', 1, 1, 0) + bytes(20) + empty_ewah * 4
 write('hand-empty-sha1', 'sha1', 0, body, False)
 EOF_BITMAP
+
+# upload-pack/: requests naming the objects of fuzz-upload-pack.c.
+sh "$here/make-corpus-upload-pack.sh"
