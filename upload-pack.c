@@ -55,10 +55,12 @@ struct up_config {
 	bool packfile_uris;            /* uploadpack.blobPackfileUri is set */
 	const char *bad_key;           /* a key that needs a value and has none */
 	const char *bad_number;        /* a key whose value must be a number */
+	const char *bad_unborn;        /* lsrefs.unborn that is none of git's words */
 	/* uploadpackfilter.* */
 	bool filter_allow_default;
-	struct { const char *kind; bool allow; } filter_kinds[8];
-	size_t nr_filter_kinds;
+	struct filter_kind_rule { const char *kind; bool allow; } *filter_kinds;
+	size_t nr_filter_kinds, alloc_filter_kinds;
+	bool tree_max_depth_set;
 	uint64_t tree_max_depth;       /* UINT64_MAX: none */
 	/* transfer.hideRefs and uploadpack.hideRefs, in config order */
 	const char **hide;
@@ -105,6 +107,8 @@ static void read_config(struct repository *repo, struct up_config *c, bool hook_
 			c->unborn = UNBORN_ALLOW;
 		else if (!strcmp(v, "ignore"))
 			c->unborn = UNBORN_IGNORE;
+		else if (strcmp(v, "advertise"))
+			c->bad_unborn = v;
 	}
 	c->keepalive = 5;
 	if (!config_get_int(&repo->config, "uploadpack.keepalive", &n, &err))
@@ -134,15 +138,17 @@ static void read_config(struct repository *repo, struct up_config *c, bool hook_
 			bool b;
 			if (!dot || dot == rest)
 				continue;
-			if (!strcmp(dot, ".allow") && e->value && config_parse_bool(e->value, &b) &&
-			    c->nr_filter_kinds < ARRAY_SIZE(c->filter_kinds)) {
+			if (!strcmp(dot, ".allow") && e->value && config_parse_bool(e->value, &b)) {
+				ALLOC_GROW(c->filter_kinds, c->nr_filter_kinds + 1,
+					   c->alloc_filter_kinds);
 				c->filter_kinds[c->nr_filter_kinds].kind = rest;
 				c->filter_kinds[c->nr_filter_kinds++].allow = b;
 			} else if (!strcmp(e->key, "uploadpackfilter.tree.maxdepth")) {
 				int64_t d;
-				if (e->value && config_parse_int64(e->value, &d) && d >= 0)
+				if (e->value && config_parse_int64(e->value, &d) && d >= 0) {
 					c->tree_max_depth = (uint64_t)d;
-				else
+					c->tree_max_depth_set = true;
+				} else
 					c->bad_number = e->key;
 			}
 		}
@@ -502,7 +508,9 @@ static int collect_ref(const char *refname, const struct object_id *oid,
 	gp_error_clear(&err);
 	if (flags & REF_ISSYMREF) {
 		char *target = NULL;
-		if (!refs_read_symref(s->repo, refname, &target, &err) && target) {
+		struct object_id ignored;
+		/* the end of a chain of symrefs, as git names it */
+		if (!refs_resolve(s->repo, refname, &ignored, &target, &err) && target) {
 			const char *t = target;
 			if (cc->ns_len && !strncmp(t, cc->ns, cc->ns_len))
 				t += cc->ns_len;
@@ -719,7 +727,8 @@ static void v0_capabilities(struct session *s, struct strbuf *caps)
 	/* as git: no-done only matters to a stateless client, which gets the refs so */
 	if (s->opts->advertise_refs)
 		strbuf_addstr(caps, " no-done");
-	if (s->refs.head.name && s->refs.head.symref && !s->refs.head.hidden)
+	/* a hidden HEAD still names its branch, as in git */
+	if (s->refs.head.name && s->refs.head.symref)
 		strbuf_addf(caps, " symref=HEAD:%s", s->refs.head.symref);
 	if (s->cfg.allow_filter)
 		strbuf_addstr(caps, " filter");
@@ -772,6 +781,21 @@ static int advertise_refs_v0(struct session *s, struct gp_error *err)
 		oid_clear(&none.oid, s->repo->hash_algo);
 		ret = advertise_one(s, &none, &caps, err);
 	}
+	/* a shallow server says where its history ends, as git does (in id order) */
+	if (!ret && s->repo_is_shallow) {
+		struct oid_array ids = OID_ARRAY_INIT;
+		size_t pos = 0;
+		const struct object_id *oid;
+		char hex[GP_MAX_HEXSZ + 1];
+		oid_array_init(&ids, s->repo->hash_algo);
+		while ((oid = oidset_next(&s->repo_shallow, &pos)))
+			oid_array_append(&ids, oid);
+		oid_array_sort_unique(&ids);
+		for (size_t i = 0; !ret && i < ids.nr; i++)
+			ret = pkt_writef(s->out, err, "shallow %s\n",
+					 hash_to_hex_r(hex, oid_array_raw(&ids, i), ids.rawsz));
+		oid_array_release(&ids);
+	}
 	if (!ret)
 		ret = pkt_flush(s->out, err);
 	strbuf_release(&caps);
@@ -796,6 +820,15 @@ static int read_line(struct session *s, struct gp_error *err)
 static int parse_hex_arg(struct session *s, const char *arg, struct object_id *oid)
 {
 	return parse_oid_hex_exact(arg, s->repo->hash_algo, oid);
+}
+
+/* An id at the start of arg, whatever follows it (git reads "have" and "want" so). */
+static int parse_hex_prefix(struct session *s, const char *arg, struct object_id *oid)
+{
+	size_t hexsz = gp_hash_algos[s->repo->hash_algo].hexsz;
+	if (strnlen(arg, hexsz) < hexsz)
+		return -1;
+	return hex_to_oid(arg, s->repo->hash_algo, oid);
 }
 
 static void add_want(struct fetch_req *r, const struct object_id *oid)
@@ -903,20 +936,21 @@ static int parse_deepen_line(struct session *s, struct fetch_req *r, const char 
 static bool filter_allowed(const struct up_config *c, const struct object_filter *f,
 			   struct strbuf *why)
 {
-	if (f->kind == OBJECT_FILTER_COMBINE) {
-		for (size_t i = 0; i < f->nr_subs; i++)
-			if (!filter_allowed(c, &f->subs[i], why))
-				return false;
-	}
+	/* the combination is judged before its parts, as git judges it */
 	{
 		const char *kind = object_filter_kind_name(f->kind);
-		bool allow = c->filter_allow_default;
+		bool allow = c->filter_allow_default, explicit = false;
 		size_t klen = strlen(kind);
 		for (size_t i = 0; i < c->nr_filter_kinds; i++) {
 			const char *k = c->filter_kinds[i].kind;
-			if (!strncasecmp(k, kind, klen) && k[klen] == '.')
+			if (!strncmp(k, kind, klen) && k[klen] == '.') {
 				allow = c->filter_kinds[i].allow;
+				explicit = true;
+			}
 		}
+		/* as git: uploadpackfilter.tree.maxDepth allows tree: filters */
+		if (!explicit && f->kind == OBJECT_FILTER_TREE_DEPTH && c->tree_max_depth_set)
+			allow = true;
 		if (!allow) {
 			strbuf_addf(why, "filter '%s' not supported", kind);
 			return false;
@@ -927,6 +961,11 @@ static bool filter_allowed(const struct up_config *c, const struct object_filter
 			return false;
 		}
 	}
+	if (f->kind == OBJECT_FILTER_COMBINE) {
+		for (size_t i = 0; i < f->nr_subs; i++)
+			if (!filter_allowed(c, &f->subs[i], why))
+				return false;
+	}
 	return true;
 }
 
@@ -935,7 +974,8 @@ static int parse_filter_line(struct session *s, struct fetch_req *r, const char 
 {
 	struct strbuf why = STRBUF_INIT;
 	int ret;
-	object_filter_release(&r->filter);
+	if (r->filter.kind != OBJECT_FILTER_NONE)
+		return gp_error_set(err, GP_EPROTO, "multiple filter-specs cannot be combined");
 	ret = object_filter_parse(&r->filter, arg, err);
 	if (ret)
 		return ret;
@@ -1243,10 +1283,9 @@ static int negotiate_v0(struct session *s, struct fetch_req *r, struct gp_error 
 			continue;
 		}
 		if (skip_prefix(s->in->line, "have ", &arg)) {
-			if (parse_hex_arg(s, arg, &oid))
+			if (parse_hex_prefix(s, arg, &oid))
 				return gp_error_set(err, GP_EPROTO,
-						    "git upload-pack: expected SHA1 list, got '%s'",
-						    s->in->line);
+						    "git upload-pack: expected SHA1 object, got '%s'", arg);
 			if (++r->haves_seen > UPLOAD_PACK_MAX_HAVES)
 				return fail_with_err_packet(s, err, GP_EPROTO,
 							    "upload-pack: too many haves",
@@ -1758,8 +1797,12 @@ static int receive_needs(struct session *s, struct fetch_req *r, struct gp_error
 		int ret = read_line(s, err);
 		if (ret < 0)
 			return ret;
+		if (ret == PKT_EOF)
+			return gp_error_set(err, GP_EPROTO, "the remote end hung up unexpectedly");
 		if (ret != PKT_DATA)
 			break;
+		if (skip_prefix(s->in->line, "ERR ", &arg))
+			return gp_error_set(err, GP_EPROTO, "remote error: %s", arg);
 		ret = parse_deepen_line(s, r, s->in->line, err);
 		if (ret < 0)
 			return ret;
@@ -1773,15 +1816,12 @@ static int receive_needs(struct session *s, struct fetch_req *r, struct gp_error
 				return ret;
 			continue;
 		}
-		if (!skip_prefix(s->in->line, "want ", &arg) ||
-		    hex_to_oid(arg, s->repo->hash_algo, &oid) ||
-		    (arg[gp_hash_algos[s->repo->hash_algo].hexsz] &&
-		     arg[gp_hash_algos[s->repo->hash_algo].hexsz] != ' '))
+		if (!skip_prefix(s->in->line, "want ", &arg) || parse_hex_prefix(s, arg, &oid))
 			return gp_error_set(err, GP_EPROTO,
 					    "git upload-pack: protocol error, expected to get object ID, not '%s'",
 					    s->in->line);
-		if (!r->nr_wants)
-			parse_v0_features(r, arg + gp_hash_algos[s->repo->hash_algo].hexsz);
+		/* as git: what follows the id on any want line is capabilities */
+		parse_v0_features(r, arg + gp_hash_algos[s->repo->hash_algo].hexsz);
 		if (r->nr_wants >= UPLOAD_PACK_MAX_WANTS)
 			return fail_with_err_packet(s, err, GP_EPROTO, "upload-pack: too many wants",
 						    "git upload-pack: too many wants");
@@ -1996,29 +2036,35 @@ static int ls_refs_one(struct session *s, const struct up_ref *r, bool symrefs, 
 	return ret;
 }
 
-static int cmd_ls_refs(struct session *s, struct gp_error *err)
+static int cmd_ls_refs(struct session *s, bool no_args, struct gp_error *err)
 {
 	char **prefixes = NULL;
 	size_t nr = 0, alloc = 0;
 	bool symrefs = false, peel = false, unborn = false, too_many = false;
-	int ret;
+	int ret = PKT_FLUSH;
 
-	for (;;) {
+	/* no_args: the flush after the capabilities ended the request (git takes that) */
+	while (!no_args) {
 		const char *arg;
 		ret = read_line(s, err);
 		if (ret < 0)
 			goto out;
+		if (ret == PKT_EOF) {
+			ret = gp_error_set(err, GP_EPROTO, "the remote end hung up unexpectedly");
+			goto out;
+		}
 		if (ret != PKT_DATA)
 			break;
 		if (!strcmp(s->in->line, "symrefs"))
 			symrefs = true;
 		else if (!strcmp(s->in->line, "peel"))
 			peel = true;
-		else if (!strcmp(s->in->line, "unborn") && s->cfg.unborn != UNBORN_IGNORE)
-			unborn = true;
+		else if (!strcmp(s->in->line, "unborn"))
+			/* with lsrefs.unborn=ignore, taken and ignored as in git */
+			unborn = s->cfg.unborn != UNBORN_IGNORE;
 		else if (skip_prefix(s->in->line, "ref-prefix ", &arg)) {
-			/* as git: past the limit, prefixes stop narrowing anything */
-			if (nr >= UPLOAD_PACK_MAX_PREFIXES) {
+			/* as git: at the limit, prefixes stop narrowing anything */
+			if (too_many || nr + 1 >= UPLOAD_PACK_MAX_PREFIXES) {
 				too_many = true;
 				continue;
 			}
@@ -2045,11 +2091,9 @@ static int cmd_ls_refs(struct session *s, struct gp_error *err)
 			if ((ret = ls_refs_one(s, &s->refs.head, symrefs, peel, err)))
 				goto out;
 		} else if (unborn && s->refs.unborn_head && symrefs) {
+			/* without symrefs git says nothing of an unborn HEAD */
 			if ((ret = pkt_writef(s->out, err, "unborn HEAD symref-target:%s\n",
 					      s->refs.unborn_head)))
-				goto out;
-		} else if (unborn && s->refs.unborn_head) {
-			if ((ret = pkt_writef(s->out, err, "unborn HEAD\n")))
 				goto out;
 		}
 	}
@@ -2076,6 +2120,16 @@ static int want_ref(struct session *s, struct fetch_req *r, const char *refname,
 	char hex[GP_MAX_HEXSZ + 1];
 	int ret;
 
+	/* as git 2.55: naming a ref twice is a mistake worth saying */
+	for (size_t i = 0; i < r->nr_wanted_refs; i++) {
+		const char *name = strchr(r->wanted_refs[i], ' ');
+		if (name && !strcmp(name + 1, refname)) {
+			char *msg = xstrfmt("duplicate want-ref %s", refname);
+			ret = fail_with_err_packet(s, err, GP_EPROTO, msg, msg);
+			free(msg);
+			goto out;
+		}
+	}
 	strbuf_addf(&full, "%s%s", namespace_prefix(&ns), refname);
 	if (ref_is_hidden(&s->cfg, refname, full.buf) ||
 	    !refname_is_valid(full.buf, REFNAME_ALLOW_ONELEVEL) ||
@@ -2106,11 +2160,13 @@ static int fetch_args_v2(struct session *s, struct fetch_req *r, struct gp_error
 			return ret;
 		if (ret == PKT_FLUSH)
 			return 0;
+		if (ret == PKT_EOF)
+			return gp_error_set(err, GP_EPROTO, "the remote end hung up unexpectedly");
 		if (ret != PKT_DATA)
 			return gp_error_set(err, GP_EPROTO, "expected flush after fetch arguments");
 		const char *line = s->in->line;
 		if (skip_prefix(line, "want ", &arg)) {
-			if (parse_hex_arg(s, arg, &oid))
+			if (parse_hex_prefix(s, arg, &oid))
 				return gp_error_set(err, GP_EPROTO,
 						    "git upload-pack: protocol error, expected to get oid, not '%s'",
 						    line);
@@ -2129,7 +2185,7 @@ static int fetch_args_v2(struct session *s, struct fetch_req *r, struct gp_error
 			if ((ret = want_ref(s, r, arg, err)))
 				return ret;
 		} else if (skip_prefix(line, "have ", &arg)) {
-			if (parse_hex_arg(s, arg, &oid))
+			if (parse_hex_prefix(s, arg, &oid))
 				return gp_error_set(err, GP_EPROTO,
 						    "git upload-pack: expected SHA1 object, got '%s'", arg);
 			if (++r->haves_seen > UPLOAD_PACK_MAX_HAVES)
@@ -2180,7 +2236,7 @@ static int fetch_args_v2(struct session *s, struct fetch_req *r, struct gp_error
 	}
 }
 
-static int cmd_fetch(struct session *s, struct gp_error *err)
+static int cmd_fetch(struct session *s, bool no_args, struct gp_error *err)
 {
 	struct fetch_req r = { 0 };
 	char hex[GP_MAX_HEXSZ + 1];
@@ -2195,12 +2251,12 @@ static int cmd_fetch(struct session *s, struct gp_error *err)
 	 * would keep those haves out of this one's pack.
 	 */
 	neg_free(&s->neg);
-	if ((ret = fetch_args_v2(s, &r, err)))
+	if (!no_args && (ret = fetch_args_v2(s, &r, err)))
 		goto out;
 	r.sideband_max = LARGE_PACKET_MAX;
-	/* no wants (and no wait-for-done): nothing was asked for */
+	/* no wants (and no wait-for-done): nothing was asked for, nothing is said (git) */
 	if (!r.nr_wants && !r.wait_for_done)
-		goto out_flush;
+		goto out;
 	if (!r.done && r.seen_haves) {
 		/* acknowledgments: what we have in common, and whether we are ready */
 		if (!r.wait_for_done && (ret = ok_to_give_up(s, &r, &ready, err)))
@@ -2221,13 +2277,7 @@ static int cmd_fetch(struct session *s, struct gp_error *err)
 	}
 	if (!r.nr_wants)
 		goto out_flush;
-	if (wants_shallow_info(s, &r, true)) {
-		if ((ret = send_line(s, &r, err, "shallow-info\n")) ||
-		    (ret = update_shallow(s, &r, true, err)) || (ret = pkt_delim(s->out, err)))
-			goto out;
-	} else {
-		walk_shallow_base(s, &r);
-	}
+	/* git's order: wanted-refs, then shallow-info */
 	if (r.nr_wanted_refs) {
 		if ((ret = send_line(s, &r, err, "wanted-refs\n")))
 			goto out;
@@ -2236,6 +2286,13 @@ static int cmd_fetch(struct session *s, struct gp_error *err)
 				goto out;
 		if ((ret = pkt_delim(s->out, err)))
 			goto out;
+	}
+	if (wants_shallow_info(s, &r, true)) {
+		if ((ret = send_line(s, &r, err, "shallow-info\n")) ||
+		    (ret = update_shallow(s, &r, true, err)) || (ret = pkt_delim(s->out, err)))
+			goto out;
+	} else {
+		walk_shallow_base(s, &r);
 	}
 	if ((ret = send_line(s, &r, err, "packfile\n")))
 		goto out;
@@ -2248,7 +2305,7 @@ out:
 	return ret;
 }
 
-static int cmd_object_info(struct session *s, struct gp_error *err)
+static int cmd_object_info(struct session *s, bool no_args, struct gp_error *err)
 {
 	struct object_id *oids = NULL;
 	size_t nr = 0, alloc = 0;
@@ -2256,7 +2313,8 @@ static int cmd_object_info(struct session *s, struct gp_error *err)
 	int ret = open_odb(s, err);
 	if (ret)
 		return ret;
-	for (;;) {
+	ret = PKT_FLUSH;
+	while (!no_args) {
 		const char *arg;
 		struct object_id oid;
 		ret = read_line(s, err);
@@ -2283,20 +2341,21 @@ static int cmd_object_info(struct session *s, struct gp_error *err)
 		ret = gp_error_set(err, GP_EPROTO, "object-info: expected flush after arguments");
 		goto out;
 	}
+	/* git's lines: no LF, no attribute line when no object is asked for */
 	ret = 0;
-	if (size)
-		ret = pkt_writef(s->out, err, "size\n");
+	if (size && nr)
+		ret = pkt_writef(s->out, err, "size");
 	for (size_t i = 0; !ret && i < nr; i++) {
 		struct object_info oi;
 		char hex[GP_MAX_HEXSZ + 1];
 		oid_to_hex_r(hex, &oids[i]);
 		if (!size)
-			ret = pkt_writef(s->out, err, "%s\n", hex);
+			ret = pkt_writef(s->out, err, "%s", hex);
 		else if (odb_read_object_info(s->odb, &oids[i], &oi, 0, err)) {
 			gp_error_clear(err);
-			ret = pkt_writef(s->out, err, "%s \n", hex);
+			ret = pkt_writef(s->out, err, "%s ", hex);
 		} else {
-			ret = pkt_writef(s->out, err, "%s %" PRIu64 "\n", hex, oi.size);
+			ret = pkt_writef(s->out, err, "%s %" PRIu64, hex, oi.size);
 		}
 	}
 	if (!ret)
@@ -2341,7 +2400,7 @@ static int cmd_bundle_uri(struct session *s, struct gp_error *err)
 static int process_request_v2(struct session *s, struct gp_error *err)
 {
 	char *command = NULL;
-	bool seen = false;
+	bool seen = false, no_args = false, saw_format = false;
 	int ret;
 
 	for (;;) {
@@ -2362,6 +2421,7 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 				ret = 1;
 				goto out;
 			}
+			no_args = true;
 			break;
 		}
 		if (ret == PKT_DELIM)
@@ -2386,6 +2446,7 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 			}
 			command = xstrdup(arg);
 		} else if (skip_prefix(s->in->line, "object-format=", &arg)) {
+			saw_format = true;
 			if (!hash_algo_by_name(arg)) {
 				ret = gp_error_set(err, GP_EPROTO, "unknown object format '%s'", arg);
 				goto out;
@@ -2406,7 +2467,8 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 		} else if (s->cfg.advertise_sid && skip_prefix(s->in->line, "session-id=", &arg)) {
 			trace2_data_string("transfer", "client-sid", arg);
 		} else if (skip_prefix(s->in->line, "agent=", &arg) ||
-			   skip_prefix(s->in->line, "server-option=", &arg)) {
+			   skip_prefix(s->in->line, "server-option=", &arg) ||
+			   !strcmp(s->in->line, "agent") || !strcmp(s->in->line, "server-option")) {
 			trace2_data_string("transfer", "client-capability", s->in->line);
 		} else {
 			ret = gp_error_set(err, GP_EPROTO, "unknown capability '%s'", s->in->line);
@@ -2417,14 +2479,21 @@ static int process_request_v2(struct session *s, struct gp_error *err)
 		ret = gp_error_set(err, GP_EPROTO, "no command requested");
 		goto out;
 	}
+	/* a client that names no object format speaks SHA-1, as git assumes */
+	if (!saw_format && s->repo->hash_algo != GP_HASH_SHA1) {
+		ret = gp_error_set(err, GP_EPROTO, "mismatched object format: server %s; client %s",
+				   gp_hash_algos[s->repo->hash_algo].name,
+				   gp_hash_algos[GP_HASH_SHA1].name);
+		goto out;
+	}
 	if (!strcmp(command, "ls-refs"))
-		ret = cmd_ls_refs(s, err);
+		ret = cmd_ls_refs(s, no_args, err);
 	else if (!strcmp(command, "fetch"))
-		ret = cmd_fetch(s, err);
+		ret = cmd_fetch(s, no_args, err);
 	else if (!strcmp(command, "bundle-uri"))
-		ret = cmd_bundle_uri(s, err);
+		ret = no_args ? pkt_flush(s->out, err) : cmd_bundle_uri(s, err);
 	else
-		ret = cmd_object_info(s, err);
+		ret = cmd_object_info(s, no_args, err);
 out:
 	free(command);
 	return ret;
@@ -2490,6 +2559,11 @@ int upload_pack(struct repository *repo, int in_fd, struct pkt_sink *out,
 		ret = gp_error_set(err, GP_EINVAL, "missing value for '%s'", s->cfg.bad_key);
 		goto out;
 	}
+	if (s->cfg.bad_unborn) {
+		ret = gp_error_set(err, GP_EINVAL, "invalid value for 'lsrefs.unborn': '%s'",
+				   s->cfg.bad_unborn);
+		goto out;
+	}
 	if (s->cfg.bad_number) {
 		ret = gp_error_set(err, GP_EINVAL, "unable to parse '%s'", s->cfg.bad_number);
 		goto out;
@@ -2518,6 +2592,7 @@ out:
 	neg_free(&s->neg);
 	oidset_release(&s->repo_shallow);
 	free(s->cfg.hide);
+	free(s->cfg.filter_kinds);
 	gp_error_clear(&s->out_err);
 	pthread_mutex_destroy(&s->out_lock);
 	free(s->in);
