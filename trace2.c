@@ -175,46 +175,39 @@ void trace2_region_leave(const char *category, const char *label)
 		nesting--;
 }
 
-void trace2_data_string(const char *category, const char *key, const char *value)
+/* A "data" event, or "data_json" when value is JSON already. */
+static void data_event(const char *category, const char *key, const char *value, bool json)
 {
 	struct strbuf sb = STRBUF_INIT;
 	if (perf_fd >= 0) {
 		strbuf_addf(&sb, "%s:%s", key, value);
-		perf_line("data", category, sb.buf);
+		perf_line(json ? "data_json" : "data", category, sb.buf);
 		strbuf_reset(&sb);
 	}
 	if (trace_fd < 0)
 		return;
-	event_head(&sb, "data");
+	event_head(&sb, json ? "data_json" : "data");
 	strbuf_addf(&sb, ",\"repo\":1,\"t_abs\":%.6f,\"nesting\":%d,\"category\":", elapsed(),
 		    nesting + 1);
 	json_string(&sb, category);
 	strbuf_addstr(&sb, ",\"key\":");
 	json_string(&sb, key);
 	strbuf_addstr(&sb, ",\"value\":");
-	json_string(&sb, value);
+	if (json)
+		strbuf_addstr(&sb, value);
+	else
+		json_string(&sb, value);
 	emit(&sb);
+}
+
+void trace2_data_string(const char *category, const char *key, const char *value)
+{
+	data_event(category, key, value, false);
 }
 
 void trace2_data_json(const char *category, const char *key, const char *json)
 {
-	struct strbuf sb = STRBUF_INIT;
-	if (perf_fd >= 0) {
-		strbuf_addf(&sb, "%s:%s", key, json);
-		perf_line("data_json", category, sb.buf);
-		strbuf_reset(&sb);
-	}
-	if (trace_fd < 0)
-		return;
-	event_head(&sb, "data_json");
-	strbuf_addf(&sb, ",\"repo\":1,\"t_abs\":%.6f,\"nesting\":%d,\"category\":", elapsed(),
-		    nesting + 1);
-	json_string(&sb, category);
-	strbuf_addstr(&sb, ",\"key\":");
-	json_string(&sb, key);
-	strbuf_addstr(&sb, ",\"value\":");
-	strbuf_addstr(&sb, json);
-	emit(&sb);
+	data_event(category, key, json, true);
 }
 
 void trace2_data_intmax(const char *category, const char *key, int64_t value)
