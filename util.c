@@ -233,6 +233,7 @@ int hex_pair_value(const char *p)
 {
 	int hi = hex_value_table[(unsigned char)p[0]] - 1;
 	int lo = hex_value_table[(unsigned char)p[1]] - 1;
-	/* a -1 of either makes the result negative */
-	return (hi << 4) | lo | ((hi | lo) & ~0xff);
+	if ((hi | lo) < 0)
+		return -1;
+	return (hi << 4) | lo;
 }
