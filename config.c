@@ -1511,6 +1511,12 @@ int config_get_bool(const struct config_set *cs, const char *key, bool *out,
 	return 0;
 }
 
+bool config_get_bool_or(const struct config_set *cs, const char *key, bool dflt)
+{
+	bool v;
+	return config_get_bool(cs, key, &v, NULL) ? dflt : v;
+}
+
 static int numeric_error(const struct config_entry *e, enum num_status status,
 			 struct gp_error *err)
 {

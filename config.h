@@ -258,6 +258,8 @@ int config_get_string(const struct config_set *cs, const char *key,
  */
 int config_get_bool(const struct config_set *cs, const char *key, bool *out,
 		    struct gp_error *err);
+/* The same, dflt when the key is absent or its value is no boolean. */
+bool config_get_bool_or(const struct config_set *cs, const char *key, bool dflt);
 /*
  * An integer as strtoimax() reads it with base 0 (so 0x10 and 010 are
  * hex and octal, as in git) with an optional k/m/g suffix (powers of

@@ -25,21 +25,11 @@ static int config_int(struct repository *repo, const char *key, int *out, struct
 	return ret;
 }
 
-static bool config_bool(struct repository *repo, const char *key, bool dflt)
-{
-	struct gp_error err = GP_ERROR_INIT;
-	bool v;
-	int ret = config_get_bool(&repo->config, key, &v, &err);
-	gp_error_clear(&err);
-	return ret ? dflt : v;
-}
-
 int pack_for_fetch_config(struct repository *repo, struct pack_for_fetch *req,
 			  struct gp_error *err)
 {
 	struct pack_objects_opts dflt = PACK_OBJECTS_OPTS_INIT;
 	unsigned long big = 0;
-	const char *value;
 	int level = INT_MIN, ret;
 
 	req->opts = dflt;
@@ -62,22 +52,10 @@ int pack_for_fetch_config(struct repository *repo, struct pack_for_fetch *req,
 		return ret;
 	gp_error_clear(err);
 	req->opts.big_file_threshold = ret ? 0 : big;
-	req->use_bitmaps = config_bool(repo, "pack.usebitmaps", true);
-	req->reuse = config_bool(repo, "feature.experimental", false) ? PACK_REUSE_MULTI
-								   : PACK_REUSE_SINGLE;
-	if (!config_get_value(&repo->config, "pack.allowpackreuse", &value)) {
-		bool b;
-		if (value && !strcasecmp(value, "multi"))
-			req->reuse = PACK_REUSE_MULTI;
-		else if (value && !strcasecmp(value, "single"))
-			req->reuse = PACK_REUSE_SINGLE;
-		else if (!value || config_parse_bool(value, &b))
-			req->reuse = !value || b ? PACK_REUSE_SINGLE : PACK_REUSE_NONE;
-		else
-			return gp_error_set(err, GP_EINVAL,
-					    "invalid value for pack.allowPackReuse: '%s'", value);
-	}
-	req->sparse = config_bool(repo, "pack.usesparse", true);
+	req->use_bitmaps = config_get_bool_or(&repo->config, "pack.usebitmaps", true);
+	if ((ret = pack_reuse_config(&repo->config, &req->reuse, err)))
+		return ret;
+	req->sparse = config_get_bool_or(&repo->config, "pack.usesparse", true);
 	return 0;
 }
 
@@ -86,56 +64,29 @@ static size_t nr_shallow(const struct pack_for_fetch *req)
 	return req->shallow ? oidset_size(req->shallow) : 0;
 }
 
-/*
- * Count with bitmaps: 0 when they answered (the objects are added and
- * *bi_out / *res_out must outlive the writing), 1 when the walk must.
- */
+/* Count with bitmaps when the request allows it: 0 done, 1 the walk must. */
 static int count_with_bitmaps(struct pack_objects *po, struct odb *odb,
 			      const struct pack_for_fetch *req, struct bitmap_index **bi_out,
 			      struct bitmap_result **res_out, struct gp_error *err)
 {
-	struct bitmap_index *bi = NULL;
-	struct bitmap_result *res = NULL;
 	struct bitmap_tip *tips;
-	struct progress *meter;
 	size_t nr = 0;
 	int ret;
 
 	if (!req->use_bitmaps || nr_shallow(req) || req->allow_missing ||
 	    (req->filter && req->filter->kind != OBJECT_FILTER_NONE))
 		return 1;
-	if (bitmap_index_open(&bi, odb, err)) {
-		gp_error_clear(err);
-		return 1;
-	}
-	tips = xcalloc(req->nr_wants + req->nr_haves, sizeof(*tips));
+	tips = xcalloc(req->nr_wants + req->nr_haves + 1, sizeof(*tips));
 	for (size_t i = 0; i < req->nr_wants; i++)
 		tips[nr++].oid = req->wants[i];
 	for (size_t i = 0; i < req->nr_haves; i++) {
 		tips[nr].oid = req->haves[i];
 		tips[nr++].uninteresting = true;
 	}
-	ret = bitmap_reachable(bi, odb, tips, nr, &res, err);
+	ret = pack_objects_count_bitmapped(po, odb, tips, nr, req->reuse, req->thin, req->progress,
+					   bi_out, res_out, err);
 	free(tips);
-	if (ret) {
-		/* 1: the bitmaps cannot answer; an error: the walk reports it better */
-		gp_error_clear(err);
-		bitmap_index_free(bi);
-		return 1;
-	}
-	meter = progress_start("Enumerating objects", 0, req->progress);
-	ret = pack_objects_add_from_bitmap(po, bi, res, req->reuse, req->thin, err);
-	progress_update(meter, pack_objects_nr(po));
-	progress_stop(&meter);
-	if (ret) {
-		bitmap_result_free(res);
-		bitmap_index_free(bi);
-		return ret;
-	}
-	trace2_data_intmax("bitmap", "bitmap/hits", (int64_t)pack_objects_nr(po));
-	*bi_out = bi;
-	*res_out = res;
-	return 0;
+	return ret;
 }
 
 static int count_with_walk(struct repository *repo, struct pack_objects *po, struct odb *odb,

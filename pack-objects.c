@@ -10,6 +10,7 @@
  */
 #include "pack-objects.h"
 #include "commit.h"
+#include "config.h"
 #include "delta.h"
 #include "delta-islands.h"
 #include "error.h"
@@ -26,6 +27,7 @@
 #include "progress.h"
 #include "revision.h"
 #include "strbuf.h"
+#include "trace2.h"
 #include "tree.h"
 #include "zstream.h"
 #include <pthread.h>
@@ -2373,5 +2375,62 @@ int pack_objects_add_from_bitmap(struct pack_objects *po, struct bitmap_index *b
 	bitmap_release(&reused);
 	free(ranges);
 	free(ba.entry_of_bit);
+	return 0;
+}
+
+int pack_reuse_config(const struct config_set *cs, enum pack_reuse *out, struct gp_error *err)
+{
+	const char *value;
+	bool b;
+	if (config_get_value(cs, "pack.allowpackreuse", &value)) {
+		*out = config_get_bool_or(cs, "feature.experimental", false) ? PACK_REUSE_MULTI
+									     : PACK_REUSE_SINGLE;
+		return 0;
+	}
+	if (value && !strcasecmp(value, "multi"))
+		*out = PACK_REUSE_MULTI;
+	else if (value && !strcasecmp(value, "single"))
+		*out = PACK_REUSE_SINGLE;
+	else if (!value || config_parse_bool(value, &b))
+		*out = !value || b ? PACK_REUSE_SINGLE : PACK_REUSE_NONE;
+	else
+		return gp_error_set(err, GP_EINVAL, "invalid value for pack.allowPackReuse: '%s'",
+				    value);
+	return 0;
+}
+
+int pack_objects_count_bitmapped(struct pack_objects *po, struct odb *odb,
+				 const struct bitmap_tip *tips, size_t nr_tips,
+				 enum pack_reuse reuse, bool thin, bool progress,
+				 struct bitmap_index **bi_out, struct bitmap_result **res_out,
+				 struct gp_error *err)
+{
+	struct bitmap_index *bi = NULL;
+	struct bitmap_result *res = NULL;
+	struct progress *meter;
+	int ret;
+
+	if (bitmap_index_open(&bi, odb, err)) {
+		gp_error_clear(err);
+		return 1;
+	}
+	if (bitmap_reachable(bi, odb, tips, nr_tips, &res, err)) {
+		/* 1: the bitmaps cannot answer; an error: the walk reports it better */
+		gp_error_clear(err);
+		bitmap_index_free(bi);
+		return 1;
+	}
+	meter = progress_start("Enumerating objects", 0, progress);
+	ret = pack_objects_add_from_bitmap(po, bi, res, reuse, thin, err);
+	progress_update(meter, pack_objects_nr(po));
+	progress_stop(&meter);
+	if (ret) {
+		bitmap_result_free(res);
+		bitmap_index_free(bi);
+		return ret;
+	}
+	trace2_data_intmax("bitmap", "bitmap/hits", (int64_t)pack_objects_nr(po));
+	*bi_out = bi;
+	*res_out = res;
 	return 0;
 }

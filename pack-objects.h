@@ -270,6 +270,30 @@ enum pack_reuse {
 	PACK_REUSE_SINGLE,   /* the bitmapped pack, or the MIDX's preferred one */
 	PACK_REUSE_MULTI,    /* every pack of the MIDX's BTMP chunk */
 };
+struct config_set;
+/*
+ * git's pack.allowPackReuse (true or "single", "multi", false; unset:
+ * multi under feature.experimental, else single) into *out. Errors:
+ * GP_EINVAL "invalid value for pack.allowPackReuse: '<v>'".
+ */
+int pack_reuse_config(const struct config_set *cs, enum pack_reuse *out, struct gp_error *err);
+
+struct bitmap_tip;
+/*
+ * Count with the repository's bitmaps, as git does for a pack to send:
+ * the objects tips reach (less what the uninteresting ones reach) are
+ * added as pack_objects_add_from_bitmap() adds them, with an
+ * "Enumerating objects" meter when progress. 0: done, *bi_out and
+ * *res_out must outlive the writing (free them after); 1: the bitmaps
+ * cannot answer (none, or a tip they do not cover that the walk must
+ * reach), nothing was added; or an error of adding.
+ */
+int pack_objects_count_bitmapped(struct pack_objects *po, struct odb *odb,
+				 const struct bitmap_tip *tips, size_t nr_tips,
+				 enum pack_reuse reuse, bool thin, bool progress,
+				 struct bitmap_index **bi_out, struct bitmap_result **res_out,
+				 struct gp_error *err);
+
 /*
  * Add the objects of a bitmap query (pack-bitmap.h), with the name
  * hashes the bitmap caches. With reuse, objects of the reusable packs

@@ -449,22 +449,26 @@ int pkt_write_error(struct pkt_sink *sink, struct gp_error *err,
 	return ret;
 }
 
+/* A control packet ("0000", "0001", "0002"): traced, then written as is. */
+static int write_control(struct pkt_sink *sink, const char *pkt, struct gp_error *err)
+{
+	trace_packet('>', 0, pkt, PKT_HEADER_SIZE);
+	return sink->write(sink, pkt, PKT_HEADER_SIZE, err);
+}
+
 int pkt_flush(struct pkt_sink *sink, struct gp_error *err)
 {
-	trace_packet('>', 0, "0000", 4);
-	return sink->write(sink, "0000", PKT_HEADER_SIZE, err);
+	return write_control(sink, "0000", err);
 }
 
 int pkt_delim(struct pkt_sink *sink, struct gp_error *err)
 {
-	trace_packet('>', 0, "0001", 4);
-	return sink->write(sink, "0001", PKT_HEADER_SIZE, err);
+	return write_control(sink, "0001", err);
 }
 
 int pkt_response_end(struct pkt_sink *sink, struct gp_error *err)
 {
-	trace_packet('>', 0, "0002", 4);
-	return sink->write(sink, "0002", PKT_HEADER_SIZE, err);
+	return write_control(sink, "0002", err);
 }
 
 int pkt_buf_add(struct strbuf *sb, const void *data, size_t len,

@@ -69,11 +69,7 @@ struct up_config {
 
 static bool cfg_bool(struct repository *repo, const char *key, bool dflt)
 {
-	struct gp_error err = GP_ERROR_INIT;
-	bool v;
-	int ret = config_get_bool(&repo->config, key, &v, &err);
-	gp_error_clear(&err);
-	return ret ? dflt : v;
+	return config_get_bool_or(&repo->config, key, dflt);
 }
 
 static void read_config(struct repository *repo, struct up_config *c, bool hook_allowed)

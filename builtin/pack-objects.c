@@ -144,41 +144,18 @@ static void read_revs(struct repository *repo, struct odb *odb, struct tip_list 
 	strbuf_release(&line);
 }
 
-/*
- * Count with the repository's bitmap, as git does for --stdout: true
- * when it answered (the objects are added), false when the walk must.
- */
+/* Count with the repository's bitmaps: true when they answered. */
 static bool count_with_bitmap(struct pack_objects *po, struct odb *odb,
 			      const struct tip_list *tl, enum pack_reuse reuse, bool thin,
 			      struct bitmap_index **bi_out, struct bitmap_result **res_out,
 			      bool progress)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	struct bitmap_index *bi = NULL;
-	struct bitmap_result *res = NULL;
-	struct progress *meter;
-	int ret;
-
-	if (bitmap_index_open(&bi, odb, &err)) {
-		gp_error_clear(&err);
-		return false;
-	}
-	ret = bitmap_reachable(bi, odb, tl->items, tl->nr, &res, &err);
-	if (ret) {
-		/* 1: bitmaps cannot answer; an error: the walk reports it better */
-		gp_error_clear(&err);
-		bitmap_index_free(bi);
-		return false;
-	}
-	meter = progress_start("Enumerating objects", 0, progress);
-	if (pack_objects_add_from_bitmap(po, bi, res, reuse, thin, &err))
+	int ret = pack_objects_count_bitmapped(po, odb, tl->items, tl->nr, reuse, thin, progress,
+					       bi_out, res_out, &err);
+	if (ret < 0)
 		die_error(&err);
-	progress_update(meter, pack_objects_nr(po));
-	progress_stop(&meter);
-	trace2_data_intmax("bitmap", "bitmap/hits", (int64_t)pack_objects_nr(po));
-	*bi_out = bi;
-	*res_out = res;
-	return true;
+	return ret == 0;
 }
 
 struct tag_add {
@@ -246,11 +223,7 @@ static void note_missing(const struct object_id *oid, void *data)
 
 static bool config_bool_default(struct repository *repo, const char *key, bool dflt)
 {
-	struct gp_error err = GP_ERROR_INIT;
-	bool v;
-	int ret = config_get_bool(&repo->config, key, &v, &err);
-	gp_error_clear(&err);
-	return ret ? dflt : v;
+	return config_get_bool_or(&repo->config, key, dflt);
 }
 
 /* *out = key's value unless *out was set already (!= INT_MIN); dflt when absent. */
@@ -270,22 +243,13 @@ static void config_int_default(struct repository *repo, const char *key, int *ou
 	gp_error_clear(&err);
 }
 
-/* pack.allowPackReuse: true or "single", "multi", false; feature.experimental means multi. */
-static enum pack_reuse pack_reuse_config(struct repository *repo)
+static enum pack_reuse pack_reuse_or_die(struct repository *repo)
 {
-	const char *value;
-	bool b;
-	if (!config_get_value(&repo->config, "pack.allowpackreuse", &value)) {
-		if (value && !strcasecmp(value, "multi"))
-			return PACK_REUSE_MULTI;
-		if (value && !strcasecmp(value, "single"))
-			return PACK_REUSE_SINGLE;
-		if (!value || config_parse_bool(value, &b))
-			return !value || b ? PACK_REUSE_SINGLE : PACK_REUSE_NONE;
-		die("invalid value for pack.allowPackReuse: '%s'", value);
-	}
-	return config_bool_default(repo, "feature.experimental", false) ? PACK_REUSE_MULTI
-									 : PACK_REUSE_SINGLE;
+	struct gp_error err = GP_ERROR_INIT;
+	enum pack_reuse reuse;
+	if (pack_reuse_config(&repo->config, &reuse, &err))
+		die_error(&err);
+	return reuse;
 }
 
 static void warn_loose(const char *msg, void *data)
@@ -751,7 +715,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 		    object_filter.kind == OBJECT_FILTER_NONE && !unpacked && !local && !honor_pack_keep && !keep.nr &&
 		    !reflog && !indexed_objects && !exclude_promisor && !keep_unreachable &&
 		    !pack_loose_unreachable && !unpack_unreachable.set &&
-		    count_with_bitmap(po, odb, &tips, to_stdout ? pack_reuse_config(repo)
+		    count_with_bitmap(po, odb, &tips, to_stdout ? pack_reuse_or_die(repo)
 							       : PACK_REUSE_NONE,
 				      thin, &bitmap, &bitmap_res, opts.progress)) {
 			free(tips.items);
