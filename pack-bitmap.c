@@ -1844,7 +1844,8 @@ out:
 	return ret;
 }
 
-int bitmap_result_for_each_pos(const struct bitmap_result *res, bitmap_pos_fn *fn, void *data)
+int bitmap_result_for_each_pos(const struct bitmap_result *res, const struct bitmap *except,
+			       bitmap_pos_fn *fn, void *data)
 {
 	const struct bitmap_index *bi = res->bi;
 	size_t words = MIN((bi->nr_objects + 63) / 64, res->bits.word_nr);
@@ -1852,6 +1853,8 @@ int bitmap_result_for_each_pos(const struct bitmap_result *res, bitmap_pos_fn *f
 	int ret;
 	for (size_t w = 0; w < words; w++) {
 		uint64_t word = res->bits.words[w];
+		if (except && w < except->word_nr)
+			word &= ~except->words[w];
 		while (word) {
 			uint32_t bit_pos = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(word));
 			word &= word - 1;
@@ -1864,7 +1867,8 @@ int bitmap_result_for_each_pos(const struct bitmap_result *res, bitmap_pos_fn *f
 		}
 	}
 	for (size_t i = 0; i < res->ext_nr; i++) {
-		if (res->ext[i].pos < bi->nr_objects || !bitmap_get(&res->bits, res->ext[i].pos))
+		if (res->ext[i].pos < bi->nr_objects || !bitmap_get(&res->bits, res->ext[i].pos) ||
+		    (except && bitmap_get(except, res->ext[i].pos)))
 			continue;
 		ret = fn(res->ext[i].pos, &res->ext[i].oid, res->ext[i].type, data);
 		if (ret)

@@ -235,11 +235,13 @@ int bitmap_result_for_each(const struct bitmap_result *res, unsigned mask,
 			   bitmap_show_fn *show, void *data);
 /*
  * Every object of the result in bit_pos order (those outside the bitmap
- * last, at positions past its end), with its type.
+ * last, at positions past its end), with its type; but not those whose
+ * bit is set in except (when not NULL), which cost nothing.
  */
 typedef int bitmap_pos_fn(uint32_t bit_pos, const struct object_id *oid,
 			  enum object_type type, void *data);
-int bitmap_result_for_each_pos(const struct bitmap_result *res, bitmap_pos_fn *fn, void *data);
+int bitmap_result_for_each_pos(const struct bitmap_result *res, const struct bitmap *except,
+			       bitmap_pos_fn *fn, void *data);
 bool bitmap_result_has_bit(const struct bitmap_result *res, uint32_t bit_pos);
 /* Whether oid is among what the uninteresting tips reach (a thin pack's bases). */
 bool bitmap_result_in_haves(const struct bitmap_result *res, const struct object_id *oid);

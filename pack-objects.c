@@ -47,7 +47,6 @@ enum how_written {
 	WRITE_REUSE_WHOLE,    /* copy the stored, compressed object */
 	WRITE_REUSE_DELTA,    /* copy the stored, compressed delta */
 	WRITE_NEW_DELTA,      /* the delta the search found */
-	WRITE_VERBATIM,       /* part of the stored pack's prefix copied as one block */
 };
 
 struct po_entry {
@@ -65,6 +64,11 @@ struct po_entry {
 	uint64_t ofs;          /* entry offset in pack */
 	uint32_t hdr_len;      /* stored header length, base reference included */
 	uint32_t base;         /* delta base, an entry number; NO_ENTRY */
+	/*
+	 * WRITE_REUSE_DELTA against an object copied verbatim (which has
+	 * no entry): that object's bit; else NO_ENTRY.
+	 */
+	uint32_t reused_base;
 	unsigned char *delta_z;  /* WRITE_NEW_DELTA: the deflated delta */
 	size_t delta_z_len;
 	uint64_t delta_size;
@@ -81,6 +85,26 @@ struct po_entry {
 	bool reread;           /* its stored copy is damaged: read it through the odb */
 };
 
+/*
+ * A run of bit positions whose objects verbatim reuse may copy from one
+ * pack; whole: the run is the pack in offset order (bit and pack
+ * position differ by bit_start). The writer notes where the copies
+ * went: from a mark's pack offset on, out offset = pack offset + shift
+ * (until the next mark).
+ */
+struct reuse_mark {
+	uint64_t pack_ofs;
+	int64_t shift;
+};
+
+struct reuse_range {
+	struct packed_git *pack;
+	uint32_t bit_start, bit_nr;
+	bool whole;
+	struct reuse_mark *marks;
+	size_t nr_marks, alloc_marks;
+};
+
 struct pack_objects {
 	struct odb *odb;
 	struct pack_objects_opts opts;
@@ -94,18 +118,16 @@ struct pack_objects {
 	pthread_mutex_t odb_lock; /* odb reads from the search threads */
 	bool cruft;             /* write a .mtimes with each pack */
 	/*
-	 * Verbatim reuse: entries copied from stored packs as they are
-	 * (an offset delta's distance rewritten when gaps moved it),
-	 * written first, pack by pack, in pack order.
+	 * Verbatim reuse: objects copied from stored packs as they are (an
+	 * offset delta's distance rewritten when gaps moved it), written
+	 * first, range by range, in pack order. They are bits of reused,
+	 * never entries: a clone's million objects cost a bitmap here.
 	 */
-	struct reused_entry {
-		uint32_t entry;        /* in entries */
-		uint32_t base;         /* entry of an offset delta's base, else NO_ENTRY */
-		uint64_t end;          /* end of the stored entry */
-		uint32_t type_len;     /* type-and-size bytes before the base reference */
-		uint32_t ref_len;      /* bytes of the stored base reference */
-	} *reuse;
-	uint32_t reuse_nr, reuse_alloc, reuse_packs;
+	struct reuse_range *ranges;
+	size_t nr_ranges;
+	struct bitmap reused;
+	const struct bitmap_order *reuse_order;  /* borrowed */
+	uint32_t reuse_nr, reuse_packs;
 	/* "Enumerating objects": from the walk until prepare(), preferred bases counted too */
 	struct progress *enum_progress;
 	uint64_t enumerated;
@@ -177,6 +199,46 @@ static uint32_t find_entry_raw(const struct pack_objects *po, const unsigned cha
 	return find_entry(po, &oid);
 }
 
+/*
+ * Walking a pack in order, the end of one entry is the start of the
+ * next: remembered, it saves half the scattered .idx lookups.
+ */
+struct ofs_cursor {
+	uint32_t pos;   /* the position whose offset is known; UINT32_MAX: none */
+	uint64_t ofs;
+};
+#define OFS_CURSOR_INIT { UINT32_MAX, 0 }
+
+/* Where the object of bit (in rr) is stored: false when not in rr's pack. */
+static bool reuse_locate(const struct pack_objects *po, const struct reuse_range *rr,
+			 uint32_t bit, struct ofs_cursor *cur, uint32_t *pack_pos, uint64_t *ofs)
+{
+	struct packed_git *q;
+	if (rr->whole) {
+		*pack_pos = bit - rr->bit_start;
+		*ofs = cur->pos == *pack_pos ? cur->ofs : pack_pos_to_offset(rr->pack, *pack_pos);
+		return true;
+	}
+	bitmap_order_locate(po->reuse_order, bit, &q, ofs);
+	return q == rr->pack && pack_offset_to_pos(rr->pack, *ofs, pack_pos);
+}
+
+/* The end of the entry at pack_pos, which is where pack_pos + 1 starts. */
+static uint64_t entry_end(const struct packed_git *p, uint32_t pack_pos, struct ofs_cursor *cur)
+{
+	cur->ofs = pack_pos_to_end(p, pack_pos);
+	cur->pos = pack_pos + 1;
+	return cur->ofs;
+}
+
+/* Whether oid is copied verbatim; its bit then. */
+static bool reused_bit_of(const struct pack_objects *po, const struct object_id *oid,
+			  uint32_t *bit)
+{
+	return po->reuse_nr && bitmap_order_find(po->reuse_order, oid, bit) &&
+	       bitmap_get(&po->reused, *bit);
+}
+
 int pack_objects_new(struct pack_objects **out, struct odb *odb,
 		     const struct pack_objects_opts *opts)
 {
@@ -209,7 +271,10 @@ void pack_objects_free(struct pack_objects *po)
 	progress_stop(&po->enum_progress);
 	free(po->entries);
 	free(po->slots);
-	free(po->reuse);
+	for (size_t i = 0; i < po->nr_ranges; i++)
+		free(po->ranges[i].marks);
+	free(po->ranges);
+	bitmap_release(&po->reused);
 	pthread_mutex_destroy(&po->odb_lock);
 	free(po);
 }
@@ -229,6 +294,7 @@ static void add_new_entry(struct pack_objects *po, const struct object_id *oid,
 	e->type = (uint8_t)type;
 	e->name_hash = name_hash;
 	e->base = NO_ENTRY;
+	e->reused_base = NO_ENTRY;
 	i = oid_slot(oid, po->slots_mask);
 	while (po->slots[i] != NO_ENTRY)
 		i = (i + 1) & po->slots_mask;
@@ -238,7 +304,8 @@ static void add_new_entry(struct pack_objects *po, const struct object_id *oid,
 void pack_objects_add_hashed(struct pack_objects *po, const struct object_id *oid,
 			     enum object_type type, uint32_t name_hash)
 {
-	if (find_entry(po, oid) == NO_ENTRY)
+	uint32_t bit;
+	if (find_entry(po, oid) == NO_ENTRY && !reused_bit_of(po, oid, &bit))
 		add_new_entry(po, oid, type, name_hash);
 }
 
@@ -320,13 +387,15 @@ bool pack_objects_set_name_hash(struct pack_objects *po, const struct object_id 
 
 bool pack_objects_has(const struct pack_objects *po, const struct object_id *oid)
 {
-	uint32_t n = find_entry(po, oid);
-	return n != NO_ENTRY && !po->entries[n].external;
+	uint32_t n = find_entry(po, oid), bit;
+	if (n != NO_ENTRY)
+		return !po->entries[n].external;
+	return reused_bit_of(po, oid, &bit);
 }
 
 uint32_t pack_objects_nr(const struct pack_objects *po)
 {
-	return po->nr - po->nr_external;
+	return po->nr - po->nr_external + po->reuse_nr;
 }
 
 void pack_objects_add_base(struct pack_objects *po, const struct object_id *oid,
@@ -643,28 +712,41 @@ static int locate_one(struct pack_objects *po, struct po_entry *e, struct gp_err
 		return 0;
 	}
 	if (po->opts.reuse_delta) {
-		uint32_t base = NO_ENTRY;
-		if (hdr.type == OBJ_REF_DELTA) {
-			base = find_entry(po, &hdr.base_oid);
-		} else if (pack_offset_to_pos(e->pack, hdr.base_ofs, &pack_pos)) {
-			base = find_entry_raw(po, pack_nth_oid_raw(e->pack, pack_pos_to_idx(e->pack, pack_pos)));
+		uint32_t base = NO_ENTRY, bit;
+		struct object_id base_oid;
+		bool base_known = true;
+		if (hdr.type == OBJ_REF_DELTA)
+			base_oid = hdr.base_oid;
+		else if (pack_offset_to_pos(e->pack, hdr.base_ofs, &pack_pos))
+			pack_nth_oid(e->pack, pack_pos_to_idx(e->pack, pack_pos), &base_oid);
+		else
+			base_known = false;
+		if (base_known)
+			base = find_entry(po, &base_oid);
+		if (base == NO_ENTRY && base_known && reused_bit_of(po, &base_oid, &bit)) {
+			/*
+			 * Its base is copied verbatim (say a push's base that
+			 * index-pack --fix-thin appended, which the MIDX takes
+			 * from another pack): written first, so the delta can
+			 * point back at it. Its depth there is not known: it
+			 * counts as a whole object.
+			 */
+			e->reused_base = bit;
+			e->depth = 1;
+			e->how = WRITE_REUSE_DELTA;
+			e->size = hdr.size;
+			return 0;
 		}
-		if (base == NO_ENTRY && po->haves) {
+		if (base == NO_ENTRY && base_known && po->haves &&
+		    bitmap_result_in_haves(po->haves, &base_oid)) {
 			/*
 			 * A thin pack may keep a stored delta whose base the
 			 * receiver has (git's bitmap-based thin packs).
 			 */
-			struct object_id base_oid;
 			uint32_t n = (uint32_t)(e - po->entries);
-			if (hdr.type == OBJ_REF_DELTA)
-				base_oid = hdr.base_oid;
-			else
-				pack_nth_oid(e->pack, pack_pos_to_idx(e->pack, pack_pos), &base_oid);
-			if (bitmap_result_in_haves(po->haves, &base_oid)) {
-				pack_objects_add_base(po, &base_oid, OBJ_NONE, 0);
-				e = &po->entries[n];   /* the array may have moved */
-				base = find_entry(po, &base_oid);
-			}
+			pack_objects_add_base(po, &base_oid, OBJ_NONE, 0);
+			e = &po->entries[n];   /* the array may have moved */
+			base = find_entry(po, &base_oid);
 		}
 		if (base != NO_ENTRY && !island_allows(po, (uint32_t)(e - po->entries), base))
 			base = NO_ENTRY;   /* the search finds it a base within its islands */
@@ -704,8 +786,15 @@ static int locate_around_damage(struct pack_objects *po, struct po_entry *e, int
 	e->loose_dir = NULL;
 	e->how = WRITE_WHOLE;
 	e->base = NO_ENTRY;
+	e->reused_base = NO_ENTRY;
 	e->reread = true;
 	return 0;
+}
+
+/* A reused delta whose base is an entry (not an object copied verbatim). */
+static bool delta_of_entry(const struct po_entry *e)
+{
+	return e->how == WRITE_REUSE_DELTA && e->base != NO_ENTRY;
 }
 
 /*
@@ -723,7 +812,7 @@ static int settle_chains(struct pack_objects *po, struct gp_error *err)
 
 	for (uint32_t start = 0; start < po->nr && !ret; start++) {
 		uint32_t nr_path = 0, n = start;
-		while (state[n] == UNSEEN && po->entries[n].how == WRITE_REUSE_DELTA) {
+		while (state[n] == UNSEEN && delta_of_entry(&po->entries[n])) {
 			state[n] = ON_PATH;
 			path[nr_path++] = n;
 			n = po->entries[n].base;
@@ -756,7 +845,7 @@ static int settle_chains(struct pack_objects *po, struct gp_error *err)
 	for (uint32_t n = 0; n < po->nr && !ret; n++) {
 		struct po_entry *e = &po->entries[n];
 		unsigned below = 0;
-		while (e->how == WRITE_REUSE_DELTA) {
+		while (delta_of_entry(e)) {
 			struct po_entry *b = &po->entries[e->base];
 			below++;
 			if (b->below >= below)
@@ -1034,7 +1123,7 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 	}
 	for (uint32_t n = 0; n < po->nr; n++) {
 		struct po_entry *e = &po->entries[n];
-		if ((e->how == WRITE_REUSE_DELTA && !e->external) || e->how == WRITE_VERBATIM ||
+		if ((e->how == WRITE_REUSE_DELTA && !e->external) ||
 		    e->size < MIN_DELTA_SIZE || e->size > big)
 			continue;
 		list[nr++] = n;
@@ -1113,13 +1202,9 @@ static int prepare(struct pack_objects *po, struct gp_error *err)
 	}
 	/* What the walk read (trees, commits) is not read again. */
 	drop_source_pages(po);
-	progress = progress_start("Counting objects", po->nr - po->reuse_nr,
-				  po->opts.progress && po->nr > po->reuse_nr);
-	for (uint32_t n = 0, counted = 0; n < po->nr && !ret; n++) {
+	progress = progress_start("Counting objects", po->nr, po->opts.progress && po->nr);
+	for (uint32_t n = 0; n < po->nr && !ret; n++) {
 		struct po_entry *e = &po->entries[n];
-		if (e->how == WRITE_VERBATIM)
-			continue;
-		counted++;
 		ret = locate_one(po, e, err);
 		e = &po->entries[n];   /* locate_one() may add preferred bases */
 		if ((ret == GP_ECORRUPT || (ret == GP_ENOTFOUND && e->pack)) && !e->external)
@@ -1138,7 +1223,7 @@ static int prepare(struct pack_objects *po, struct gp_error *err)
 			e->how = WRITE_WHOLE;
 			e->base = NO_ENTRY;
 		}
-		progress_update(progress, counted);
+		progress_update(progress, n + 1);
 	}
 	progress_stop(&progress);
 	if (!ret)
@@ -1156,6 +1241,7 @@ struct writer {
 	struct strbuf buf;
 	uint32_t *order;      /* entry numbers in write order */
 	uint32_t nr_written;
+	uint32_t nr_copied;   /* objects copied verbatim, before the entries */
 	struct progress *progress;
 	uint64_t since_drop;  /* bytes written since the source pages were dropped */
 	/* Writing files (dir set), the output may be cut into several packs. */
@@ -1168,18 +1254,26 @@ struct writer {
 	uint32_t part_header_nr; /* the object count its header announced */
 };
 
+static uint64_t reused_out_ofs(const struct pack_objects *po, uint32_t bit);
+
 /* The header of a delta entry of size bytes against e's base. */
 static size_t delta_entry_header(const struct pack_objects *po, const struct po_entry *e,
 				 uint64_t size, unsigned char *head)
 {
-	const struct po_entry *base = &po->entries[e->base];
+	const struct po_entry *base = e->base != NO_ENTRY ? &po->entries[e->base] : NULL;
+	struct object_id base_oid;
 	size_t len;
-	if (po->opts.delta_base_offset && !base->external) {
+	if (po->opts.delta_base_offset && (!base || !base->external)) {
+		uint64_t base_out = base ? base->out_ofs : reused_out_ofs(po, e->reused_base);
 		len = pack_encode_entry_header(head, OBJ_OFS_DELTA, size);
-		return len + pack_encode_ofs_distance(head + len, e->out_ofs - base->out_ofs);
+		return len + pack_encode_ofs_distance(head + len, e->out_ofs - base_out);
 	}
+	if (base)
+		base_oid = base->oid;
+	else
+		bitmap_order_oid(po->reuse_order, e->reused_base, &base_oid);
 	len = pack_encode_entry_header(head, OBJ_REF_DELTA, size);
-	memcpy(head + len, base->oid.hash, po->rawsz);
+	memcpy(head + len, base_oid.hash, po->rawsz);
 	return len + po->rawsz;
 }
 
@@ -1194,6 +1288,7 @@ static void store_whole(struct po_entry *e)
 	free(e->delta_z);
 	e->delta_z = NULL;
 	e->base = NO_ENTRY;
+	e->reused_base = NO_ENTRY;
 	e->how = WRITE_WHOLE;
 }
 
@@ -1227,6 +1322,7 @@ static int encode_entry(struct writer *w, struct po_entry *e, struct gp_error *e
 			int ret;
 			if (e->how == WRITE_REUSE_DELTA) {
 				e->base = NO_ENTRY;
+				e->reused_base = NO_ENTRY;
 				e->depth = 0;
 			}
 			e->how = WRITE_WHOLE;
@@ -1349,7 +1445,8 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 	struct po_entry *e = &po->entries[n];
 	int ret;
 
-	if (is_delta(e) && !po->entries[e->base].external && po->entries[e->base].part != w->part)
+	if (is_delta(e) && e->base != NO_ENTRY && !po->entries[e->base].external &&
+	    po->entries[e->base].part != w->part)
 		store_whole(e);
 	e->out_ofs = hashfile_total(w->f);
 	ret = encode_entry(w, e, err);
@@ -1386,76 +1483,156 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 	e->part = w->part;
 	w->order[w->nr_written++] = n;
 	progress_set_bytes(w->progress, hashfile_total(w->f));
-	progress_update(w->progress, w->nr_written);
+	progress_update(w->progress, w->nr_copied + w->nr_written);
 	return 0;
 }
 
+/* The range whose pack holds the copy of bit; NULL if none. */
+static const struct reuse_range *range_of_bit(const struct pack_objects *po, uint32_t bit,
+					      uint64_t *ofs)
+{
+	struct packed_git *q;
+	for (size_t i = 0; i < po->nr_ranges; i++) {
+		const struct reuse_range *rr = &po->ranges[i];
+		if (bit < rr->bit_start || bit - rr->bit_start >= rr->bit_nr)
+			continue;
+		if (rr->whole) {
+			*ofs = pack_pos_to_offset(rr->pack, bit - rr->bit_start);
+			return rr;
+		}
+		bitmap_order_locate(po->reuse_order, bit, &q, ofs);
+		return q == rr->pack ? rr : NULL;
+	}
+	return NULL;
+}
+
+/* Where the copy of the object at pack offset ofs of rr went (rr written). */
+static uint64_t range_out_ofs(const struct reuse_range *rr, uint64_t ofs)
+{
+	size_t lo = 0, hi = rr->nr_marks;
+	/* the last mark at or before ofs; the first is at the range's first copy */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rr->marks[mid].pack_ofs <= ofs)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (uint64_t)((int64_t)ofs + rr->marks[lo].shift);
+}
+
+/* Where the object of bit, copied verbatim, went in the output. */
+static uint64_t reused_out_ofs(const struct pack_objects *po, uint32_t bit)
+{
+	uint64_t ofs = 0;
+	const struct reuse_range *rr = range_of_bit(po, bit, &ofs);
+	return rr ? range_out_ofs(rr, ofs) : 0;
+}
+
+static void mark_shift(struct reuse_range *rr, uint64_t pack_ofs, int64_t shift)
+{
+	if (rr->nr_marks && rr->marks[rr->nr_marks - 1].shift == shift)
+		return;
+	ALLOC_GROW(rr->marks, rr->nr_marks + 1, rr->alloc_marks);
+	rr->marks[rr->nr_marks].pack_ofs = pack_ofs;
+	rr->marks[rr->nr_marks].shift = shift;
+	rr->nr_marks++;
+}
+
 /*
- * The reused prefix of the stored pack, as one block: its entries keep
- * their offsets (both packs have a header of the same size before
- * them), so offset deltas inside it stay right, and later entries may
- * be deltas of them.
+ * The objects copied verbatim, range by range in pack order. Runs of
+ * them that keep their distances (no gap between a delta and its base,
+ * or gaps that moved both alike) are written as one block; an offset
+ * delta that a gap moved away from its base gets its distance
+ * rewritten. Nothing per object is kept but a mark where the shift
+ * (out offset less pack offset) changes.
  */
-static int write_verbatim_block(struct writer *w, struct gp_error *err)
+static int write_reused(struct writer *w, struct gp_error *err)
 {
 	struct pack_objects *po = w->po;
 	struct strbuf buf = STRBUF_INIT;
-	/* A run of entries that keep their distances is copied in one go. */
-	const unsigned char *run = NULL;
-	size_t run_len = 0;
+	uint32_t nr_copied = 0;
+	int ret = 0;
 
-	for (uint32_t k = 0; k < po->reuse_nr; k++) {
-		struct reused_entry *r = &po->reuse[k];
-		struct po_entry *e = &po->entries[r->entry];
-		const unsigned char *src = e->pack->pack_map + e->ofs;
-		size_t len = (size_t)(r->end - e->ofs);
-		uint64_t out_ofs = hashfile_total(w->f) + run_len;
-		bool same = r->base == NO_ENTRY ||
-			out_ofs - po->entries[r->base].out_ofs == e->ofs - po->entries[r->base].ofs;
+	for (size_t i = 0; i < po->nr_ranges && !ret; i++) {
+		struct reuse_range *rr = &po->ranges[i];
+		struct packed_git *p = rr->pack;
+		const unsigned char *run = NULL;
+		size_t run_len = 0;
+		struct ofs_cursor cur = OFS_CURSOR_INIT;
+		size_t word_end = (rr->bit_start + (size_t)rr->bit_nr + 63) / 64;
 
-		e->out_ofs = out_ofs;
-		if (same && run && run + run_len == src) {
-			run_len += len;
-		} else {
-			if (run)
-				hashfile_write(w->f, run, run_len);
-			run = NULL;
-			run_len = 0;
-			e->out_ofs = hashfile_total(w->f);
-			if (same) {
-				run = src;
-				run_len = len;
-			} else {
-				unsigned char head[16];
-				size_t head_len;
-				strbuf_reset(&buf);
-				strbuf_add(&buf, src, r->type_len);
-				head_len = pack_encode_ofs_distance(head, e->out_ofs -
-								    po->entries[r->base].out_ofs);
-				strbuf_add(&buf, head, head_len);
-				strbuf_add(&buf, src + r->type_len + r->ref_len,
-					   len - r->type_len - r->ref_len);
-				hashfile_write(w->f, buf.buf, buf.len);
-				e->crc = gp_crc32(0, buf.buf, buf.len);
+		for (size_t wi = rr->bit_start / 64; wi < word_end && wi < po->reused.word_nr; wi++) {
+			uint64_t word = po->reused.words[wi];
+			while (word && !ret) {
+				uint32_t bit = (uint32_t)(wi * 64 + (size_t)__builtin_ctzll(word));
+				struct pack_entry_header hdr;
+				uint32_t pack_pos;
+				uint64_t ofs, end, out_ofs, base_out;
+				const unsigned char *src;
+				size_t len;
+
+				word &= word - 1;
+				if (bit < rr->bit_start || bit - rr->bit_start >= rr->bit_nr ||
+				    !reuse_locate(po, rr, bit, &cur, &pack_pos, &ofs))
+					continue;
+				end = entry_end(p, pack_pos, &cur);
+				src = p->pack_map + ofs;
+				len = (size_t)(end - ofs);
+				out_ofs = hashfile_total(w->f) + run_len;
+				mark_shift(rr, ofs, (int64_t)out_ofs - (int64_t)ofs);
+				nr_copied++;
+				/* checked when it was chosen; the pack has not changed */
+				ret = pack_parse_entry_header(src, len, ofs, po->algo, &hdr, err);
+				if (ret)
+					break;
+				if (hdr.type != OBJ_OFS_DELTA ||
+				    out_ofs - (base_out = range_out_ofs(rr, hdr.base_ofs)) ==
+				    ofs - hdr.base_ofs) {
+					if (run && run + run_len == src) {
+						run_len += len;
+					} else {
+						if (run)
+							hashfile_write(w->f, run, run_len);
+						run = src;
+						run_len = len;
+					}
+				} else {
+					/* the distance has one encoding: what precedes it is type and size */
+					unsigned char head[16];
+					size_t ref_len = pack_encode_ofs_distance(head, ofs - hdr.base_ofs);
+					size_t type_len = hdr.hdr_len - ref_len;
+					if (run)
+						hashfile_write(w->f, run, run_len);
+					run = NULL;
+					run_len = 0;
+					strbuf_reset(&buf);
+					strbuf_add(&buf, src, type_len);
+					strbuf_add(&buf, head, pack_encode_ofs_distance(head, out_ofs - base_out));
+					strbuf_add(&buf, src + type_len + ref_len, len - type_len - ref_len);
+					hashfile_write(w->f, buf.buf, buf.len);
+				}
+				if (run_len >= ((size_t)8 << 20)) {
+					hashfile_write(w->f, run, run_len);
+					run = NULL;
+					run_len = 0;
+				}
+				if (!(nr_copied & 0xfff)) {
+					progress_set_bytes(w->progress, hashfile_total(w->f) + run_len);
+					progress_update(w->progress, nr_copied);
+				}
 			}
 		}
-		e->written = true;
-		e->part = w->part;
-		w->order[w->nr_written++] = r->entry;
-		if (run_len >= ((size_t)8 << 20)) {
+		if (run)
 			hashfile_write(w->f, run, run_len);
-			run = NULL;
-			run_len = 0;
-		}
 	}
-	if (run)
-		hashfile_write(w->f, run, run_len);
 	strbuf_release(&buf);
+	w->nr_copied = nr_copied;
 	po->stats.pack_reused = po->reuse_nr;
 	po->stats.pack_reused_packs = po->reuse_packs;
 	progress_set_bytes(w->progress, hashfile_total(w->f));
-	progress_update(w->progress, w->nr_written);
-	return 0;
+	progress_update(w->progress, nr_copied);
+	return ret;
 }
 
 /* Write n, its unwritten bases first (base-most first). */
@@ -1540,24 +1717,24 @@ static int write_pack(struct writer *w, struct gp_error *err)
 	w->reader = pack_reader_new(0);
 	strbuf_init(&w->buf, 0);
 	w->order = xmalloc(sizeof(*w->order) * (po->nr ? po->nr : 1));
-	w->progress = progress_start("Writing objects", po->nr - po->nr_external,
+	w->progress = progress_start("Writing objects", pack_objects_nr(po),
 				     po->opts.progress && !po->opts.no_write_progress);
 	if (w->dir) {
 		ret = start_part(w, err);
 	} else {
 		unsigned char head[PACK_HEADER_SIZE];
-		pack_encode_header(head, po->nr - po->nr_external);
+		pack_encode_header(head, pack_objects_nr(po));
 		hashfile_write(w->f, head, sizeof(head));
 	}
 	if (!ret && po->reuse_nr)
-		ret = write_verbatim_block(w, err);
+		ret = write_reused(w, err);
 	for (uint32_t k = 0; k < po->nr - po->nr_external && !ret; k++)
 		ret = write_with_bases(w, seq[k], stack, err);
 	free(seq);
 	if (!ret && w->dir)
 		ret = finish_part(w, err);
 	progress_stop(&w->progress);
-	po->stats.total = w->nr_written;
+	po->stats.total = w->nr_copied + w->nr_written;
 	strbuf_release(&w->buf);
 	pack_reader_free(w->reader);
 	free(stack);
@@ -2133,7 +2310,6 @@ struct bitmap_add {
 	struct bitmap_index *bi;
 	const struct bitmap_order *order;
 	bool unique;   /* nothing was added before: every bit is a new object */
-	uint32_t *entry_of_bit; /* with unique: the entry each bit became */
 };
 
 static int add_bitmapped(uint32_t bit_pos, const struct object_id *oid, enum object_type type,
@@ -2145,141 +2321,99 @@ static int add_bitmapped(uint32_t bit_pos, const struct object_id *oid, enum obj
 	    !bitmap_index_name_hash(ba->bi, bitmap_order_bit_to_index(ba->order, bit_pos), &name_hash))
 		name_hash = 0;
 	/* a million objects of a clone need no lookup each: bits are distinct */
-	if (ba->unique) {
-		if (ba->entry_of_bit && bit_pos < bitmap_order_nr(ba->order))
-			ba->entry_of_bit[bit_pos] = ba->po->nr;
+	if (ba->unique)
 		add_new_entry(ba->po, oid, type, name_hash);
-	} else
+	else
 		pack_objects_add_hashed(ba->po, oid, type, name_hash);
 	return 0;
 }
 
-/*
- * Git's partial pack reuse, over the packs of reuse[] (each with its run
- * of bit positions): every object whose bit is set is copied as stored,
- * unless it is a delta whose base is not copied too (a delta against
- * an object of another pack, or one not sent, is found again by the
- * usual way). Entries whose stored CRC-32 does not match the .idx are
- * not copied: no damage is passed on.
- */
-struct reuse_range {
-	struct packed_git *pack;
-	uint32_t bit_start, bit_nr;
-};
 
-/* The entry of bit, from the table add_bitmapped() kept, else by name. */
-static uint32_t entry_of(struct pack_objects *po, const uint32_t *entry_of_bit, uint32_t bit,
-			 const struct object_id *oid)
+/* The bit of the object whose copy at pack position pos of rr is reused; false if none. */
+static bool reused_bit_at(const struct pack_objects *po, const struct reuse_range *rr,
+			  uint32_t pos, uint32_t *bit)
 {
-	if (entry_of_bit)
-		return entry_of_bit[bit];
-	return find_entry(po, oid);
+	struct object_id oid;
+	uint64_t ofs;
+	struct packed_git *q;
+	if (rr->whole) {
+		*bit = rr->bit_start + pos;
+		return bitmap_get(&po->reused, *bit);
+	}
+	pack_nth_oid(rr->pack, pack_pos_to_idx(rr->pack, pos), &oid);
+	if (!bitmap_order_find(po->reuse_order, &oid, bit) || !bitmap_get(&po->reused, *bit))
+		return false;
+	bitmap_order_locate(po->reuse_order, *bit, &q, &ofs);
+	return q == rr->pack && ofs == pack_pos_to_offset(rr->pack, pos);
 }
 
-static int reuse_from_pack(struct pack_objects *po, const struct bitmap_order *order,
-			   const struct bitmap_result *res, const struct reuse_range *rr,
-			   struct bitmap *reused, const uint32_t *entry_of_bit)
+/*
+ * Git's partial pack reuse, over one range: every object whose bit is
+ * set is copied as stored, unless it is a delta whose base is not copied
+ * from this pack before it (a delta against an object of another pack,
+ * or one not sent, is found again by the usual way). Entries whose
+ * stored CRC-32 does not match the .idx are not copied: no damage is
+ * passed on.
+ */
+static void reuse_from_range(struct pack_objects *po, const struct bitmap_result *res,
+			     struct reuse_range *rr)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct packed_git *p = rr->pack;
+	struct ofs_cursor cur = OFS_CURSOR_INIT;
 	uint32_t before = po->reuse_nr;
+	/*
+	 * Everything stored before gap_ofs is copied (a whole range, until
+	 * its first object that is not): a base there needs no lookup.
+	 */
+	uint64_t gap_ofs = rr->whole ? UINT64_MAX : 0;
 
 	if (pack_open_pack(p, &err) || pack_load_revindex(p, &err) || p->idx_version < 2) {
 		gp_error_clear(&err);
-		return 0;
+		return;
 	}
-	/*
-	 * A range holding every object of the pack (a pack bitmap, or the
-	 * MIDX's preferred pack) is the pack in offset order: bit and pack
-	 * position then differ by a constant, and no lookup is needed.
-	 */
-	bool whole = rr->bit_nr == p->nr_objects;
 	for (uint32_t bit = rr->bit_start; bit < rr->bit_start + rr->bit_nr; bit++) {
-		struct packed_git *q;
 		struct pack_entry_header hdr;
 		uint64_t ofs, end;
-		uint32_t pack_pos, idx_pos, n, base = NO_ENTRY;
-		struct reused_entry *r;
+		uint32_t pack_pos, idx_pos, base_pos, base_idx, base_bit;
 
-		if (!bitmap_result_has_bit(res, bit))
+		if (!bitmap_result_has_bit(res, bit)) {
+			if (gap_ofs == UINT64_MAX)
+				gap_ofs = pack_pos_to_offset(p, bit - rr->bit_start);
 			continue;
-		if (whole) {
-			pack_pos = bit - rr->bit_start;
-			ofs = pack_pos_to_offset(p, pack_pos);
-		} else {
-			bitmap_order_locate(order, bit, &q, &ofs);
-			if (q != p || !pack_offset_to_pos(p, ofs, &pack_pos))
-				continue;
 		}
-		end = pack_pos_to_end(p, pack_pos);
+		if (!reuse_locate(po, rr, bit, &cur, &pack_pos, &ofs))
+			continue;
+		end = entry_end(p, pack_pos, &cur);
 		idx_pos = pack_pos_to_idx(p, pack_pos);
 		if (pack_parse_entry_header(p->pack_map + ofs, (size_t)(end - ofs), ofs, po->algo,
 					    &hdr, &err) ||
 		    gp_crc32(0, p->pack_map + ofs, (size_t)(end - ofs)) != pack_nth_crc(p, idx_pos)) {
 			gp_error_clear(&err);
-			continue;
+			goto not_copied;
 		}
-		if (hdr.type == OBJ_OFS_DELTA || hdr.type == OBJ_REF_DELTA) {
-			/* Its base must be copied from this very pack, earlier. */
-			struct object_id base_oid;
-			uint32_t base_pos, base_bit;
-			uint64_t base_ofs;
-			if (hdr.type == OBJ_REF_DELTA) {
-				uint32_t base_idx;
-				if (!pack_find_oid(p, &hdr.base_oid, &base_idx))
-					continue;
-				base_ofs = pack_nth_offset(p, base_idx);
-				base_oid = hdr.base_oid;
-			} else {
-				base_ofs = hdr.base_ofs;
-				if (!pack_offset_to_pos(p, base_ofs, &base_pos))
-					continue;
-				pack_nth_oid(p, pack_pos_to_idx(p, base_pos), &base_oid);
-			}
-			if (whole && hdr.type == OBJ_OFS_DELTA) {
-				/* the base is in this range, at its own pack position */
-				base_bit = rr->bit_start + base_pos;
-				if (!bitmap_get(reused, base_bit) || base_ofs >= ofs)
-					continue;
-			} else {
-				if (!bitmap_order_find(order, &base_oid, &base_bit) ||
-				    !bitmap_get(reused, base_bit))
-					continue;
-				bitmap_order_locate(order, base_bit, &q, &base_ofs);
-				if (q != p || base_ofs >= ofs)
-					continue;
-			}
-			base = entry_of(po, entry_of_bit, base_bit, &base_oid);
-			if (base == NO_ENTRY)
-				continue;
-			/* A REF_DELTA keeps its reference: its base comes along anyway. */
-			if (hdr.type == OBJ_REF_DELTA)
-				base = NO_ENTRY;
-		}
-		if (entry_of_bit) {
-			n = entry_of_bit[bit];
-		} else {
-			n = find_entry_raw(po, pack_nth_oid_raw(p, idx_pos));
-			if (n == NO_ENTRY)
-				continue;
-		}
-		bitmap_set(reused, bit);
-		ALLOC_GROW(po->reuse, po->reuse_nr + 1, po->reuse_alloc);
-		r = &po->reuse[po->reuse_nr++];
-		r->entry = n;
-		r->base = base;
-		r->end = end;
-		r->type_len = (uint32_t)pack_encode_entry_header((unsigned char[16]){ 0 },
-								  hdr.type, hdr.size);
-		r->ref_len = (uint32_t)(hdr.hdr_len - r->type_len);
-		po->entries[n].how = WRITE_VERBATIM;
-		po->entries[n].pack = p;
-		po->entries[n].ofs = ofs;
-		po->entries[n].crc = pack_nth_crc(p, idx_pos);
+		/* A delta's base must be copied from this very pack, earlier. */
+		if (hdr.type == OBJ_OFS_DELTA && hdr.base_ofs < gap_ofs)
+			; /* copied: it lies before the first gap */
+		else if (hdr.type == OBJ_OFS_DELTA &&
+			 (!pack_offset_to_pos_before(p, hdr.base_ofs, pack_pos, &base_pos) ||
+			  !reused_bit_at(po, rr, base_pos, &base_bit)))
+			goto not_copied;
+		else if (hdr.type == OBJ_REF_DELTA &&
+			 (!pack_find_oid(p, &hdr.base_oid, &base_idx) ||
+			  !pack_offset_to_pos_before(p, pack_nth_offset(p, base_idx), pack_pos,
+						     &base_pos) ||
+			  !reused_bit_at(po, rr, base_pos, &base_bit)))
+			goto not_copied;
+		bitmap_set(&po->reused, bit);
+		po->reuse_nr++;
+		continue;
+not_copied:
+		if (gap_ofs == UINT64_MAX)
+			gap_ofs = ofs;
 	}
 	if (po->reuse_nr > before)
 		po->reuse_packs++;
-	return 0;
 }
 
 /* Which packs verbatim reuse may copy from, with their runs of bit positions. */
@@ -2292,6 +2426,7 @@ static size_t reuse_ranges(struct odb *odb, const struct bitmap_order *order, bo
 	struct packed_git *first;
 	uint64_t ofs;
 
+	*out = NULL;
 	if (!bitmap_order_nr(order))
 		return 0;
 	bitmap_order_locate(order, 0, &first, &ofs);
@@ -2312,70 +2447,61 @@ static size_t reuse_ranges(struct odb *odb, const struct bitmap_order *order, bo
 		rr->pack = first;
 		rr->bit_start = 0;
 		rr->bit_nr = nr_bits;
-		*out = rr;
-		return 1;
-	}
-	rr = xcalloc(midx_nr_packs(m) + 1, sizeof(*rr));
-	for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
-		uint32_t pos, cnt;
-		struct packed_git *p = odb_midx_pack(odb, id);
-		if (!p || !midx_bitmapped_pack(m, id, &pos, &cnt) || !cnt)
-			continue;
-		rr[nr].pack = p;
-		rr[nr].bit_start = pos;
-		rr[nr].bit_nr = cnt;
-		nr++;
-	}
-	/* In bit order: a base's pack before its deltas' when deltas cross. */
-	for (size_t i = 1; i < nr; i++)
-		for (size_t j = i; j > 0 && rr[j - 1].bit_start > rr[j].bit_start; j--) {
-			struct reuse_range t = rr[j];
-			rr[j] = rr[j - 1];
-			rr[j - 1] = t;
+		nr = 1;
+	} else {
+		rr = xcalloc(midx_nr_packs(m) + 1, sizeof(*rr));
+		for (uint32_t id = 0; id < midx_nr_packs(m); id++) {
+			uint32_t pos, cnt;
+			struct packed_git *p = odb_midx_pack(odb, id);
+			if (!p || !midx_bitmapped_pack(m, id, &pos, &cnt) || !cnt)
+				continue;
+			rr[nr].pack = p;
+			rr[nr].bit_start = pos;
+			rr[nr].bit_nr = cnt;
+			nr++;
 		}
+		/* In bit order: a base's pack before its deltas' when deltas cross. */
+		for (size_t i = 1; i < nr; i++)
+			for (size_t j = i; j > 0 && rr[j - 1].bit_start > rr[j].bit_start; j--) {
+				struct reuse_range t = rr[j];
+				rr[j] = rr[j - 1];
+				rr[j - 1] = t;
+			}
+	}
+	for (size_t i = 0; i < nr; i++)
+		rr[i].whole = rr[i].bit_nr == rr[i].pack->nr_objects;
 	*out = rr;
 	return nr;
 }
+
 
 int pack_objects_add_from_bitmap(struct pack_objects *po, struct bitmap_index *bi,
 				 const struct bitmap_result *res, enum pack_reuse reuse, bool thin,
 				 struct gp_error *err)
 {
 	struct bitmap_add ba = { po, bi, bitmap_index_order(bi), po->nr == 0 };
-	struct reuse_range *ranges = NULL;
-	size_t nr_ranges;
-	struct bitmap reused;
 	uint64_t counts[5];
-	int ret;
 
-	bitmap_result_count(res, counts);
-	reserve_entries(po, (size_t)(counts[1] + counts[2] + counts[3] + counts[4]));
-	/* bit -> entry, so that reuse below needs no lookup by name */
-	if (ba.unique && ba.order && reuse != PACK_REUSE_NONE && !po->islands) {
-		ba.entry_of_bit = xmalloc(sizeof(*ba.entry_of_bit) * (bitmap_order_nr(ba.order) + 1));
-		memset(ba.entry_of_bit, 0xff, sizeof(*ba.entry_of_bit) * (bitmap_order_nr(ba.order) + 1));
-	}
-	ret = bitmap_result_for_each_pos(res, add_bitmapped, &ba);
-
-	if (ret) {
-		free(ba.entry_of_bit);
-		return ret;
-	}
 	if (thin)
 		po->haves = res;
-	/* Islands are known only at prepare(): nothing is copied unchecked. */
-	if (reuse == PACK_REUSE_NONE || !ba.order || po->islands) {
-		free(ba.entry_of_bit);
-		return 0;
+	/*
+	 * Verbatim reuse is decided first, once per pack object (only one
+	 * bitmap may be reused): the rest become entries. Islands are
+	 * known only at prepare(), so nothing is copied unchecked then.
+	 */
+	if (reuse != PACK_REUSE_NONE && ba.order && !po->islands && !po->reuse_order &&
+	    !po->nr) {
+		po->reuse_order = ba.order;
+		po->nr_ranges = reuse_ranges(po->odb, ba.order, reuse == PACK_REUSE_MULTI,
+					     &po->ranges);
+		bitmap_grow(&po->reused, (bitmap_order_nr(ba.order) + 63) / 64);
+		for (size_t i = 0; i < po->nr_ranges; i++)
+			reuse_from_range(po, res, &po->ranges[i]);
 	}
-	nr_ranges = reuse_ranges(po->odb, ba.order, reuse == PACK_REUSE_MULTI, &ranges);
-	bitmap_init(&reused);
-	for (size_t i = 0; i < nr_ranges; i++)
-		reuse_from_pack(po, ba.order, res, &ranges[i], &reused, ba.entry_of_bit);
-	bitmap_release(&reused);
-	free(ranges);
-	free(ba.entry_of_bit);
-	return 0;
+	bitmap_result_count(res, counts);
+	reserve_entries(po, (size_t)(counts[1] + counts[2] + counts[3] + counts[4] - po->reuse_nr));
+	return bitmap_result_for_each_pos(res, po->reuse_nr ? &po->reused : NULL, add_bitmapped,
+					  &ba);
 }
 
 int pack_reuse_config(const struct config_set *cs, enum pack_reuse *out, struct gp_error *err)

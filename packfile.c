@@ -506,9 +506,9 @@ uint64_t pack_pos_to_end(const struct packed_git *p, uint32_t pack_pos)
 	return p->pack_size - gp_hash_algos[p->algo].rawsz;
 }
 
-bool pack_offset_to_pos(const struct packed_git *p, uint64_t ofs, uint32_t *pack_pos)
+static bool offset_to_pos_between(const struct packed_git *p, uint64_t ofs, uint32_t lo,
+				   uint32_t hi, uint32_t *pack_pos)
 {
-	uint32_t lo = 0, hi = p->nr_objects;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		uint64_t here = pack_pos_to_offset(p, mid);
@@ -520,6 +520,27 @@ bool pack_offset_to_pos(const struct packed_git *p, uint64_t ofs, uint32_t *pack
 			lo = mid + 1;
 		else
 			hi = mid;
+	}
+	return false;
+}
+
+bool pack_offset_to_pos(const struct packed_git *p, uint64_t ofs, uint32_t *pack_pos)
+{
+	return offset_to_pos_between(p, ofs, 0, p->nr_objects, pack_pos);
+}
+
+bool pack_offset_to_pos_before(const struct packed_git *p, uint64_t ofs, uint32_t before,
+			       uint32_t *pack_pos)
+{
+	uint32_t hi = MIN(before, p->nr_objects), step = 1;
+	/* gallop back to a position at or below ofs, then bisect */
+	while (hi) {
+		uint32_t lo = hi > step ? hi - step : 0;
+		uint64_t here = pack_pos_to_offset(p, lo);
+		if (here <= ofs)
+			return offset_to_pos_between(p, ofs, lo, hi, pack_pos);
+		hi = lo;
+		step *= 2;
 	}
 	return false;
 }

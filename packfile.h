@@ -136,6 +136,13 @@ uint64_t pack_pos_to_end(const struct packed_git *p, uint32_t pack_pos);
 /* The pack position of the entry starting at ofs; false if none. */
 bool pack_offset_to_pos(const struct packed_git *p, uint64_t ofs,
 			uint32_t *pack_pos);
+/*
+ * The same for an entry known to lie before pack position before (a
+ * delta's base): searched backward from there, so a near base costs a
+ * few lookups rather than log2(nr_objects) scattered ones.
+ */
+bool pack_offset_to_pos_before(const struct packed_git *p, uint64_t ofs, uint32_t before,
+			       uint32_t *pack_pos);
 
 /* Per-thread state for reading objects. */
 struct pack_reader;

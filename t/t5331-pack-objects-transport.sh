@@ -400,6 +400,78 @@ test_expect_success "a repository whose old history lacks its parents serves wha
 	test_cmp expect actual
 '
 
+# reuse_repo ALGO DIR: a history of 12 versions of 3 files in one pack
+# (deltas against older versions and newer, as git writes them), with a
+# MIDX bitmap; then its first commit, tagged v1.
+reuse_repo () {
+	git init -q -b main --object-format=$1 $2 &&
+	for i in $(test_seq 12)
+	do
+		test_seq $((i * 300)) >$2/a.txt &&
+		test_seq 5000 | sed "s/^$i\$/v$i/" >$2/b.txt &&
+		test_seq $((3000 - i * 100)) >$2/c.txt &&
+		git -C $2 add . &&
+		test_tick &&
+		git -C $2 commit -q -m "v$i" &&
+		if test $i = 1
+		then
+			git -C $2 tag v1
+		fi || return 1
+	done &&
+	git -C $2 repack -adq &&
+	git -C $2 multi-pack-index write --bitmap
+}
+
+test_expect_success "verbatim reuse with gaps: distances rewritten, the objects git sends ($algo)" '
+	reuse_repo $algo gaps-$algo &&
+	# the haves leave holes in the stored pack: what is copied must have
+	# its offset deltas pointed at the bases where they landed
+	printf "main\n^main~3\n" >in &&
+	for who in git gitpack
+	do
+		$who -C gaps-$algo pack-objects --revs --stdout --delta-base-offset \
+			--use-bitmap-index --progress <in >$who.pack 2>$who.err || return 1
+	done &&
+	tr "\r" "\n" <gitpack.err | grep "pack-reused [1-9]" &&
+	names $algo gaps-$algo git.pack >git.names &&
+	names $algo gaps-$algo gitpack.pack >gp.names &&
+	test_cmp git.names gp.names &&
+	git init -q --bare --object-format=$algo gaps-check-$algo &&
+	git -C gaps-check-$algo index-pack --stdin --fix-thin <gitpack.pack >/dev/null
+'
+
+test_expect_success "a delta whose base is copied verbatim from another pack stays a delta ($algo)" '
+	reuse_repo $algo xbase-$algo &&
+	# a second pack, as index-pack --fix-thin leaves a push: a new
+	# version of b.txt as a delta of the old one, which is stored again
+	old=$(git -C xbase-$algo rev-parse main:b.txt) &&
+	test_seq 5000 | sed "s/^4000\$/new/" >xbase-$algo/b.txt &&
+	new=$(git -C xbase-$algo hash-object -w b.txt) &&
+	printf "%s\n%s\n" $old $new |
+		git -C xbase-$algo pack-objects -q --window=10 .git/objects/pack/pack >push.name &&
+	git -C xbase-$algo verify-pack -v \
+		.git/objects/pack/pack-$(cat push.name).idx >push.vp &&
+	grep "^$new blob .* $old\$" push.vp &&
+	rm -f xbase-$algo/.git/objects/$(echo $new | cut -c1-2)/$(echo $new | cut -c3-) &&
+	git -C xbase-$algo add b.txt &&
+	test_tick &&
+	git -C xbase-$algo commit -q -m push &&
+	base=$(ls xbase-$algo/.git/objects/pack/pack-*.pack | grep -v $(cat push.name)) &&
+	git -C xbase-$algo multi-pack-index write --bitmap \
+		--preferred-pack=$(basename $base) &&
+	gitpack -C xbase-$algo pack-objects --revs --all --stdout --delta-base-offset \
+		--use-bitmap-index --progress </dev/null >gp.pack 2>gp.err &&
+	tr "\r" "\n" <gp.err | grep "pack-reused [1-9]" &&
+	rm -rf xbase-check-$algo &&
+	git init -q --bare --object-format=$algo xbase-check-$algo &&
+	idx=$(git -C xbase-check-$algo index-pack --stdin <gp.pack | cut -f2) &&
+	git -C xbase-check-$algo verify-pack -v objects/pack/pack-$idx.idx >gp.vp &&
+	grep "^$new blob .* $old\$" gp.vp &&
+	git -C xbase-$algo rev-list --objects --all | cut -d" " -f1 | sort >expect &&
+	cut -d" " -f1 gp.vp | grep -E "^[0-9a-f]{40,64}\$" | sort >actual &&
+	test_cmp expect actual
+'
+
 done
 
 test_done
