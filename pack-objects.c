@@ -41,6 +41,12 @@
 /* Objects this large are stored whole (git's core.bigFileThreshold). */
 #define BIG_FILE_THRESHOLD ((uint64_t)512 << 20)
 #define MAX_THREADS 64
+/*
+ * Copying (and checking what is copied) reads the source packs from end to end; their mapped pages
+ * would all count as ours (a 500 MB pack, 500 MB of RSS). Give them back
+ * every DROP_EVERY bytes written; the page cache keeps them.
+ */
+#define DROP_EVERY ((uint64_t)32 << 20)
 
 enum how_written {
 	WRITE_WHOLE = 0,      /* inflate or read, then deflate */
@@ -101,6 +107,7 @@ struct reuse_range {
 	struct packed_git *pack;
 	uint32_t bit_start, bit_nr;
 	bool whole;
+	uint32_t prefix_nr;   /* whole: its first prefix_nr objects are all copied */
 	struct reuse_mark *marks;
 	size_t nr_marks, alloc_marks;
 };
@@ -1162,12 +1169,6 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */
 
-/*
- * Copying reads the source packs from end to end; their mapped pages
- * would all count as ours (a 500 MB pack, 500 MB of RSS). Give them back
- * every DROP_EVERY bytes written; the page cache keeps them.
- */
-#define DROP_EVERY ((uint64_t)64 << 20)
 
 static void drop_source_pages(struct pack_objects *po)
 {
@@ -1487,6 +1488,17 @@ static int write_one(struct writer *w, uint32_t n, struct gp_error *err)
 	return 0;
 }
 
+/* Write a run of copied bytes, giving back the source's pages now and then. */
+static void write_copied(struct writer *w, const unsigned char *src, size_t len)
+{
+	hashfile_write(w->f, src, len);
+	w->since_drop += len;
+	if (w->since_drop >= DROP_EVERY) {
+		drop_source_pages(w->po);
+		w->since_drop = 0;
+	}
+}
+
 /* The range whose pack holds the copy of bit; NULL if none. */
 static const struct reuse_range *range_of_bit(const struct pack_objects *po, uint32_t bit,
 					      uint64_t *ofs)
@@ -1562,7 +1574,22 @@ static int write_reused(struct writer *w, struct gp_error *err)
 		struct ofs_cursor cur = OFS_CURSOR_INIT;
 		size_t word_end = (rr->bit_start + (size_t)rr->bit_nr + 63) / 64;
 
-		for (size_t wi = rr->bit_start / 64; wi < word_end && wi < po->reused.word_nr; wi++) {
+		if (rr->prefix_nr) {
+			/* one block, as stored: nothing moved, nothing to look at */
+			uint64_t ofs = pack_pos_to_offset(p, 0);
+			uint64_t end = entry_end(p, rr->prefix_nr - 1, &cur);
+			mark_shift(rr, ofs, (int64_t)hashfile_total(w->f) - (int64_t)ofs);
+			while (ofs < end) {
+				size_t len = (size_t)MIN(end - ofs, (uint64_t)8 << 20);
+				write_copied(w, p->pack_map + ofs, len);
+				ofs += len;
+				progress_set_bytes(w->progress, hashfile_total(w->f));
+			}
+			nr_copied += rr->prefix_nr;
+			progress_update(w->progress, nr_copied);
+		}
+		for (size_t wi = (rr->bit_start + (size_t)rr->prefix_nr) / 64;
+		     wi < word_end && wi < po->reused.word_nr; wi++) {
 			uint64_t word = po->reused.words[wi];
 			while (word && !ret) {
 				uint32_t bit = (uint32_t)(wi * 64 + (size_t)__builtin_ctzll(word));
@@ -1573,7 +1600,8 @@ static int write_reused(struct writer *w, struct gp_error *err)
 				size_t len;
 
 				word &= word - 1;
-				if (bit < rr->bit_start || bit - rr->bit_start >= rr->bit_nr ||
+				if (bit < rr->bit_start + rr->prefix_nr ||
+				    bit - rr->bit_start >= rr->bit_nr ||
 				    !reuse_locate(po, rr, bit, &cur, &pack_pos, &ofs))
 					continue;
 				end = entry_end(p, pack_pos, &cur);
@@ -1593,7 +1621,7 @@ static int write_reused(struct writer *w, struct gp_error *err)
 						run_len += len;
 					} else {
 						if (run)
-							hashfile_write(w->f, run, run_len);
+							write_copied(w, run, run_len);
 						run = src;
 						run_len = len;
 					}
@@ -1603,7 +1631,7 @@ static int write_reused(struct writer *w, struct gp_error *err)
 					size_t ref_len = pack_encode_ofs_distance(head, ofs - hdr.base_ofs);
 					size_t type_len = hdr.hdr_len - ref_len;
 					if (run)
-						hashfile_write(w->f, run, run_len);
+						write_copied(w, run, run_len);
 					run = NULL;
 					run_len = 0;
 					strbuf_reset(&buf);
@@ -1613,7 +1641,7 @@ static int write_reused(struct writer *w, struct gp_error *err)
 					hashfile_write(w->f, buf.buf, buf.len);
 				}
 				if (run_len >= ((size_t)8 << 20)) {
-					hashfile_write(w->f, run, run_len);
+					write_copied(w, run, run_len);
 					run = NULL;
 					run_len = 0;
 				}
@@ -1624,7 +1652,7 @@ static int write_reused(struct writer *w, struct gp_error *err)
 			}
 		}
 		if (run)
-			hashfile_write(w->f, run, run_len);
+			write_copied(w, run, run_len);
 	}
 	strbuf_release(&buf);
 	w->nr_copied = nr_copied;
@@ -2367,6 +2395,7 @@ static void reuse_from_range(struct pack_objects *po, const struct bitmap_result
 	 * its first object that is not): a base there needs no lookup.
 	 */
 	uint64_t gap_ofs = rr->whole ? UINT64_MAX : 0;
+	uint64_t since_drop = 0;   /* bytes checked since the pages were given back */
 
 	if (pack_open_pack(p, &err) || pack_load_revindex(p, &err) || p->idx_version < 2) {
 		gp_error_clear(&err);
@@ -2407,6 +2436,13 @@ static void reuse_from_range(struct pack_objects *po, const struct bitmap_result
 			goto not_copied;
 		bitmap_set(&po->reused, bit);
 		po->reuse_nr++;
+		if (gap_ofs == UINT64_MAX)
+			rr->prefix_nr = pack_pos + 1;
+		since_drop += end - ofs;
+		if (since_drop >= DROP_EVERY) {
+			pack_drop_pages(p);
+			since_drop = 0;
+		}
 		continue;
 not_copied:
 		if (gap_ofs == UINT64_MAX)
