@@ -1882,6 +1882,20 @@ bool bitmap_result_has_bit(const struct bitmap_result *res, uint32_t bit_pos)
 	return bitmap_get(&res->bits, bit_pos);
 }
 
+uint64_t bitmap_result_count_range(const struct bitmap_result *res, uint32_t start, uint32_t nr)
+{
+	uint64_t end = (uint64_t)start + nr, count = 0;
+	for (uint64_t pos = start; pos < end && pos / 64 < res->bits.word_nr;) {
+		uint64_t word = res->bits.words[pos / 64] >> (pos % 64);
+		uint64_t take = MIN(64 - pos % 64, end - pos);
+		if (take < 64)
+			word &= ((uint64_t)1 << take) - 1;
+		count += (uint64_t)__builtin_popcountll(word);
+		pos += take;
+	}
+	return count;
+}
+
 bool bitmap_result_in_haves(const struct bitmap_result *res, const struct object_id *oid)
 {
 	uint32_t bit_pos;

@@ -243,6 +243,8 @@ typedef int bitmap_pos_fn(uint32_t bit_pos, const struct object_id *oid,
 int bitmap_result_for_each_pos(const struct bitmap_result *res, const struct bitmap *except,
 			       bitmap_pos_fn *fn, void *data);
 bool bitmap_result_has_bit(const struct bitmap_result *res, uint32_t bit_pos);
+/* How many of bit positions [start, start + nr) the result has. */
+uint64_t bitmap_result_count_range(const struct bitmap_result *res, uint32_t start, uint32_t nr);
 /* Whether oid is among what the uninteresting tips reach (a thin pack's bases). */
 bool bitmap_result_in_haves(const struct bitmap_result *res, const struct object_id *oid);
 

@@ -2397,6 +2397,9 @@ static void reuse_from_range(struct pack_objects *po, const struct bitmap_result
 	uint64_t gap_ofs = rr->whole ? UINT64_MAX : 0;
 	uint64_t since_drop = 0;   /* bytes checked since the pages were given back */
 
+	/* A small fetch often wants nothing of the big pack: no reverse index then. */
+	if (!bitmap_result_count_range(res, rr->bit_start, rr->bit_nr))
+		return;
 	if (pack_open_pack(p, &err) || pack_load_revindex(p, &err) || p->idx_version < 2) {
 		gp_error_clear(&err);
 		return;
