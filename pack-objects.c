@@ -2416,6 +2416,8 @@ static void reuse_from_range(struct pack_objects *po, const struct bitmap_result
 		}
 		if (!reuse_locate(po, rr, bit, &cur, &pack_pos, &ofs))
 			continue;
+		if (rr->whole)
+			pack_prefetch_pos(p, pack_pos + 16);
 		end = entry_end(p, pack_pos, &cur);
 		idx_pos = pack_pos_to_idx(p, pack_pos);
 		if (pack_parse_entry_header(p->pack_map + ofs, (size_t)(end - ofs), ofs, po->algo,

@@ -499,6 +499,16 @@ uint64_t pack_pos_to_offset(const struct packed_git *p, uint32_t pack_pos)
 	return pack_nth_offset(p, pack_pos_to_idx(p, pack_pos));
 }
 
+void pack_prefetch_pos(const struct packed_git *p, uint32_t pack_pos)
+{
+	uint32_t idx_pos;
+	if (pack_pos >= p->nr_objects || p->idx_version < 2)
+		return;
+	idx_pos = pack_pos_to_idx(p, pack_pos);
+	__builtin_prefetch(p->off32 + 4 * (size_t)idx_pos);
+	__builtin_prefetch(p->crcs + 4 * (size_t)idx_pos);
+}
+
 uint64_t pack_pos_to_end(const struct packed_git *p, uint32_t pack_pos)
 {
 	if (pack_pos + 1 < p->nr_objects)

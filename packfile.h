@@ -131,6 +131,11 @@ int pack_load_revindex(struct packed_git *p, struct gp_error *err);
 /* After pack_load_revindex(); pack_pos < nr_objects. */
 uint32_t pack_pos_to_idx(const struct packed_git *p, uint32_t pack_pos);
 uint64_t pack_pos_to_offset(const struct packed_git *p, uint32_t pack_pos);
+/*
+ * Ask the CPU for the .idx offset and CRC of pack_pos ahead of need: a
+ * walk in pack order reads them scattered (the .idx is in name order).
+ */
+void pack_prefetch_pos(const struct packed_git *p, uint32_t pack_pos);
 /* The end of the entry at pack_pos: the next entry, or the trailer. */
 uint64_t pack_pos_to_end(const struct packed_git *p, uint32_t pack_pos);
 /* The pack position of the entry starting at ofs; false if none. */
