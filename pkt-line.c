@@ -276,18 +276,25 @@ static int buffered_flush(struct pkt_sink *sink, struct gp_error *err)
 	return 0;
 }
 
+/* Writes this large skip the buffer. */
+#define PKT_BUFFERED_DIRECT 8192
+
 static int buffered_write(struct pkt_sink *sink, const void *buf, size_t len,
 			  struct gp_error *err)
 {
 	struct pkt_buffered_sink *bs = sink->data;
 	int ret;
+	/*
+	 * A large block (a side-band packet of pack data) goes out with
+	 * what is held before it, in one writev: it is not copied.
+	 */
+	if (len >= PKT_BUFFERED_DIRECT) {
+		ret = write2_in_full(bs->fd, bs->buf, bs->len, buf, len);
+		bs->len = 0;
+		return ret < 0 ? gp_error_errno(err, "write error") : 0;
+	}
 	if (bs->len + len > sizeof(bs->buf) && (ret = buffered_flush(sink, err)))
 		return ret;
-	if (len >= sizeof(bs->buf)) {
-		if (write_in_full(bs->fd, buf, len) < 0)
-			return gp_error_errno(err, "write error");
-		return 0;
-	}
 	memcpy(bs->buf + bs->len, buf, len);
 	bs->len += len;
 	return 0;

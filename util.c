@@ -3,6 +3,7 @@
  * a runner for parallel blocks. Nothing here knows about Git formats.
  */
 #include "util.h"
+#include <sys/uio.h>
 #include <pthread.h>
 
 void gp_bug(const char *file, int line, const char *fmt, ...)
@@ -114,6 +115,38 @@ ssize_t write_in_full(int fd, const void *buf, size_t count)
 		total += n;
 	}
 	return total;
+}
+
+int write2_in_full(int fd, const void *a, size_t a_len, const void *b, size_t b_len)
+{
+	struct iovec iov[2] = { { (void *)a, a_len }, { (void *)b, b_len } };
+	int first = 0;
+	while (first < 2) {
+		ssize_t n;
+		if (!iov[first].iov_len) {
+			first++;
+			continue;
+		}
+		n = writev(fd, iov + first, 2 - first);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if (!n) {
+			errno = ENOSPC;
+			return -1;
+		}
+		for (size_t done = (size_t)n; done && first < 2;) {
+			size_t take = MIN(done, iov[first].iov_len);
+			iov[first].iov_base = (char *)iov[first].iov_base + take;
+			iov[first].iov_len -= take;
+			done -= take;
+			if (!iov[first].iov_len)
+				first++;
+		}
+	}
+	return 0;
 }
 
 ssize_t pread_in_full(int fd, void *buf, size_t count, off_t offset)

@@ -135,6 +135,12 @@ static inline void put_be64(void *p, uint64_t v)
 /* Read/write exactly, retrying on EINTR and short counts. */
 ssize_t read_in_full(int fd, void *buf, size_t count);
 ssize_t write_in_full(int fd, const void *buf, size_t count);
+/*
+ * Write a[0..a_len) then b[0..b_len) with as few write calls as the
+ * kernel allows (writev): a buffer's head and a large block after it go
+ * out without copying the block. Returns -1 with errno, else 0.
+ */
+int write2_in_full(int fd, const void *a, size_t a_len, const void *b, size_t b_len);
 ssize_t pread_in_full(int fd, void *buf, size_t count, off_t offset);
 ssize_t pwrite_in_full(int fd, const void *buf, size_t count, off_t offset);
 
