@@ -7,15 +7,15 @@
  * result size before it happens.
  *
  * Creating: the base is cut into DELTA_BLOCK_SIZE-byte blocks at offsets
- * 0, 16, 32, ... and each block is filed in a hash table under a
- * polynomial hash of its bytes. The encoder slides a window of the same
- * size over the target one byte at a time, updating the same hash in
- * O(1) per byte (the outgoing byte's term is subtracted, the rest is
- * shifted by one power, the incoming byte added), and looks each window
- * up. Every base block filed under that hash is a candidate: its run is
- * extended forward as far as base and target agree, and backward into
- * the literal bytes not yet written. The candidate that saves the most
- * (run length less the size of its copy instructions) wins.
+ * 0, 16, 32, ... and each block is filed in a hash table under a hash of
+ * its bytes, with a bit set in a small filter. The encoder slides a
+ * window of the same size over the target one byte at a time, hashes it
+ * (one multiply) and looks it up: the filter turns most windows away
+ * with one bit test. Every base block filed under that hash is a
+ * candidate: its run is extended forward as far as base and target
+ * agree, and backward into the literal bytes not yet written. The
+ * candidate that saves the most (run length less the size of its copy
+ * instructions) wins.
  *
  * A win is not written at once when it is short (under LAZY_MATCH_LEN
  * bytes): the windows that start inside it are looked up too, because
@@ -42,8 +42,13 @@
  *    PENDING_KEEP of them are pending; older ones are written out in
  *    full 127-byte inserts (which cost what they would have cost later),
  *    so that the size limit of delta_create() is noticed early on
- *    targets that do not resemble the base. Nothing else depends on
- *    the limit: a delta that fits it is the delta made without one.
+ *    targets that do not resemble the base;
+ *  - with a size limit, a sample of the target is looked up first
+ *    (looks_unlike()), and a target too little of which is found in
+ *    the base for a delta that short is refused after at most
+ *    PROBE_POINTS_MAX * DELTA_BLOCK_SIZE lookups. Nothing else depends
+ *    on the limit: a delta returned under a limit is the delta made
+ *    without one.
  */
 #include "delta.h"
 #include "error.h"
@@ -62,6 +67,8 @@
 #define LAZY_CANDIDATES 8
 /* The hash table's load: base blocks per bucket, before any cap. */
 #define BLOCKS_PER_BUCKET 4
+/* Filter bits a bucket (a power of two, 64 or fewer). */
+#define FILTER_BITS 32
 
 static int read_varint(const unsigned char *p, size_t len, size_t *pos,
 		       uint64_t *out)
@@ -160,54 +167,66 @@ int delta_apply(const unsigned char *base, size_t base_len,
 /*
  * Creating deltas.
  *
- * The window hash of p[0..16) is sum(p[i] * HASH_MULT^(15 - i)) mod
- * 2^64. The low bits of such a sum barely depend on the last bytes'
- * high bits, so hash_mix() scrambles it before it picks a bucket (its
- * top bits) and a check value (its low 32 bits, kept in the slot so
- * that most non-matching candidates cost no access to the base).
+ * The hash of a window p[0..16) is computed from scratch at every
+ * position, not rolled: its two halves, read as little-endian words
+ * (so every platform files the same blocks) and offset by constants,
+ * are multiplied into 128 bits, and the halves of the product are
+ * folded by xor. One multiply a window, and no chain from one window to
+ * the next, so consecutive windows overlap in the CPU. Its top bits pick
+ * a filter bit and a bucket, its low 32 bits are the check value kept in
+ * the slot, so that most non-matching candidates cost no access to the
+ * base.
  */
-#define HASH_MULT 0x9e3779b97f4a7c15ull
+#define HASH_K0 0x9e3779b97f4a7c15ull
+#define HASH_K1 0xbf58476d1ce4e5b9ull
+
+static inline uint64_t get_le64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+static inline uint64_t window_hash(const unsigned char *p)
+{
+	unsigned __int128 m = (unsigned __int128)(get_le64(p) ^ HASH_K0) *
+			      (get_le64(p + 8) ^ HASH_K1);
+	return (uint64_t)m ^ (uint64_t)(m >> 64);
+}
 
 struct delta_slot {
 	uint32_t base_ofs; /* where the block starts in the base */
-	uint32_t check;    /* low 32 bits of the block's mixed hash */
+	uint32_t check;    /* low 32 bits of the block's hash */
 };
 
 struct delta_index {
 	const unsigned char *base; /* borrowed */
 	size_t base_len;           /* the whole base, for the header */
 	size_t src_len;            /* copies come from base[0..src_len) */
-	unsigned bucket_shift;     /* bucket = mixed hash >> bucket_shift */
+	unsigned bucket_shift;     /* bucket = hash >> bucket_shift */
 	size_t nr_buckets;
+	/*
+	 * Bit (hash >> filter_shift) is set when some filed block has
+	 * that hash prefix: FILTER_BITS bits a bucket, so that most windows
+	 * found in no bucket cost one bit test in a small array.
+	 */
+	unsigned filter_shift;
+	uint64_t *filter;
 	/* bucket b's slots are slots[bucket_start[b] .. bucket_start[b + 1]) */
 	uint32_t *bucket_start;
 	struct delta_slot *slots;
 	size_t nr_slots;
 };
 
-/* hash_pow[k] = HASH_MULT^k: the weight of the byte k places from the end. */
-static void hash_powers(uint64_t hash_pow[DELTA_BLOCK_SIZE + 1])
+/* A block like the one before it is filed as their run's first block. */
+static inline bool repeats_previous(const unsigned char *p, size_t block_nr,
+				    uint64_t hash, uint64_t prev_hash)
 {
-	hash_pow[0] = 1;
-	for (unsigned k = 0; k < DELTA_BLOCK_SIZE; k++)
-		hash_pow[k + 1] = hash_pow[k] * HASH_MULT;
-}
-
-/* The products are independent, so they overlap in the CPU (no Horner). */
-static inline uint64_t window_hash(const unsigned char *p, const uint64_t *hash_pow)
-{
-	uint64_t h = 0;
-	for (unsigned i = 0; i < DELTA_BLOCK_SIZE; i++)
-		h += p[i] * hash_pow[DELTA_BLOCK_SIZE - 1 - i];
-	return h;
-}
-
-static inline uint64_t hash_mix(uint64_t h)
-{
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 32;
-	return h;
+	return block_nr && hash == prev_hash &&
+	       !memcmp(p - DELTA_BLOCK_SIZE, p, DELTA_BLOCK_SIZE);
 }
 
 int delta_index_create(struct delta_index **out, const unsigned char *base,
@@ -216,15 +235,14 @@ int delta_index_create(struct delta_index **out, const unsigned char *base,
 	struct delta_index *idx;
 	struct bucket_tally {
 		uint32_t total; /* blocks filed under the bucket's hashes */
-		uint32_t seen;  /* of which the second pass has met so far */
+		uint32_t seen;  /* of which the third pass has met so far */
 	} *tally = NULL;
-	size_t nr_blocks, block_nr, bucket_bytes, slot_bytes, nr_slots = 0;
-	uint64_t hash_pow[DELTA_BLOCK_SIZE + 1];
+	size_t nr_blocks, nr_filed = 0, block_nr, bucket_bytes, slot_bytes, nr_slots = 0;
+	uint64_t hash, prev = 0;
 	unsigned bits = 4;
 	int ret = GP_ENOMEM;
 
 	*out = NULL;
-	hash_powers(hash_pow);
 	idx = calloc(1, sizeof(*idx));
 	if (!idx)
 		goto out;
@@ -232,11 +250,25 @@ int delta_index_create(struct delta_index **out, const unsigned char *base,
 	idx->base_len = base_len;
 	idx->src_len = MIN(base_len, DELTA_MAX_SOURCE);
 	nr_blocks = idx->src_len / DELTA_BLOCK_SIZE;
-	/* About four blocks a bucket; nr_blocks < 2^28, so bits < 27. */
-	while (((size_t)1 << bits) < nr_blocks / BLOCKS_PER_BUCKET)
+	/*
+	 * Hashing is cheap (a multiply a block): each pass hashes again
+	 * rather than keep the hashes. The first counts the blocks to file.
+	 */
+	for (block_nr = 0; block_nr < nr_blocks; block_nr++, prev = hash) {
+		const unsigned char *p = base + block_nr * DELTA_BLOCK_SIZE;
+		hash = window_hash(p);
+		if (!repeats_previous(p, block_nr, hash, prev))
+			nr_filed++;
+	}
+	/* About four blocks a bucket; nr_filed < 2^28, so bits < 27. */
+	while (((size_t)1 << bits) < nr_filed / BLOCKS_PER_BUCKET)
 		bits++;
 	idx->nr_buckets = (size_t)1 << bits;
 	idx->bucket_shift = 64 - bits;
+	idx->filter_shift = 64 - bits - __builtin_ctz(FILTER_BITS);
+	idx->filter = calloc((idx->nr_buckets * FILTER_BITS + 63) / 64, sizeof(*idx->filter));
+	if (!idx->filter)
+		goto out;
 	if (!st_add(idx->nr_buckets, 1, &bucket_bytes) ||
 	    !st_mult(bucket_bytes, sizeof(*idx->bucket_start), &bucket_bytes))
 		goto out;
@@ -245,12 +277,12 @@ int delta_index_create(struct delta_index **out, const unsigned char *base,
 	if (!idx->bucket_start || !tally)
 		goto out;
 
-	/* First pass: how many blocks each bucket is offered. */
-	for (block_nr = 0; block_nr < nr_blocks; block_nr++) {
+	/* Second pass: how many blocks each bucket is offered. */
+	for (block_nr = 0; block_nr < nr_blocks; block_nr++, prev = hash) {
 		const unsigned char *p = base + block_nr * DELTA_BLOCK_SIZE;
-		if (block_nr && !memcmp(p - DELTA_BLOCK_SIZE, p, DELTA_BLOCK_SIZE))
-			continue; /* filed as the run's first block */
-		tally[hash_mix(window_hash(p, hash_pow)) >> idx->bucket_shift].total++;
+		hash = window_hash(p);
+		if (!repeats_previous(p, block_nr, hash, prev))
+			tally[hash >> idx->bucket_shift].total++;
 	}
 	for (size_t bucket = 0; bucket < idx->nr_buckets; bucket++) {
 		idx->bucket_start[bucket] = (uint32_t)nr_slots;
@@ -265,23 +297,22 @@ int delta_index_create(struct delta_index **out, const unsigned char *base,
 		goto out;
 
 	/*
-	 * Second pass: file the blocks, in base order. A bucket offered
+	 * Third pass: file the blocks, in base order. A bucket offered
 	 * total > DELTA_BUCKET_LIMIT blocks keeps the r-th (from 0) when
 	 * floor(r * LIMIT / total) steps past floor((r - 1) * LIMIT / total),
 	 * and the first: exactly LIMIT of them, evenly spread over the base
 	 * from its start (low offsets make short copy instructions).
 	 */
-	for (block_nr = 0; block_nr < nr_blocks; block_nr++) {
+	for (block_nr = 0; block_nr < nr_blocks; block_nr++, prev = hash) {
 		const unsigned char *p = base + block_nr * DELTA_BLOCK_SIZE;
-		uint64_t mixed;
 		struct bucket_tally *t;
 		size_t bucket, slot;
 		uint32_t rank;
 
-		if (block_nr && !memcmp(p - DELTA_BLOCK_SIZE, p, DELTA_BLOCK_SIZE))
+		hash = window_hash(p);
+		if (repeats_previous(p, block_nr, hash, prev))
 			continue;
-		mixed = hash_mix(window_hash(p, hash_pow));
-		bucket = mixed >> idx->bucket_shift;
+		bucket = hash >> idx->bucket_shift;
 		t = &tally[bucket];
 		rank = t->seen++;
 		if (t->total > DELTA_BUCKET_LIMIT) {
@@ -293,7 +324,9 @@ int delta_index_create(struct delta_index **out, const unsigned char *base,
 			slot = idx->bucket_start[bucket] + rank;
 		}
 		idx->slots[slot].base_ofs = (uint32_t)(block_nr * DELTA_BLOCK_SIZE);
-		idx->slots[slot].check = (uint32_t)mixed;
+		idx->slots[slot].check = (uint32_t)hash;
+		idx->filter[(hash >> idx->filter_shift) / 64] |=
+			(uint64_t)1 << (hash >> idx->filter_shift) % 64;
 	}
 	*out = idx;
 	idx = NULL;
@@ -310,6 +343,7 @@ void delta_index_free(struct delta_index *idx)
 		return;
 	free(idx->bucket_start);
 	free(idx->slots);
+	free(idx->filter);
 	free(idx);
 }
 
@@ -318,7 +352,15 @@ size_t delta_index_memory(const struct delta_index *idx)
 	if (!idx)
 		return 0;
 	return sizeof(*idx) + (idx->nr_buckets + 1) * sizeof(*idx->bucket_start) +
+	       (idx->nr_buckets * FILTER_BITS + 63) / 64 * sizeof(*idx->filter) +
 	       idx->nr_slots * sizeof(*idx->slots);
+}
+
+/* False when no filed block has the hash (true may be wrong). */
+static inline bool filter_has(const struct delta_index *idx, uint64_t hash)
+{
+	uint64_t bit = hash >> idx->filter_shift;
+	return idx->filter[bit / 64] >> (bit % 64) & 1;
 }
 
 /*
@@ -516,8 +558,8 @@ static inline size_t literal_cost(size_t n)
 }
 
 /*
- * The best match through the window target[pos..pos + DELTA_BLOCK_SIZE),
- * whose hash is hash: each base block filed under that hash is extended
+ * The best match through the window target[pos..pos + DELTA_BLOCK_SIZE):
+ * each base block filed under the window's hash is extended
  * forward, and backward by at most back_max bytes. The winner saves the
  * most: its length less the size of its copy instructions (so a nearer
  * copy beats one a byte longer that needs more offset bytes); the
@@ -531,18 +573,20 @@ static inline size_t literal_cost(size_t n)
  */
 static bool find_match(const struct delta_index *idx,
 		       const unsigned char *target, size_t target_len,
-		       size_t pos, uint64_t hash, size_t back_max, size_t reach,
+		       size_t pos, size_t back_max, size_t reach,
 		       struct match *found)
 {
 	const unsigned char *base = idx->base;
-	uint64_t mixed = hash_mix(hash);
-	size_t bucket = mixed >> idx->bucket_shift;
+	uint64_t hash = window_hash(target + pos);
+	size_t bucket = hash >> idx->bucket_shift;
 	size_t best_saves = 0, tries = 0;
 
+	if (!filter_has(idx, hash))
+		return false;
 	for (size_t slot = idx->bucket_start[bucket];
 	     slot < idx->bucket_start[bucket + 1]; slot++) {
 		size_t base_ofs, fwd_max, fwd = 0, back, saves;
-		if (idx->slots[slot].check != (uint32_t)mixed)
+		if (idx->slots[slot].check != (uint32_t)hash)
 			continue;
 		base_ofs = idx->slots[slot].base_ofs;
 		fwd_max = MIN(idx->src_len - base_ofs, target_len - pos);
@@ -657,12 +701,80 @@ static int put_match(struct delta_writer *w, const unsigned char *target,
 	return ret;
 }
 
+/*
+ * Before a limited delta is encoded, a sample of the target is looked
+ * up: PROBE_POINTS stretches spread evenly over it (one per
+ * PROBE_SPACING bytes in large targets, up to PROBE_POINTS_MAX), each of
+ * DELTA_BLOCK_SIZE windows in a row. A stretch inside a common run of
+ * 2 * DELTA_BLOCK_SIZE - 1 bytes or more holds a window that starts at
+ * a filed base block, so it is found; a stretch of new bytes is not. A
+ * delta of at most max_delta_len bytes has at most that many literal
+ * bytes, so it copies at least the rest of the target, and about that
+ * share of the stretches is found. When fewer than PROBE_SHARE_NUM /
+ * PROBE_SHARE_DEN of that share are, the target is taken to be unlike
+ * the base, without encoding it.
+ *
+ * Measured on the pairs pack-objects tries (most of which give no
+ * delta; Documentation/technical/delta-notes.adoc): no pair that gave a
+ * delta was refused, and a refusal costs a small fraction of failing
+ * the hard way (scanning the target until the literal bytes pass the
+ * limit).
+ */
+#define PROBE_POINTS 8
+#define PROBE_POINTS_MAX 64
+#define PROBE_SPACING 1024
+#define PROBE_SHARE_NUM 2
+#define PROBE_SHARE_DEN 5
+
+/* Is any window of p[0 .. 2 * DELTA_BLOCK_SIZE - 1) a filed base block? */
+static bool stretch_found(const struct delta_index *idx, const unsigned char *p)
+{
+	for (unsigned k = 0; k < DELTA_BLOCK_SIZE; k++) {
+		uint64_t hash = window_hash(p + k);
+		size_t bucket = hash >> idx->bucket_shift;
+		if (!filter_has(idx, hash))
+			continue;
+		for (size_t slot = idx->bucket_start[bucket];
+		     slot < idx->bucket_start[bucket + 1]; slot++) {
+			if (idx->slots[slot].check == (uint32_t)hash &&
+			    !memcmp(idx->base + idx->slots[slot].base_ofs, p + k,
+				    DELTA_BLOCK_SIZE))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool looks_unlike(const struct delta_index *idx, const unsigned char *target,
+			 size_t target_len, size_t max_delta_len)
+{
+	size_t nr = PROBE_POINTS, need, found = 0, missed = 0, span;
+
+	if (max_delta_len >= target_len || target_len < 4 * DELTA_BLOCK_SIZE)
+		return false;
+	if (target_len / PROBE_SPACING > nr)
+		nr = MIN(target_len / PROBE_SPACING, PROBE_POINTS_MAX);
+	/* need = ceil(nr * (copied share) * PROBE_SHARE), in 128 bits */
+	need = (size_t)(((unsigned __int128)nr * (target_len - max_delta_len) * PROBE_SHARE_NUM +
+			 (unsigned __int128)target_len * PROBE_SHARE_DEN - 1) /
+			((unsigned __int128)target_len * PROBE_SHARE_DEN));
+	span = target_len - (2 * DELTA_BLOCK_SIZE - 1);
+	for (size_t point = 0; point < nr && need; point++) {
+		if (stretch_found(idx, target + span * point / (nr - 1))) {
+			if (++found >= need)
+				return false;
+		} else if (++missed > nr - need) {
+			return true;
+		}
+	}
+	return false;
+}
+
 int delta_create(const struct delta_index *idx,
 		 const unsigned char *target, size_t target_len,
 		 size_t max_delta_len, unsigned char **out, size_t *out_len)
 {
 	struct delta_writer w = { NULL, 0, 0, max_delta_len };
-	uint64_t hash_pow[DELTA_BLOCK_SIZE + 1];
 	size_t pos = 0;         /* start of the window */
 	size_t literal_pos = 0; /* start of the literal bytes not written yet */
 	struct match cur = { 0, 0, 0 };  /* found, not written yet */
@@ -673,7 +785,9 @@ int delta_create(const struct delta_index *idx,
 
 	*out = NULL;
 	*out_len = 0;
-	hash_powers(hash_pow);
+	if (max_delta_len && idx->nr_slots &&
+	    looks_unlike(idx, target, target_len, max_delta_len))
+		return GP_ENOTFOUND;
 	/*
 	 * Most deltas are small, and none may outgrow the limit by more than
 	 * an instruction; the writer doubles when the guess is short.
@@ -690,13 +804,12 @@ int delta_create(const struct delta_index *idx,
 		goto out;
 
 	if (idx->nr_slots && target_len >= DELTA_BLOCK_SIZE) {
-		uint64_t hash = window_hash(target, hash_pow);
 		for (;;) {
 			struct match next = { 0, 0, 0 };
 			bool found;
 			size_t flush_end;
 
-			found = find_match(idx, target, target_len, pos, hash,
+			found = find_match(idx, target, target_len, pos,
 					   pos > literal_pos ? pos - literal_pos : 0,
 					   have_cur ? cur.end : 0, &next);
 			if (!found && !have_cur && have_last)
@@ -751,7 +864,6 @@ int delta_create(const struct delta_index *idx,
 				pos = cur.end;
 				if (target_len - pos < DELTA_BLOCK_SIZE)
 					break;
-				hash = window_hash(target + pos, hash_pow);
 				continue;
 			}
 
@@ -764,8 +876,6 @@ int delta_create(const struct delta_index *idx,
 			}
 			if (target_len - pos == DELTA_BLOCK_SIZE)
 				break;
-			hash = hash * HASH_MULT + target[pos + DELTA_BLOCK_SIZE] -
-			       target[pos] * hash_pow[DELTA_BLOCK_SIZE];
 			pos++;
 		}
 	}

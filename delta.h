@@ -65,7 +65,7 @@ struct delta_index;
  * Index base[0..base_len). base is borrowed: it must stay mapped and
  * unchanged until delta_index_free(). Any length is accepted, including
  * 0 (every delta against an empty base is all inserts). The index holds
- * at most about base_len * 5 / 8 bytes (less for repetitive bases);
+ * at most about base_len * 3 / 4 bytes (less for repetitive bases);
  * building it takes O(base_len) time and, while it runs, up to
  * base_len / 4 more.
  * Errors: GP_ENOMEM (the input-derived allocation failed; nothing is
@@ -96,8 +96,14 @@ size_t delta_index_memory(const struct delta_index *idx);
  * max_delta_len, when non-zero, is the longest delta the caller wants:
  * as soon as the delta being written grows past it, encoding stops and
  * GP_ENOTFOUND is returned (the caller then stores the object whole).
- * A delta of exactly max_delta_len bytes is returned. Errors callers
- * may branch on: GP_ENOTFOUND, GP_ENOMEM (*out is NULL after either).
+ * Before encoding, a sample of the target (a few stretches spread over
+ * it) is looked up in the index; when too few of them are found for a
+ * delta that short, which needs most of the target copied,
+ * GP_ENOTFOUND comes at once. So a delta that would just have fit is
+ * sometimes refused (one that copies little of the target); a limit of
+ * target_len or more refuses only the deltas longer than it. A delta returned under a limit
+ * is the one made without it. Errors callers may branch on:
+ * GP_ENOTFOUND, GP_ENOMEM (*out is NULL after either).
  * O(target_len) time, with a constant bounded by DELTA_BUCKET_LIMIT
  * for the most repetitive inputs.
  */

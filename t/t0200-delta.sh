@@ -217,6 +217,17 @@ test_expect_success 'the size limit refuses exactly the longer deltas' '
 	test_path_is_missing none
 '
 
+for pair in "big big-edited" "big big-shifted" "tree1-sha1 tree2-sha1"
+do
+	test_expect_success "a limit of its own length keeps a close delta ($pair)" '
+		set -- $pair &&
+		test-tool delta create $1 $2 delta &&
+		len=$(wc -c <delta) &&
+		test-tool delta create --max=$len $1 $2 limited &&
+		test_cmp_bin delta limited
+	'
+done
+
 test_expect_success 'the size limit stops unrelated targets' '
 	test_must_fail test-tool delta create --max=1000 random1 random2 none 2>err &&
 	grep "delta longer than 1000 bytes" err &&

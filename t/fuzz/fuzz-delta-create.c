@@ -21,8 +21,12 @@
  *  - is no longer than storing the target literally (the header, the
  *    bytes, an insert opcode per 127 of them);
  *  - comes out the same from a second call on the same index, and
- *    from a call limited to exactly its length, while a limit one byte
- *    shorter gives GP_ENOTFOUND and no delta.
+ *    from a call limited to the target's length or more; a call
+ *    limited to exactly its length gives the same delta or (the
+ *    sample of the target said it was unlike the base) GP_ENOTFOUND;
+ *    a limit one byte shorter gives GP_ENOTFOUND and no delta; so
+ *    does half the target's length unless the delta fits it (then the
+ *    same delta or GP_ENOTFOUND).
  */
 #include "fuzz.h"
 #include "delta.h"
@@ -92,11 +96,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(again);
 	again = NULL;
 
-	ret = delta_create(idx, target, target_len, delta_len, &again, &again_len);
+	ret = delta_create(idx, target, target_len, MAX(delta_len, target_len), &again,
+			   &again_len);
 	if (ret || again_len != delta_len || memcmp(again, delta, delta_len))
+		fuzz_fail("a limit of the target's length or more changed it (%d)", ret);
+	free(again);
+	again = NULL;
+
+	ret = delta_create(idx, target, target_len, delta_len, &again, &again_len);
+	if (ret == GP_ENOTFOUND ? again != NULL
+				: ret || again_len != delta_len || memcmp(again, delta, delta_len))
 		fuzz_fail("a limit of exactly the delta's length changed it (%d)", ret);
 	free(again);
 	again = NULL;
+
+	/*
+	 * Half the target: what pack-objects asks for, so the sample
+	 * decides (a limit of 0 is none).
+	 */
+	if (target_len >= 2) {
+		ret = delta_create(idx, target, target_len, target_len / 2, &again,
+				   &again_len);
+		if (ret == GP_ENOTFOUND ? again != NULL
+					: ret || delta_len > target_len / 2 ||
+					  again_len != delta_len || memcmp(again, delta, delta_len))
+			fuzz_fail("a limit of half the target gave %d", ret);
+		free(again);
+		again = NULL;
+	}
 
 	if (delta_len > 1) {
 		ret = delta_create(idx, target, target_len, delta_len - 1, &again,
