@@ -98,7 +98,10 @@ uint32_t bitmap_order_bit_to_index(const struct bitmap_order *o, uint32_t bit_po
 const unsigned char *bitmap_order_index_oid_raw(const struct bitmap_order *o,
 						uint32_t index_pos);
 uint32_t bitmap_order_index_to_bit(const struct bitmap_order *o, uint32_t index_pos);
-/* The pack and offset that hold the object at bit_pos. */
+/*
+ * The pack and offset that hold the object at bit_pos; *pack is NULL
+ * when its pack is gone, or its MIDX entry is damaged (midx_nth_entry()).
+ */
 void bitmap_order_locate(const struct bitmap_order *o, uint32_t bit_pos,
 			 struct packed_git **pack, uint64_t *ofs);
 
@@ -241,6 +244,8 @@ typedef int bitmap_pos_fn(uint32_t bit_pos, const struct object_id *oid,
 			  enum object_type type, void *data);
 int bitmap_result_for_each_pos(const struct bitmap_result *res, bitmap_pos_fn *fn, void *data);
 bool bitmap_result_has_bit(const struct bitmap_result *res, uint32_t bit_pos);
+/* Whether any bit in [from, to) is set; O((to - from) / 64). */
+bool bitmap_result_any_in_range(const struct bitmap_result *res, uint32_t from, uint32_t to);
 /* Whether oid is among what the uninteresting tips reach (a thin pack's bases). */
 bool bitmap_result_in_haves(const struct bitmap_result *res, const struct object_id *oid);
 

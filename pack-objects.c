@@ -2184,6 +2184,9 @@ static int reuse_from_pack(struct pack_objects *po, const struct bitmap_order *o
 	struct packed_git *p = rr->pack;
 	uint32_t before = po->reuse_nr;
 
+	/* nothing of this pack wanted: no need for its reverse index */
+	if (!bitmap_result_any_in_range(res, rr->bit_start, rr->bit_start + rr->bit_nr))
+		return 0;
 	if (pack_open_pack(p, &err) || pack_load_revindex(p, &err) || p->idx_version < 2) {
 		gp_error_clear(&err);
 		return 0;
