@@ -130,6 +130,13 @@ struct load {
 	const struct source *sources;
 	size_t sources_nr;
 	int worktree_enabled; /* SOURCE_WORKTREE: -1 until asked */
+	/*
+	 * While the file that enables it is read as a source of its own:
+	 * its own (not included) extensions.worktreeConfig, so that the
+	 * file is not read a second time to ask.
+	 */
+	bool wt_tracking, wt_seen;
+	char *wt_value;
 	/* hasconfig:remote.*.url: every remote URL the sources set. */
 	bool urls_read;
 	char **urls;
@@ -654,6 +661,12 @@ static int append_entry(struct parse_ctx *ctx, char *key, const char *value)
 		free(key);
 		return ret;
 	}
+	if (ctx->ld && ctx->ld->wt_tracking && !ctx->depth &&
+	    !strcmp(key, "extensions.worktreeconfig")) {
+		free(ctx->ld->wt_value);
+		ctx->ld->wt_value = value ? xstrdup(value) : NULL;
+		ctx->ld->wt_seen = true;
+	}
 	ALLOC_GROW(cs->items, cs->nr + 1, cs->alloc);
 	e = &cs->items[cs->nr++];
 	e->key = key;
@@ -929,12 +942,23 @@ out:
 static int add_command_config(struct parse_ctx *ctx);
 static int add_entry(struct parse_ctx *ctx, const char *key, const char *value);
 
+/* Whether a later source is the worktree config that the file at path enables. */
+static bool enables_worktree(const struct load *ld, const char *path)
+{
+	for (size_t idx = 0; idx < ld->sources_nr; idx++)
+		if (ld->sources[idx].kind == SOURCE_WORKTREE &&
+		    !strcmp(ld->sources[idx].enabler, path))
+			return true;
+	return false;
+}
+
 static int read_source(struct load *ld, const struct source *src, bool scan,
 		       struct gp_error *err)
 {
 	struct parse_ctx ctx = { .cs = ld->cs, .ld = ld, .scan = scan,
 				 .scope = src->scope, .bad_code = GP_ECORRUPT,
 				 .err = err };
+	bool enabled = false;
 	int ret;
 
 	switch (src->kind) {
@@ -944,7 +968,19 @@ static int read_source(struct load *ld, const struct source *src, bool scan,
 			return ret;
 		return read_file_source(&ctx, src->name);
 	case SOURCE_FILE:
-		return read_file_source(&ctx, src->name);
+		ld->wt_tracking = !scan && ld->worktree_enabled < 0 && enables_worktree(ld, src->name);
+		ld->wt_seen = false;
+		ret = read_file_source(&ctx, src->name);
+		if (ld->wt_tracking && ret >= 0) {
+			/* as worktree_config_enabled() would have found it */
+			if (ld->wt_seen && config_parse_bool(ld->wt_value, &enabled))
+				ld->worktree_enabled = enabled;
+			else if (!ld->wt_seen)
+				ld->worktree_enabled = 0;
+		}
+		ld->wt_tracking = false;
+		FREE_AND_NULL(ld->wt_value);
+		return ret;
 	case SOURCE_BUF:
 		ctx.origin = src->name;
 		return parse_text(&ctx, src->buf, src->len);

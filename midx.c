@@ -81,12 +81,30 @@ struct midx {
 	const unsigned char *btmp;  /* NULL when absent or hidden */
 	const unsigned char *btmp_chunk; /* even when hidden */
 
+	/*
+	 * MIDX_OPEN_LAZY: the names of a fanout bucket, with their pack ids
+	 * and large offsets, are checked at the bucket's first lookup; the
+	 * first damage found (under lock) makes every later lookup fail.
+	 */
+	bool lazy;
+	uint64_t bucket_checked[4];
+	bool damaged;
+	char *damage;
+
 	pthread_mutex_t lock;
 	/* the pseudo-pack order when not from RIDX: the .rev or computed */
 	const unsigned char *rev_map;  /* .rev file image, entries at RIDX_HEADER_SIZE */
 	size_t rev_size;
 	uint32_t *pseudo_to_pos;       /* computed (local positions) */
 	uint32_t *pos_to_pseudo;       /* local inverse */
+	/*
+	 * MIDX_ORDER_NO_INVERSE: the RIDX (entries checked in range) is
+	 * searched for each position instead; the preferred pack (local id)
+	 * ranks first in the base layer.
+	 */
+	bool ridx_searchable;
+	bool has_preferred;
+	uint32_t preferred;
 };
 
 static bool env_false(const char *name)
@@ -189,7 +207,42 @@ static int need_chunk(struct midx *m, uint32_t id, uint64_t want_size,
 	return 0;
 }
 
-static int parse_midx(struct midx *m, const char *name, struct gp_error *err)
+/*
+ * The entries [first, end) of one layer: names sorted and each in its
+ * fanout bucket, pack ids and large-offset references in range.
+ */
+static int check_entries(const struct midx *m, uint32_t first, uint32_t end, const char *name,
+			 struct gp_error *err)
+{
+	for (uint32_t pos = first; pos < end; pos++) {
+		const unsigned char *cur = m->oids + (size_t)pos * m->rawsz;
+		uint32_t lo = cur[0] ? get_be32(m->fanout + 4 * (cur[0] - 1)) : 0;
+		uint32_t hi = get_be32(m->fanout + 4 * cur[0]);
+		uint32_t pack = get_be32(m->ooff + 8 * (size_t)pos);
+		uint32_t ofs = get_be32(m->ooff + 8 * (size_t)pos + 4);
+		if (pos > first && memcmp(cur - m->rawsz, cur, m->rawsz) >= 0)
+			return CORRUPT(err, "oid lookup out of order: oid[%" PRIu32 "] >= oid[%" PRIu32
+				       "] (%s, offset %" PRIu64 ")", pos - 1, pos, name,
+				       chunk_offset(m, cur));
+		if (pos < lo || pos >= hi)
+			return CORRUPT(err, "oid fanout out of order: oid[%" PRIu32 "] is outside its fanout"
+				       " bucket %u (%s, offset %" PRIu64 ")", pos, cur[0], name,
+				       chunk_offset(m, cur));
+		if (pack >= m->nr_packs)
+			return CORRUPT(err, "bad pack-int-id: %" PRIu32 " (%" PRIu32 " total packs) for oid[%"
+				       PRIu32 "] (%s, offset %" PRIu64 ")", pack, m->nr_packs, pos, name,
+				       chunk_offset(m, m->ooff) + 8 * (uint64_t)pos);
+		if (m->loff && (ofs & MIDX_LARGE_OFFSET_FLAG) &&
+		    (ofs & ~MIDX_LARGE_OFFSET_FLAG) >= m->nr_loff)
+			return CORRUPT(err, "multi-pack-index large offset out of bounds: oid[%" PRIu32
+				       "] refers to large offset %" PRIu32 " of %" PRIu32 " (%s, offset %" PRIu64 ")",
+				       pos, ofs & ~MIDX_LARGE_OFFSET_FLAG, m->nr_loff, name,
+				       chunk_offset(m, m->ooff) + 8 * (uint64_t)pos + 4);
+	}
+	return 0;
+}
+
+static int parse_midx(struct midx *m, const char *name, bool lazy, struct gp_error *err)
 {
 	const unsigned char *map = m->map, *pnam, *chunk;
 	size_t len = m->map_size;
@@ -272,32 +325,7 @@ static int parse_midx(struct midx *m, const char *name, struct gp_error *err)
 			m->btmp = chunk;
 	}
 
-	for (uint32_t pos = 0; pos < m->nr_objects; pos++) {
-		const unsigned char *cur = m->oids + (size_t)pos * m->rawsz;
-		uint32_t lo = cur[0] ? get_be32(m->fanout + 4 * (cur[0] - 1)) : 0;
-		uint32_t hi = get_be32(m->fanout + 4 * cur[0]);
-		uint32_t pack = get_be32(m->ooff + 8 * (size_t)pos);
-		uint32_t ofs = get_be32(m->ooff + 8 * (size_t)pos + 4);
-		if (pos && memcmp(cur - m->rawsz, cur, m->rawsz) >= 0)
-			return CORRUPT(err, "oid lookup out of order: oid[%" PRIu32 "] >= oid[%" PRIu32
-				       "] (%s, offset %" PRIu64 ")", pos - 1, pos, name,
-				       chunk_offset(m, cur));
-		if (pos < lo || pos >= hi)
-			return CORRUPT(err, "oid fanout out of order: oid[%" PRIu32 "] is outside its fanout"
-				       " bucket %u (%s, offset %" PRIu64 ")", pos, cur[0], name,
-				       chunk_offset(m, cur));
-		if (pack >= m->nr_packs)
-			return CORRUPT(err, "bad pack-int-id: %" PRIu32 " (%" PRIu32 " total packs) for oid[%"
-				       PRIu32 "] (%s, offset %" PRIu64 ")", pack, m->nr_packs, pos, name,
-				       chunk_offset(m, m->ooff) + 8 * (uint64_t)pos);
-		if (m->loff && (ofs & MIDX_LARGE_OFFSET_FLAG) &&
-		    (ofs & ~MIDX_LARGE_OFFSET_FLAG) >= m->nr_loff)
-			return CORRUPT(err, "multi-pack-index large offset out of bounds: oid[%" PRIu32
-				       "] refers to large offset %" PRIu32 " of %" PRIu32 " (%s, offset %" PRIu64 ")",
-				       pos, ofs & ~MIDX_LARGE_OFFSET_FLAG, m->nr_loff, name,
-				       chunk_offset(m, m->ooff) + 8 * (uint64_t)pos + 4);
-	}
-	return 0;
+	return lazy ? 0 : check_entries(m, 0, m->nr_objects, name, err);
 }
 
 /*
@@ -320,8 +348,9 @@ static int check_ridx(struct midx *m, struct gp_error *err)
 				       chunk_offset(m, m->btmp_chunk) + 8 * (uint64_t)id, first,
 				       first + nr, lo, hi);
 	}
-	if (!ridx)
-		return 0; /* absent, or hidden and never read */
+	/* absent, or hidden and never read; or checked where used (MIDX_OPEN_LAZY) */
+	if (!ridx || m->lazy)
+		return 0;
 	for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++) {
 		uint32_t pos = get_be32(ridx + 4 * (size_t)pseudo);
 		if (pos < lo || pos >= hi)
@@ -352,7 +381,7 @@ int midx_parse_buf(struct midx **out, const unsigned char *buf, size_t len,
 	m->map = buf;
 	m->map_size = len;
 	m->path = xstrdup(name);
-	ret = parse_midx(m, name, err);
+	ret = parse_midx(m, name, false, err);
 	if (!ret)
 		ret = check_ridx(m, err);
 	if (ret) {
@@ -396,17 +425,19 @@ static int map_file(const char *path, const unsigned char **map, size_t *size,
 }
 
 /* Open and parse one file; its RIDX is checked by the caller. */
-static int open_one(struct midx **out, const char *path, int algo, struct gp_error *err)
+static int open_one(struct midx **out, const char *path, int algo, unsigned flags,
+		    struct gp_error *err)
 {
 	struct midx *m = midx_alloc(algo);
 	int ret;
 
+	m->lazy = flags & MIDX_OPEN_LAZY;
 	m->path = xstrdup(path);
 	ret = map_file(m->path, &m->map, &m->map_size, err);
 	if (ret)
 		goto fail;
 	m->mapped = m->map_size != 0;
-	ret = parse_midx(m, base_name(m->path), err);
+	ret = parse_midx(m, base_name(m->path), m->lazy, err);
 	if (ret)
 		goto fail;
 	*out = m;
@@ -416,10 +447,19 @@ fail:
 	return ret;
 }
 
+static int open_path(struct midx **out, const char *path, int algo, unsigned flags,
+		     struct gp_error *err)
+{
+	int ret = open_one(out, path, algo, flags, err);
+	if (!ret && (ret = check_ridx(*out, err)))
+		FREE_AND_NULL_MIDX(*out);
+	return ret;
+}
+
 int midx_open_path(struct midx **out, const char *path, int algo,
 		   struct gp_error *err)
 {
-	int ret = open_one(out, path, algo, err);
+	int ret = open_one(out, path, algo, 0, err);
 	if (!ret && (ret = check_ridx(*out, err)))
 		FREE_AND_NULL_MIDX(*out);
 	return ret;
@@ -429,7 +469,7 @@ int midx_open_layer(struct midx **out, const char *path, struct midx *base, int 
 		    struct gp_error *err)
 {
 	struct midx *m;
-	int ret = open_one(&m, path, algo, err);
+	int ret = open_one(&m, path, algo, 0, err);
 	if (ret)
 		return ret;
 	if (base && (ret = midx_stack(m, base, err))) {
@@ -508,8 +548,17 @@ int midx_chain_parse(const char *buf, size_t len, int algo, const char *name,
 	return 0;
 }
 
+static int open_chain(struct midx **out, const char *pack_dir, int algo, unsigned flags,
+		      struct gp_error *err);
+
 int midx_open_chain(struct midx **out, const char *pack_dir, int algo,
 		    struct gp_error *err)
+{
+	return open_chain(out, pack_dir, algo, 0, err);
+}
+
+static int open_chain(struct midx **out, const char *pack_dir, int algo, unsigned flags,
+		      struct gp_error *err)
 {
 	char *chain_path = xstrfmt("%s/" MIDX_CHAIN_FILE, pack_dir);
 	const unsigned char *map;
@@ -536,7 +585,7 @@ int midx_open_chain(struct midx **out, const char *pack_dir, int algo,
 		char *path = xstrfmt("%s/" MIDX_CHAIN_DIR "/multi-pack-index-%s.midx", pack_dir,
 				     hash_to_hex_r(hex, hashes + (size_t)i * rawsz, rawsz));
 		struct midx *layer;
-		ret = open_one(&layer, path, algo, err);
+		ret = open_one(&layer, path, algo, flags, err);
 		free(path);
 		if (ret) {
 			if (ret == GP_ENOTFOUND)
@@ -575,12 +624,18 @@ out:
 int midx_open(struct midx **out, const char *pack_dir, int algo,
 	      struct gp_error *err)
 {
+	return midx_open_flags(out, pack_dir, algo, 0, err);
+}
+
+int midx_open_flags(struct midx **out, const char *pack_dir, int algo, unsigned flags,
+		    struct gp_error *err)
+{
 	char *path = xstrfmt("%s/" MIDX_FILE, pack_dir);
-	int ret = midx_open_path(out, path, algo, err);
+	int ret = open_path(out, path, algo, flags, err);
 	free(path);
 	if (ret == GP_ENOTFOUND) {
 		gp_error_clear(err);
-		ret = midx_open_chain(out, pack_dir, algo, err);
+		ret = open_chain(out, pack_dir, algo, flags, err);
 	}
 	return ret;
 }
@@ -594,6 +649,7 @@ void midx_free(struct midx *m)
 		if (m->rev_map)
 			munmap((void *)m->rev_map, m->rev_size);
 		chunk_table_release(&m->chunks);
+		free(m->damage);
 		free(m->pack_names);
 		free(m->pseudo_to_pos);
 		free(m->pos_to_pseudo);
@@ -714,9 +770,13 @@ void midx_nth_oid(const struct midx *m, uint32_t midx_pos, struct object_id *oid
 
 uint32_t midx_nth_pack(const struct midx *m, uint32_t midx_pos)
 {
+	uint32_t id;
 	m = layer_of_pos(m, midx_pos);
-	return m->nr_packs_in_base +
-	       get_be32(m->ooff + 8 * (size_t)(midx_pos - m->nr_objects_in_base));
+	id = get_be32(m->ooff + 8 * (size_t)(midx_pos - m->nr_objects_in_base));
+	/* Unchecked in a lazily opened MIDX: no pack has that id. */
+	if (id >= m->nr_packs)
+		return UINT32_MAX;
+	return m->nr_packs_in_base + id;
 }
 
 uint64_t midx_nth_offset(const struct midx *m, uint32_t midx_pos)
@@ -724,9 +784,106 @@ uint64_t midx_nth_offset(const struct midx *m, uint32_t midx_pos)
 	uint32_t ofs;
 	m = layer_of_pos(m, midx_pos);
 	ofs = get_be32(m->ooff + 8 * (size_t)(midx_pos - m->nr_objects_in_base) + 4);
-	if (m->loff && (ofs & MIDX_LARGE_OFFSET_FLAG))
+	if (m->loff && (ofs & MIDX_LARGE_OFFSET_FLAG)) {
+		if ((ofs & ~MIDX_LARGE_OFFSET_FLAG) >= m->nr_loff)
+			return UINT64_MAX;
 		return get_be64(m->loff + 8 * (size_t)(ofs & ~MIDX_LARGE_OFFSET_FLAG));
+	}
 	return ofs;
+}
+
+/* Record the first damage a lazy check found in layer m. */
+static void note_damage(struct midx *m, struct gp_error *err)
+{
+	pthread_mutex_lock(&m->lock);
+	if (!m->damage)
+		m->damage = xstrdup(gp_error_msg(err));
+	__atomic_store_n(&m->damaged, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&m->lock);
+	gp_error_clear(err);
+}
+
+bool midx_nth_entry(const struct midx *m, uint32_t midx_pos, uint32_t *pack_int_id,
+		    uint64_t *ofs)
+{
+	struct midx *layer = (struct midx *)layer_of_pos(m, midx_pos);
+	struct gp_error err = GP_ERROR_INIT;
+	uint32_t local = midx_pos - layer->nr_objects_in_base;
+	*pack_int_id = midx_nth_pack(m, midx_pos);
+	*ofs = midx_nth_offset(m, midx_pos);
+	if (*pack_int_id != UINT32_MAX && *ofs != UINT64_MAX)
+		return true;
+	if (*pack_int_id == UINT32_MAX)
+		CORRUPT(&err, "bad pack-int-id: %" PRIu32 " (%" PRIu32 " total packs) for oid[%"
+			PRIu32 "] (%s, offset %" PRIu64 ")",
+			get_be32(layer->ooff + 8 * (size_t)local), layer->nr_packs, local,
+			base_name(layer->path), chunk_offset(layer, layer->ooff) + 8 * (uint64_t)local);
+	else
+		CORRUPT(&err, "multi-pack-index large offset out of bounds: oid[%" PRIu32
+			"] refers to a large offset past the %" PRIu32 " stored (%s, offset %" PRIu64 ")",
+			local, layer->nr_loff, base_name(layer->path),
+			chunk_offset(layer, layer->ooff) + 8 * (uint64_t)local + 4);
+	note_damage(layer, &err);
+	return false;
+}
+
+const char *midx_damage(struct midx *m)
+{
+	const char *msg = NULL;
+	for (; m && !msg; m = m->base) {
+		if (!__atomic_load_n(&m->damaged, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_mutex_lock(&m->lock);
+		msg = m->damage;
+		pthread_mutex_unlock(&m->lock);
+	}
+	return msg;
+}
+
+/* MIDX_OPEN_LAZY: whether the layer's bucket is sound, checking it the first time. */
+static bool bucket_usable(struct midx *m, unsigned bucket)
+{
+	uint64_t bit = (uint64_t)1 << (bucket % 64);
+	struct gp_error err = GP_ERROR_INIT;
+	if (__atomic_load_n(&m->damaged, __ATOMIC_ACQUIRE))
+		return false;
+	if (__atomic_load_n(&m->bucket_checked[bucket / 64], __ATOMIC_RELAXED) & bit)
+		return true;
+	if (check_entries(m, bucket ? get_be32(m->fanout + 4 * (bucket - 1)) : 0,
+			  get_be32(m->fanout + 4 * bucket), base_name(m->path), &err)) {
+		note_damage(m, &err);
+		return false;
+	}
+	__atomic_fetch_or(&m->bucket_checked[bucket / 64], bit, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * MIDX_OPEN_LAZY, a lookup that found its name at local pos: the names
+ * beside it in its bucket are in order. A hit needs no more (the name
+ * matched exactly), and this catches names moved or swapped there, whose
+ * entries would not be theirs.
+ */
+static bool hit_sound(struct midx *m, uint32_t pos)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	const unsigned char *cur = m->oids + (size_t)pos * m->rawsz;
+	uint32_t lo = cur[0] ? get_be32(m->fanout + 4 * (cur[0] - 1)) : 0;
+	uint32_t hi = get_be32(m->fanout + 4 * cur[0]);
+	uint32_t bad;
+	if (__atomic_load_n(&m->damaged, __ATOMIC_ACQUIRE))
+		return false;
+	if (pos > lo && memcmp(cur - m->rawsz, cur, m->rawsz) >= 0)
+		bad = pos;
+	else if (pos + 1 < hi && memcmp(cur, cur + m->rawsz, m->rawsz) >= 0)
+		bad = pos + 1;
+	else
+		return true;
+	CORRUPT(&err, "oid lookup out of order: oid[%" PRIu32 "] >= oid[%" PRIu32 "] (%s, offset %"
+		PRIu64 ")", bad - 1, bad, base_name(m->path),
+		chunk_offset(m, m->oids + (size_t)bad * m->rawsz));
+	note_damage(m, &err);
+	return false;
 }
 
 bool midx_find_oid(const struct midx *m, const struct object_id *oid,
@@ -734,7 +891,15 @@ bool midx_find_oid(const struct midx *m, const struct object_id *oid,
 {
 	for (; m; m = m->base) {
 		uint32_t pos;
-		if (oid_table_find(m->fanout, m->oids, m->rawsz, m->rawsz, oid->hash, &pos)) {
+		bool found = oid_table_find(m->fanout, m->oids, m->rawsz, m->rawsz, oid->hash, &pos);
+		/*
+		 * Lazily checked: a hit by its neighbours; a miss, which must
+		 * be sure the name is absent, by its whole bucket.
+		 */
+		if (m->lazy && (found ? !hit_sound((struct midx *)m, pos)
+				      : !bucket_usable((struct midx *)m, oid->hash[0])))
+			return false;
+		if (found) {
 			*midx_pos = m->nr_objects_in_base + pos;
 			return true;
 		}
@@ -836,6 +1001,12 @@ static int load_layer_order(struct midx *m, bool compute_missing, struct gp_erro
 		struct gp_error rev_err = GP_ERROR_INIT;
 		int ret = load_rev_file(m, &rev_err);
 		if (ret == GP_ENOTFOUND && compute_missing) {
+			/* The order comes from every entry: check them all first. */
+			if (m->lazy && (ret = check_entries(m, 0, m->nr_objects, base_name(m->path),
+							    err))) {
+				gp_error_clear(&rev_err);
+				return ret;
+			}
 			compute_pseudo_order(m);
 		} else if (ret == GP_ENOTFOUND) {
 			gp_error_clear(&rev_err);
@@ -851,7 +1022,13 @@ static int load_layer_order(struct midx *m, bool compute_missing, struct gp_erro
 	memset(inverse, 0xff, sizeof(*inverse) * m->nr_objects);
 	for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++) {
 		uint32_t pos = layer_pseudo_to_pos(m, pseudo);
-		/* Entries are in range (checked at open); each must appear once. */
+		/* Entries are in range (checked at open, or here when lazy); each must appear once. */
+		if (pos >= m->nr_objects) {
+			free(inverse);
+			return CORRUPT(err, "invalid MIDX object position: RIDX entry %" PRIu32
+				       " is out of range (%s, offset %" PRIu64 ")", pseudo,
+				       base_name(m->path), chunk_offset(m, m->ridx) + 4 * (uint64_t)pseudo);
+		}
 		if (inverse[pos] != UINT32_MAX) {
 			free(inverse);
 			return CORRUPT(err, "%s: the reverse index lists object %" PRIu32
@@ -863,15 +1040,77 @@ static int load_layer_order(struct midx *m, bool compute_missing, struct gp_erro
 	return 0;
 }
 
+/* MIDX_ORDER_NO_INVERSE: check the RIDX entries in range, and find the preferred pack. */
+static int prepare_ridx_search(struct midx *m, struct gp_error *err)
+{
+	uint32_t first;
+	if (m->ridx_searchable || m->pos_to_pseudo)
+		return 0;
+	for (uint32_t pseudo = 0; pseudo < m->nr_objects; pseudo++) {
+		uint32_t pos = get_be32(m->ridx + 4 * (size_t)pseudo);
+		if (pos < m->nr_objects_in_base || pos - m->nr_objects_in_base >= m->nr_objects)
+			return CORRUPT(err, "invalid MIDX object position: RIDX entry %" PRIu32
+				       " is %" PRIu32 ", out of range (%s, offset %" PRIu64 ")", pseudo,
+				       pos, base_name(m->path),
+				       chunk_offset(m, m->ridx) + 4 * (uint64_t)pseudo);
+	}
+	if (!m->layer && m->nr_objects) {
+		first = layer_pseudo_to_pos(m, 0);
+		m->preferred = get_be32(m->ooff + 8 * (size_t)first);
+		m->has_preferred = true;
+	}
+	m->ridx_searchable = true;
+	return 0;
+}
+
 int midx_load_pseudo_order(struct midx *m, bool compute_missing, struct gp_error *err)
+{
+	return midx_load_pseudo_order_flags(m, compute_missing, 0, err);
+}
+
+int midx_load_pseudo_order_flags(struct midx *m, bool compute_missing, unsigned flags,
+				 struct gp_error *err)
 {
 	int ret = 0;
 	for (struct midx *layer = m; layer && !ret; layer = layer->base) {
 		pthread_mutex_lock(&layer->lock);
-		ret = load_layer_order(layer, compute_missing, err);
+		if ((flags & MIDX_ORDER_NO_INVERSE) && layer->ridx)
+			ret = prepare_ridx_search(layer, err);
+		else
+			ret = load_layer_order(layer, compute_missing, err);
 		pthread_mutex_unlock(&layer->lock);
 	}
 	return ret;
+}
+
+/* Where local position pos ranks in the pseudo-pack order: its pack, then its offset. */
+static bool pseudo_key_less(const struct midx *m, uint32_t a, uint32_t b)
+{
+	uint32_t pack_a = get_be32(m->ooff + 8 * (size_t)a);
+	uint32_t pack_b = get_be32(m->ooff + 8 * (size_t)b);
+	uint64_t rank_a = m->has_preferred && pack_a == m->preferred ? 0 : (uint64_t)pack_a + 1;
+	uint64_t rank_b = m->has_preferred && pack_b == m->preferred ? 0 : (uint64_t)pack_b + 1;
+	if (rank_a != rank_b)
+		return rank_a < rank_b;
+	return midx_nth_offset(m, m->nr_objects_in_base + a) <
+	       midx_nth_offset(m, m->nr_objects_in_base + b);
+}
+
+/* Local pos -> local pseudo position by binary search; UINT32_MAX when the RIDX lacks it. */
+static uint32_t ridx_search(const struct midx *m, uint32_t pos)
+{
+	uint32_t lo = 0, hi = m->nr_objects;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint32_t at = layer_pseudo_to_pos(m, mid);
+		if (at == pos)
+			return mid;
+		if (pseudo_key_less(m, at, pos))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return UINT32_MAX;
 }
 
 uint32_t midx_pseudo_to_pos(const struct midx *m, uint32_t pseudo_pos)
@@ -882,8 +1121,12 @@ uint32_t midx_pseudo_to_pos(const struct midx *m, uint32_t pseudo_pos)
 
 uint32_t midx_pos_to_pseudo(const struct midx *m, uint32_t midx_pos)
 {
+	uint32_t pseudo;
 	m = layer_of_pos(m, midx_pos);
-	return m->nr_objects_in_base + m->pos_to_pseudo[midx_pos - m->nr_objects_in_base];
+	if (m->pos_to_pseudo)
+		return m->nr_objects_in_base + m->pos_to_pseudo[midx_pos - m->nr_objects_in_base];
+	pseudo = ridx_search(m, midx_pos - m->nr_objects_in_base);
+	return pseudo == UINT32_MAX ? UINT32_MAX : m->nr_objects_in_base + pseudo;
 }
 
 int midx_preferred_pack(struct midx *m, uint32_t *pack_int_id, struct gp_error *err)
@@ -907,6 +1150,9 @@ int midx_preferred_pack(struct midx *m, uint32_t *pack_int_id, struct gp_error *
 					    " (%s has no reverse index)", base->path);
 		first = layer_pseudo_to_pos(base, 0);
 	}
+	if (first >= base->nr_objects || get_be32(base->ooff + 8 * (size_t)first) >= base->nr_packs)
+		return CORRUPT(err, "could not determine MIDX preferred pack (%s: its first object"
+			       " in pseudo-pack order is out of range)", base->path);
 	*pack_int_id = base->nr_packs_in_base + get_be32(base->ooff + 8 * (size_t)first);
 	return 0;
 }

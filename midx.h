@@ -31,6 +31,17 @@
  * lookups trust the tables. The checksums and the cross-check against
  * every pack's .idx are midx_verify()'s work.
  *
+ * midx_open_flags() with MIDX_OPEN_LAZY (a server's object store, which
+ * cannot read the whole MIDX for each request) checks only the shape at
+ * open (header, chunk table, chunk sizes, pack names, fanout, BTMP). A
+ * midx_find_oid() that finds its name checks the names beside it (a name
+ * moved or swapped there would have another's entry); one that misses
+ * checks its whole fanout bucket (names, pack ids, large offsets), once,
+ * to be sure of the absence. An entry's pack id and large offset are
+ * checked where it is used, by midx_nth_entry(), and RIDX entries by
+ * midx_load_pseudo_order(). Damage found so makes every later lookup
+ * fail, and midx_damage() says what it was. midx_verify() checks all.
+ *
  * Messages carry the phrases git's own reader uses ("oid fanout out of
  * order", "bad pack-int-id", ...), then the file and the offset.
  */
@@ -68,6 +79,11 @@ struct midx;
  * chain file counts as none), GP_ECORRUPT (message names the file and
  * what is wrong), GP_EIO.
  */
+enum midx_open_flags {
+	MIDX_OPEN_LAZY = 1 << 0,   /* check entries when used (see above) */
+};
+int midx_open_flags(struct midx **out, const char *pack_dir, int algo, unsigned flags,
+		    struct gp_error *err);
 int midx_open(struct midx **out, const char *pack_dir, int algo,
 	      struct gp_error *err);
 /* Only the chain in <pack_dir>/multi-pack-index.d. Errors as midx_open(). */
@@ -131,13 +147,29 @@ uint32_t midx_nr_packs_in_base(const struct midx *m);
 /* Of the top layer alone: objects whose name's first byte is at most
  * first_byte (add midx_nr_objects_in_base() for a midx_pos). O(1). */
 uint32_t midx_fanout(const struct midx *m, unsigned first_byte);
-/* O(layers * log n). */
+/*
+ * O(layers * log n); MIDX_OPEN_LAZY: checks as described above, and
+ * damage found answers false.
+ */
 bool midx_find_oid(const struct midx *m, const struct object_id *oid,
 		   uint32_t *midx_pos);
 void midx_nth_oid(const struct midx *m, uint32_t midx_pos, struct object_id *oid);
 const unsigned char *midx_nth_oid_raw(const struct midx *m, uint32_t midx_pos);
+/*
+ * Of an entry that midx_find_oid() answered, or of any entry in a MIDX
+ * opened without MIDX_OPEN_LAZY. An unchecked pack id out of range is
+ * UINT32_MAX, and a large offset reference out of range UINT64_MAX.
+ */
 uint32_t midx_nth_pack(const struct midx *m, uint32_t midx_pos);
 uint64_t midx_nth_offset(const struct midx *m, uint32_t midx_pos);
+/*
+ * Both, checked: false (and the damage noted for midx_damage()) when the
+ * entry's pack id or large-offset reference is out of range. O(layers).
+ */
+bool midx_nth_entry(const struct midx *m, uint32_t midx_pos, uint32_t *pack_int_id,
+		    uint64_t *ofs);
+/* The first damage lazy checks found in any layer (borrowed), or NULL. */
+const char *midx_damage(struct midx *m);
 
 /*
  * BTMP: the first pseudo position of pack_int_id's objects and how many
@@ -161,10 +193,26 @@ bool midx_has_btmp(const struct midx *m);
  */
 int midx_load_pseudo_order(struct midx *m, bool compute_missing,
 			   struct gp_error *err);
+enum midx_order_flags {
+	/*
+	 * For a reader that maps few positions: a layer with a RIDX chunk
+	 * has its entries checked in range only (O(n) reads, no
+	 * allocation), and midx_pos_to_pseudo() binary-searches it
+	 * (O(log n)) instead of building the inverse (that it is a
+	 * permutation is midx_verify()'s to check).
+	 */
+	MIDX_ORDER_NO_INVERSE = 1 << 0,
+};
+int midx_load_pseudo_order_flags(struct midx *m, bool compute_missing, unsigned flags,
+				 struct gp_error *err);
 /* Every layer has a RIDX chunk (not hidden by the knob). */
 bool midx_has_ridx(const struct midx *m);
 /* After midx_load_pseudo_order(). O(layers). */
 uint32_t midx_pseudo_to_pos(const struct midx *m, uint32_t pseudo_pos);
+/*
+ * With MIDX_ORDER_NO_INVERSE, UINT32_MAX when the RIDX does not list
+ * midx_pos where its order says it is (a damaged RIDX).
+ */
 uint32_t midx_pos_to_pseudo(const struct midx *m, uint32_t midx_pos);
 /*
  * The preferred pack of m's top layer: the pack of that layer's first

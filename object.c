@@ -61,15 +61,8 @@ char *oid_to_hex_r(char *out, const struct object_id *oid)
 
 int hex_to_oid(const char *hex, int algo, struct object_id *oid)
 {
-	size_t rawsz = gp_hash_algos[algo].rawsz;
 	oid_clear(oid, algo);
-	for (size_t i = 0; i < rawsz; i++) {
-		int v = hex_pair_value(hex + 2 * i);
-		if (v < 0)
-			return -1;
-		oid->hash[i] = (unsigned char)v;
-	}
-	return 0;
+	return hex_to_bytes(oid->hash, hex, gp_hash_algos[algo].rawsz);
 }
 
 int parse_oid_hex_exact(const char *hex, int algo, struct object_id *oid)

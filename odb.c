@@ -28,6 +28,7 @@ struct odb_dir {
 struct odb {
 	int algo;
 	bool no_midx;               /* core.multiPackIndex=false */
+	bool trust_bitmaps;         /* see odb_set_verify_bitmaps() */
 	struct odb_dir *dirs;       /* [0] is the odb's own directory */
 	size_t nr_dirs, alloc_dirs;
 	struct packed_git **packs;
@@ -109,7 +110,7 @@ static void load_packs(struct odb *odb, const char *objdir, bool local)
 			continue;
 		}
 		free(pack);
-		if (pack_open_idx(&p, idx, odb->algo, &err)) {
+		if (pack_open_idx_flags(&p, idx, odb->algo, PACK_IDX_LAZY, &err)) {
 			add_warning(odb, "%s", gp_error_msg(&err));
 			gp_error_clear(&err);
 			free(idx);
@@ -175,7 +176,7 @@ static void load_midx(struct odb *odb, struct odb_dir *dir)
 		free(pack_dir);
 		return;
 	}
-	ret = midx_open(&m, pack_dir, odb->algo, &err);
+	ret = midx_open_flags(&m, pack_dir, odb->algo, MIDX_OPEN_LAZY, &err);
 	if (ret) {
 		if (ret != GP_ENOTFOUND)
 			add_warning(odb, "%s (ignoring it)", gp_error_msg(&err));
@@ -465,6 +466,44 @@ static bool pack_usable(struct odb *odb, struct packed_git *p)
 }
 
 /*
+ * A lookup found dir's MIDX damaged: report it as a bad MIDX is reported
+ * at open, and go on without it (its packs are searched alone). Callers
+ * may still hold it (odb_midx()), so it is retired, not freed.
+ */
+static void drop_damaged_midx(struct odb *odb, struct odb_dir *dir)
+{
+	add_warning(odb, "%s (ignoring it)", midx_damage(dir->midx));
+	ALLOC_GROW(odb->retired_midx, odb->nr_retired_midx + 1, odb->alloc_retired_midx);
+	odb->retired_midx[odb->nr_retired_midx++] = dir->midx;
+	for (uint32_t id = 0; id < midx_nr_packs(dir->midx); id++)
+		if (dir->midx_packs[id] != SIZE_MAX)
+			odb->pack_in_midx[dir->midx_packs[id]] = false;
+	dir->midx = NULL;
+	FREE_AND_NULL(dir->midx_packs);
+}
+
+/*
+ * pack_find_oid(), and when the lookup found the pack's .idx damaged,
+ * that is reported (once): the pack then answers no lookup, as if it
+ * had not opened.
+ */
+static bool find_in_pack(struct odb *odb, struct packed_git *p, const struct object_id *oid,
+			 uint32_t *idx_pos)
+{
+	const char *damage;
+	if (pack_find_oid(p, oid, idx_pos))
+		return true;
+	damage = pack_idx_damage(p);
+	if (damage) {
+		for (size_t i = 0; i < odb->nr_warnings; i++)
+			if (!strcmp(odb->warnings[i], damage))
+				return false;
+		add_warning(odb, "%s", damage);
+	}
+	return false;
+}
+
+/*
  * Find oid through the MIDXs first, then in the packs no MIDX covers.
  * When a MIDX sends us to a pack that is gone or broken, every pack is
  * searched, so a copy elsewhere is still found.
@@ -475,14 +514,27 @@ static bool find_packed(struct odb *odb, const struct object_id *oid,
 	bool search_all = false;
 	for (size_t d = 0; d < odb->nr_dirs; d++) {
 		struct odb_dir *dir = &odb->dirs[d];
-		uint32_t midx_pos;
+		uint32_t midx_pos, pack_int_id;
+		uint64_t midx_ofs;
 		size_t i;
-		if (!dir->midx || !midx_find_oid(dir->midx, oid, &midx_pos))
+		if (!dir->midx)
 			continue;
-		i = dir->midx_packs[midx_nth_pack(dir->midx, midx_pos)];
+		if (!midx_find_oid(dir->midx, oid, &midx_pos)) {
+			if (midx_damage(dir->midx)) {
+				drop_damaged_midx(odb, dir);
+				search_all = true;
+			}
+			continue;
+		}
+		if (!midx_nth_entry(dir->midx, midx_pos, &pack_int_id, &midx_ofs)) {
+			drop_damaged_midx(odb, dir);
+			search_all = true;
+			continue;
+		}
+		i = dir->midx_packs[pack_int_id];
 		if (i != SIZE_MAX && pack_usable(odb, odb->packs[i])) {
 			*pack = odb->packs[i];
-			*ofs = midx_nth_offset(dir->midx, midx_pos);
+			*ofs = midx_ofs;
 			return true;
 		}
 		search_all = true;
@@ -492,7 +544,7 @@ static bool find_packed(struct odb *odb, const struct object_id *oid,
 		struct packed_git *p = odb->packs[i];
 		uint32_t idx_pos;
 		if ((odb->pack_in_midx[i] && !search_all) || p->pack_failed ||
-		    !pack_find_oid(p, oid, &idx_pos) || !pack_usable(odb, p))
+		    !find_in_pack(odb, p, oid, &idx_pos) || !pack_usable(odb, p))
 			continue;
 		odb->last_pack = i;
 		*pack = p;
@@ -702,7 +754,7 @@ static int read_elsewhere(struct odb *odb, const struct object_id *oid,
 	for (size_t i = 0; i < odb->nr_packs; i++) {
 		struct packed_git *p = odb->packs[i];
 		uint32_t idx_pos;
-		if (p == skip_pack || p->pack_failed || !pack_find_oid(p, oid, &idx_pos) ||
+		if (p == skip_pack || p->pack_failed || !find_in_pack(odb, p, oid, &idx_pos) ||
 		    !pack_usable(odb, p))
 			continue;
 		if (!read_packed(odb, p, pack_nth_offset(p, idx_pos), oid, type, data, size,
@@ -856,6 +908,16 @@ int odb_for_each_object(struct odb *odb, odb_each_fn *fn, void *data)
 	for (size_t i = 0; i < odb->nr_dirs && !ret; i++)
 		ret = loose_for_each(odb->dirs[i].path, odb->algo, each_loose, &el);
 	return ret;
+}
+
+void odb_set_verify_bitmaps(struct odb *odb, bool verify)
+{
+	odb->trust_bitmaps = !verify;
+}
+
+bool odb_verify_bitmaps(const struct odb *odb)
+{
+	return !odb->trust_bitmaps;
 }
 
 size_t odb_nr_packs(const struct odb *odb)

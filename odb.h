@@ -117,6 +117,16 @@ int odb_for_each_object(struct odb *odb, odb_each_fn *fn, void *data);
  */
 bool odb_reprepare(struct odb *odb);
 
+/*
+ * Whether bitmap readers (pack-bitmap.h) hash each .bitmap file whole
+ * when they open it, to check its trailing checksum: yes by default. A
+ * server that opens the bitmaps for each request turns it off, as git's
+ * readers never hash: the structure is still checked at open and every
+ * read is bounded, and fsck and "rev-list --test-bitmap" check the hash.
+ */
+void odb_set_verify_bitmaps(struct odb *odb, bool verify);
+bool odb_verify_bitmaps(const struct odb *odb);
+
 /* The packs, local ones first; index < odb_nr_packs(). */
 size_t odb_nr_packs(const struct odb *odb);
 struct packed_git *odb_pack(const struct odb *odb, size_t index);

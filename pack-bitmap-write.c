@@ -230,6 +230,11 @@ static void *type_worker(void *data)
 			job->ranges[job->nr_ranges++].start = bit_pos;
 		}
 		job->ranges[job->nr_ranges - 1].end = bit_pos + 1;
+		if (!p) {
+			job->ret = CORRUPT(&job->err, "object %" PRIu32 " of the bitmap order is in no"
+					   " pack (a damaged MIDX entry?)", bit_pos);
+			break;
+		}
 		job->ret = pack_open_pack(p, &job->err);
 		if (!job->ret && ofs < p->pack_size)
 			job->ret = pack_parse_entry_header(p->pack_map + ofs, p->pack_size - ofs, ofs,

@@ -68,11 +68,18 @@ int bitmap_order_for_pack(struct bitmap_order **out, struct packed_git *p,
 	return 0;
 }
 
+/*
+ * search_ridx: for a reader (bitmap_index_open() on a server's odb,
+ * odb_verify_bitmaps() false) that maps a few positions: the RIDX is
+ * searched rather than inverted (MIDX_ORDER_NO_INVERSE).
+ */
 static int order_for_midx(struct bitmap_order **out, struct odb *odb, struct midx *m,
-			  bool by_name, bool compute_missing, struct gp_error *err)
+			  bool by_name, bool compute_missing, bool search_ridx,
+			  struct gp_error *err)
 {
 	struct bitmap_order *o;
-	int ret = midx_load_pseudo_order(m, compute_missing, err);
+	int ret = midx_load_pseudo_order_flags(m, compute_missing,
+					       search_ridx ? MIDX_ORDER_NO_INVERSE : 0, err);
 	if (ret)
 		return ret;
 	o = xcalloc(1, sizeof(*o));
@@ -111,13 +118,13 @@ int bitmap_order_for_midx(struct bitmap_order **out, struct odb *odb,
 	if (!m)
 		return gp_error_set(err, GP_ENOTFOUND, "%s: no usable multi-pack-index",
 				    odb_objdir(odb));
-	return order_for_midx(out, odb, m, false, false, err);
+	return order_for_midx(out, odb, m, false, false, false, err);
 }
 
 int bitmap_order_for_midx_file(struct bitmap_order **out, struct odb *odb,
 			       struct midx *m, struct gp_error *err)
 {
-	return order_for_midx(out, odb, m, true, false, err);
+	return order_for_midx(out, odb, m, true, false, false, err);
 }
 
 static struct bitmap_order *order_identity(int algo, uint32_t nr)
@@ -191,7 +198,8 @@ bool bitmap_order_find(const struct bitmap_order *o, const struct object_id *oid
 		if (!midx_find_oid(o->midx, oid, &index_pos))
 			return false;
 		*bit_pos = midx_pos_to_pseudo(o->midx, index_pos);
-		return true;
+		/* a position a damaged RIDX does not list is in no bitmap */
+		return *bit_pos != UINT32_MAX;
 	case ORDER_IDENTITY:
 		break;
 	}
@@ -267,10 +275,15 @@ void bitmap_order_locate(const struct bitmap_order *o, uint32_t bit_pos,
 		*pack = o->pack;
 		*ofs = pack_nth_offset(o->pack, index_pos);
 		return;
-	case ORDER_MIDX:
-		*pack = o->midx_packs[midx_nth_pack(o->midx, index_pos)];
-		*ofs = midx_nth_offset(o->midx, index_pos);
+	case ORDER_MIDX: {
+		uint32_t pack_int_id;
+		/* a damaged entry (of a MIDX checked lazily) is in no pack */
+		if (midx_nth_entry(o->midx, index_pos, &pack_int_id, ofs))
+			*pack = o->midx_packs[pack_int_id];
+		else
+			*ofs = 0;
 		return;
+	}
 	case ORDER_IDENTITY:
 		break;
 	}
@@ -300,6 +313,7 @@ struct bitmap_index {
 	uint32_t nr_objects;
 	struct bitmap_order *order;
 	const unsigned char *digest; /* the trailer's hash, computed already; or NULL */
+	bool trust_trailer;     /* leave the trailing checksum to verifiers (odb_verify_bitmaps()) */
 	struct bitmap types[4]; /* OBJ_COMMIT - 1 .. OBJ_TAG - 1 */
 	uint64_t entries_start, entries_end;
 	struct entry *entries;  /* by index_pos */
@@ -597,11 +611,13 @@ static int parse_bitmap(struct bitmap_index *bi, const unsigned char *checksum,
 			       short_name(bi),
 			       bi->order && bi->order->kind == ORDER_MIDX
 			       ? "multi-pack-index" : "pack");
-	if (bi->digest)
+	if (bi->trust_trailer)
+		; /* as git's readers: the structure below is checked, the hash left to fsck */
+	else if (bi->digest)
 		memcpy(actual, bi->digest, bi->rawsz);
 	else
 		hash_buf_checksum(bi->algo, bi->map, bi->len - bi->rawsz, actual);
-	if (memcmp(actual, bi->map + bi->len - bi->rawsz, bi->rawsz))
+	if (!bi->trust_trailer && memcmp(actual, bi->map + bi->len - bi->rawsz, bi->rawsz))
 		return CORRUPT(err, "%s: checksum mismatch at offset %zu", short_name(bi),
 			       bi->len - bi->rawsz);
 
@@ -694,10 +710,11 @@ static int open_layer_with_order(struct bitmap_index **out, char *path,
 				 struct bitmap_order *order, int algo,
 				 const unsigned char *map, size_t len,
 				 const unsigned char *digest, struct bitmap_index *base,
-				 struct gp_error *err)
+				 bool verify, struct gp_error *err)
 {
 	struct bitmap_index *bi = xcalloc(1, sizeof(*bi));
 	int ret = 0;
+	bi->trust_trailer = !verify;
 	bi->base = base;
 	bi->base_objects = base ? base->nr_objects : 0;
 	bi->path = path;
@@ -727,9 +744,9 @@ fail:
 static int open_with_order(struct bitmap_index **out, char *path,
 			   struct bitmap_order *order, int algo,
 			   const unsigned char *map, size_t len,
-			   const unsigned char *digest, struct gp_error *err)
+			   const unsigned char *digest, bool verify, struct gp_error *err)
 {
-	return open_layer_with_order(out, path, order, algo, map, len, digest, NULL, err);
+	return open_layer_with_order(out, path, order, algo, map, len, digest, NULL, verify, err);
 }
 
 /*
@@ -747,7 +764,8 @@ static int open_chain_bitmaps(struct bitmap_index **out, struct odb *odb, struct
 		struct bitmap_order *order = NULL;
 		struct bitmap_index *bi = NULL;
 		char *path;
-		ret = order_for_midx(&order, odb, midx_layer(m, l), false, false, err);
+		ret = order_for_midx(&order, odb, midx_layer(m, l), false, false,
+				     !odb_verify_bitmaps(odb), err);
 		if (ret)
 			break;
 		path = bitmap_order_bitmap_path(order);
@@ -757,7 +775,8 @@ static int open_chain_bitmaps(struct bitmap_index **out, struct odb *odb, struct
 			bitmap_order_free(order);
 			break;
 		}
-		ret = open_layer_with_order(&bi, path, order, odb_algo(odb), NULL, 0, NULL, below, err);
+		ret = open_layer_with_order(&bi, path, order, odb_algo(odb), NULL, 0, NULL, below,
+					    odb_verify_bitmaps(odb), err);
 		below = ret ? NULL : bi;
 	}
 	if (ret) {
@@ -769,7 +788,7 @@ static int open_chain_bitmaps(struct bitmap_index **out, struct odb *odb, struct
 }
 
 static int open_pack_bitmap(struct bitmap_index **out, struct packed_git *p, char *path,
-			    int algo, struct gp_error *err)
+			    int algo, bool verify, struct gp_error *err)
 {
 	struct bitmap_order *order = NULL;
 	struct hash_job job = { NULL, 0, algo, { 0 } };
@@ -783,7 +802,7 @@ static int open_pack_bitmap(struct bitmap_index **out, struct packed_git *p, cha
 		free(path);
 		return ret;
 	}
-	if (len >= rawsz) {
+	if (verify && len >= rawsz) {
 		job.buf = map;
 		job.len = len - rawsz;
 		started = !pthread_create(&tid, NULL, hash_worker, &job);
@@ -791,7 +810,7 @@ static int open_pack_bitmap(struct bitmap_index **out, struct packed_git *p, cha
 	ret = bitmap_order_for_pack(&order, p, err);
 	if (started)
 		pthread_join(tid, NULL);
-	else if (len >= rawsz)
+	else if (verify && len >= rawsz)
 		hash_worker(&job);
 	if (ret) {
 		if (map)
@@ -800,7 +819,7 @@ static int open_pack_bitmap(struct bitmap_index **out, struct packed_git *p, cha
 		return ret;
 	}
 	return open_with_order(out, path, order, algo, map, len,
-			       len >= rawsz ? job.digest : NULL, err);
+			       verify && len >= rawsz ? job.digest : NULL, verify, err);
 }
 
 int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
@@ -817,7 +836,8 @@ int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
 			return ret;
 		gp_error_clear(err);
 	} else if (odb_midx(odb)) {
-		ret = bitmap_order_for_midx(&order, odb, err);
+		ret = order_for_midx(&order, odb, odb_midx(odb), false, false,
+				     !odb_verify_bitmaps(odb), err);
 		if (ret == GP_ENOTFOUND) {
 			struct bitmap_index *stale = NULL;
 			gp_error_clear(err);
@@ -827,14 +847,14 @@ int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
 			 * know: git refuses it. Opened over the computed
 			 * order first, so that a stale one is named so.
 			 */
-			if (!order_for_midx(&order, odb, odb_midx(odb), false, true, err)) {
+			if (!order_for_midx(&order, odb, odb_midx(odb), false, true, false, err)) {
 				path = bitmap_order_bitmap_path(order);
 				if (access(path, F_OK)) {
 					free(path);
 					bitmap_order_free(order);
 				} else {
 					ret = open_with_order(&stale, path, order, odb_algo(odb), NULL, 0,
-							      NULL, err);
+							      NULL, odb_verify_bitmaps(odb), err);
 					if (ret)
 						return ret;
 					bitmap_index_free(stale);
@@ -852,7 +872,7 @@ int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
 			path = bitmap_order_bitmap_path(order);
 			if (!access(path, F_OK))
 				return open_with_order(out, path, order, odb_algo(odb), NULL, 0,
-						       NULL, err);
+						       NULL, odb_verify_bitmaps(odb), err);
 			free(path);
 			bitmap_order_free(order);
 		}
@@ -866,7 +886,7 @@ int bitmap_index_open(struct bitmap_index **out, struct odb *odb,
 			free(path);
 			continue;
 		}
-		return open_pack_bitmap(out, p, path, odb_algo(odb), err);
+		return open_pack_bitmap(out, p, path, odb_algo(odb), odb_verify_bitmaps(odb), err);
 	}
 	return gp_error_set(err, GP_ENOTFOUND, "no bitmap in %s", odb_objdir(odb));
 }

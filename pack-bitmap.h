@@ -98,7 +98,10 @@ uint32_t bitmap_order_bit_to_index(const struct bitmap_order *o, uint32_t bit_po
 const unsigned char *bitmap_order_index_oid_raw(const struct bitmap_order *o,
 						uint32_t index_pos);
 uint32_t bitmap_order_index_to_bit(const struct bitmap_order *o, uint32_t index_pos);
-/* The pack and offset that hold the object at bit_pos. */
+/*
+ * The pack and offset that hold the object at bit_pos; *pack is NULL
+ * when its pack is gone, or its MIDX entry is damaged (midx_nth_entry()).
+ */
 void bitmap_order_locate(const struct bitmap_order *o, uint32_t bit_pos,
 			 struct packed_git **pack, uint64_t *ofs);
 

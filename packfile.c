@@ -137,8 +137,63 @@ int pack_parse_entry_header(const unsigned char *buf, size_t avail,
 	return 0;
 }
 
-/* Validate the idx image and fill the table pointers of p. */
-static int parse_idx(struct packed_git *p, const char *name, struct gp_error *err)
+/*
+ * Names in order within one fanout bucket (old packs may hold an object
+ * twice, which git accepts), each starting with the bucket's byte. The
+ * order check compares the first eight bytes as one big-endian word and
+ * only falls back to memcmp on a tie.
+ */
+static int check_bucket(const struct packed_git *p, unsigned bucket, const char *name,
+			struct gp_error *err)
+{
+	size_t rawsz = gp_hash_algos[p->algo].rawsz;
+	uint32_t idx_pos = bucket ? get_be32(p->fanout + 4 * (bucket - 1)) : 0;
+	uint32_t end = get_be32(p->fanout + 4 * bucket);
+	const unsigned char *prev_oid = NULL;
+	for (; idx_pos < end; idx_pos++) {
+		const unsigned char *cur = pack_nth_oid_raw(p, idx_pos);
+		uint64_t a, b;
+		if (cur[0] != bucket)
+			return CORRUPT(err, "%s: object %" PRIu32 " is outside its fanout bucket", name, idx_pos);
+		if (prev_oid) {
+			a = get_be64(prev_oid);
+			b = get_be64(cur);
+			if (a > b || (a == b && memcmp(prev_oid + 8, cur + 8, rawsz - 8) > 0))
+				return CORRUPT(err, "%s: object names out of order at entry %" PRIu32, name, idx_pos);
+		}
+		prev_oid = cur;
+	}
+	return 0;
+}
+
+/* v2: every large-offset reference inside the 64-bit table, which has no spare entry. */
+static int check_large_refs(const struct packed_git *p, const char *name, struct gp_error *err)
+{
+	uint32_t nr_referenced = 0;
+	for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++) {
+		uint32_t o = get_be32(p->off32 + 4 * (size_t)idx_pos);
+		if (!(o & 0x80000000u))
+			continue;
+		if ((o & 0x7fffffffu) >= p->nr_large)
+			return CORRUPT(err, "%s: large-offset entry %" PRIu32 " of object %" PRIu32
+				       " is out of range (%" PRIu32 " entries)",
+				       name, o & 0x7fffffffu, idx_pos, p->nr_large);
+		nr_referenced++;
+	}
+	/* Writers store exactly one 64-bit entry per large offset. */
+	if (nr_referenced != p->nr_large)
+		return CORRUPT(err, "%s: index has %" PRIu32 " 64-bit offsets but %" PRIu32
+			       " entries refer to them (trailing junk?)",
+			       name, p->nr_large, nr_referenced);
+	return 0;
+}
+
+/*
+ * Validate the idx image and fill the table pointers of p: its shape
+ * always; with lazy, the names and large-offset references are left to
+ * pack_find_oid() (a bucket at a time) and pack_open_pack().
+ */
+static int parse_idx(struct packed_git *p, const char *name, bool lazy, struct gp_error *err)
 {
 	const unsigned char *map = p->idx_map;
 	size_t len = p->idx_size, rawsz = gp_hash_algos[p->algo].rawsz;
@@ -192,51 +247,15 @@ static int parse_idx(struct packed_git *p, const char *name, struct gp_error *er
 		p->off64 = p->off32 + (size_t)nr * 4;
 	}
 	memcpy(p->pack_hash, map + len - 2 * rawsz, rawsz);
-
-	/*
-	 * Names in order (old packs may hold an object twice, which git
-	 * accepts), and each in its fanout bucket. This runs
-	 * on every open, so the order check compares the first eight bytes
-	 * as one big-endian word and only falls back to memcmp on a tie.
-	 */
-	{
-		const unsigned char *prev_oid = NULL;
-		uint32_t idx_pos = 0;
-		for (unsigned bucket = 0; bucket < 256; bucket++) {
-			uint32_t end = get_be32(p->fanout + 4 * bucket);
-			for (; idx_pos < end; idx_pos++) {
-				const unsigned char *cur = pack_nth_oid_raw(p, idx_pos);
-				uint64_t a, b;
-				if (cur[0] != bucket)
-					return CORRUPT(err, "%s: object %" PRIu32 " is outside its fanout bucket", name, idx_pos);
-				if (prev_oid) {
-					a = get_be64(prev_oid);
-					b = get_be64(cur);
-					if (a > b || (a == b && memcmp(prev_oid + 8, cur + 8, rawsz - 8) > 0))
-						return CORRUPT(err, "%s: object names out of order at entry %" PRIu32, name, idx_pos);
-				}
-				prev_oid = cur;
-			}
-		}
+	if (lazy)
+		return 0;
+	for (unsigned bucket = 0; bucket < 256; bucket++) {
+		int ret = check_bucket(p, bucket, name, err);
+		if (ret)
+			return ret;
 	}
-	if (p->idx_version == 2) {
-		uint32_t nr_referenced = 0;
-		for (uint32_t idx_pos = 0; idx_pos < nr; idx_pos++) {
-			uint32_t o = get_be32(p->off32 + 4 * (size_t)idx_pos);
-			if (!(o & 0x80000000u))
-				continue;
-			if ((o & 0x7fffffffu) >= p->nr_large)
-				return CORRUPT(err, "%s: large-offset entry %" PRIu32 " of object %" PRIu32
-					       " is out of range (%" PRIu32 " entries)",
-					       name, o & 0x7fffffffu, idx_pos, p->nr_large);
-			nr_referenced++;
-		}
-		/* Writers store exactly one 64-bit entry per large offset. */
-		if (nr_referenced != p->nr_large)
-			return CORRUPT(err, "%s: index has %" PRIu32 " 64-bit offsets but %" PRIu32
-				       " entries refer to them (trailing junk?)",
-				       name, p->nr_large, nr_referenced);
-	}
+	if (p->idx_version == 2)
+		return check_large_refs(p, name, err);
 	return 0;
 }
 
@@ -258,7 +277,7 @@ int pack_parse_idx_buf(struct packed_git **out, const unsigned char *buf,
 	int ret;
 	p->idx_map = buf;
 	p->idx_size = len;
-	ret = parse_idx(p, name, err);
+	ret = parse_idx(p, name, false, err);
 	if (ret) {
 		p->idx_map = NULL;
 		pack_free(p);
@@ -279,6 +298,12 @@ static char *path_with_ext(const char *path, const char *old_ext, const char *ne
 int pack_open_idx(struct packed_git **out, const char *idx_path, int algo,
 		  struct gp_error *err)
 {
+	return pack_open_idx_flags(out, idx_path, algo, 0, err);
+}
+
+int pack_open_idx_flags(struct packed_git **out, const char *idx_path, int algo,
+			unsigned flags, struct gp_error *err)
+{
 	struct packed_git *p = packed_git_alloc(algo);
 	char *other;
 	int ret;
@@ -288,7 +313,8 @@ int pack_open_idx(struct packed_git **out, const char *idx_path, int algo,
 	ret = map_file_readonly(idx_path, &p->idx_map, &p->idx_size, &p->mtime, err);
 	if (ret)
 		goto fail;
-	ret = parse_idx(p, idx_path, err);
+	p->idx_lazy = flags & PACK_IDX_LAZY;
+	ret = parse_idx(p, idx_path, p->idx_lazy, err);
 	if (ret)
 		goto fail;
 	other = path_with_ext(idx_path, ".idx", ".keep");
@@ -326,6 +352,12 @@ static int open_pack_locked(struct packed_git *p, struct gp_error *err)
 	if (memcmp(p->pack_map + p->pack_size - rawsz, p->pack_hash, rawsz))
 		return CORRUPT(err, "%s: pack checksum does not match its index %s",
 			       name, base_name(p->idx_path ? p->idx_path : "(idx)"));
+	/* A lazily opened idx has its large-offset references checked here. */
+	if (p->idx_lazy && p->idx_version == 2) {
+		ret = check_large_refs(p, base_name(p->idx_path), err);
+		if (ret)
+			return ret;
+	}
 	for (uint32_t idx_pos = 0; idx_pos < p->nr_objects; idx_pos++) {
 		uint64_t ofs = pack_nth_offset(p, idx_pos);
 		if (ofs < PACK_HEADER_SIZE || ofs >= p->pack_size - rawsz)
@@ -377,6 +409,7 @@ void pack_free(struct packed_git *p)
 		pthread_mutex_destroy(p->pack_lock);
 		free(p->pack_lock);
 	}
+	free(p->idx_damage);
 	free(p->pack_path);
 	free(p->idx_path);
 	free(p);
@@ -405,6 +438,9 @@ uint64_t pack_nth_offset(const struct packed_git *p, uint32_t idx_pos)
 	o = get_be32(p->off32 + 4 * (size_t)idx_pos);
 	if (!(o & 0x80000000u))
 		return o;
+	/* Unchecked before pack_open_pack() when opened lazily: no pack is that long. */
+	if ((o & 0x7fffffffu) >= p->nr_large)
+		return UINT64_MAX;
 	return get_be64(p->off64 + 8 * (size_t)(o & 0x7fffffffu));
 }
 
@@ -415,14 +451,86 @@ uint32_t pack_nth_crc(const struct packed_git *p, uint32_t idx_pos)
 	return get_be32(p->crcs + 4 * (size_t)idx_pos);
 }
 
+/*
+ * A lazily opened idx: the first lookup that misses in a fanout bucket
+ * checks that bucket. Threads may race to check one; both find the same
+ * answer.
+ */
+static bool bucket_usable(struct packed_git *p, unsigned bucket)
+{
+	uint64_t bit = (uint64_t)1 << (bucket % 64);
+	struct gp_error err = GP_ERROR_INIT;
+	if (__atomic_load_n(&p->idx_damaged, __ATOMIC_ACQUIRE))
+		return false;
+	if (__atomic_load_n(&p->bucket_checked[bucket / 64], __ATOMIC_RELAXED) & bit)
+		return true;
+	if (check_bucket(p, bucket, base_name(p->idx_path), &err)) {
+		pthread_mutex_lock(p->pack_lock);
+		if (!p->idx_damage)
+			p->idx_damage = xstrdup(gp_error_msg(&err));
+		__atomic_store_n(&p->idx_damaged, true, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(p->pack_lock);
+		gp_error_clear(&err);
+		return false;
+	}
+	__atomic_fetch_or(&p->bucket_checked[bucket / 64], bit, __ATOMIC_RELAXED);
+	return true;
+}
+
+const char *pack_idx_damage(struct packed_git *p)
+{
+	const char *msg;
+	if (!__atomic_load_n(&p->idx_damaged, __ATOMIC_ACQUIRE))
+		return NULL;
+	pthread_mutex_lock(p->pack_lock);
+	msg = p->idx_damage;
+	pthread_mutex_unlock(p->pack_lock);
+	return msg;
+}
+
+/*
+ * PACK_IDX_LAZY, a lookup that found its name at idx_pos: the names
+ * beside it are in order (a hit needs no more; this catches names moved
+ * or swapped there, whose offsets would not be theirs).
+ */
+static bool hit_sound(struct packed_git *p, uint32_t idx_pos)
+{
+	size_t rawsz = gp_hash_algos[p->algo].rawsz;
+	const unsigned char *cur = pack_nth_oid_raw(p, idx_pos);
+	uint32_t lo = cur[0] ? get_be32(p->fanout + 4 * (cur[0] - 1)) : 0;
+	uint32_t hi = get_be32(p->fanout + 4 * cur[0]);
+	struct gp_error err = GP_ERROR_INIT;
+	if (__atomic_load_n(&p->idx_damaged, __ATOMIC_ACQUIRE))
+		return false;
+	if ((idx_pos <= lo || memcmp(pack_nth_oid_raw(p, idx_pos - 1), cur, rawsz) <= 0) &&
+	    (idx_pos + 1 >= hi || memcmp(cur, pack_nth_oid_raw(p, idx_pos + 1), rawsz) <= 0))
+		return true;
+	CORRUPT(&err, "%s: object names out of order at entry %" PRIu32, base_name(p->idx_path),
+		idx_pos);
+	pthread_mutex_lock(p->pack_lock);
+	if (!p->idx_damage)
+		p->idx_damage = xstrdup(gp_error_msg(&err));
+	__atomic_store_n(&p->idx_damaged, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(p->pack_lock);
+	gp_error_clear(&err);
+	return false;
+}
+
 bool pack_find_oid(const struct packed_git *p, const struct object_id *oid,
 		   uint32_t *idx_pos)
 {
 	size_t rawsz = gp_hash_algos[p->algo].rawsz;
+	bool found;
 	/* v1 entries are (4-byte offset, name); v2 names are contiguous. */
 	if (p->idx_version == 1)
-		return oid_table_find(p->fanout, p->oids + 4, 4 + rawsz, rawsz, oid->hash, idx_pos);
-	return oid_table_find(p->fanout, p->oids, rawsz, rawsz, oid->hash, idx_pos);
+		found = oid_table_find(p->fanout, p->oids + 4, 4 + rawsz, rawsz, oid->hash, idx_pos);
+	else
+		found = oid_table_find(p->fanout, p->oids, rawsz, rawsz, oid->hash, idx_pos);
+	/* lazily checked: a hit by its neighbours, a miss (sure of absence) by its bucket */
+	if (p->idx_lazy && (found ? !hit_sound((struct packed_git *)p, *idx_pos)
+				  : !bucket_usable((struct packed_git *)p, oid->hash[0])))
+		return false;
+	return found;
 }
 
 /* ---- reverse index ---------------------------------------------------- */

@@ -4,10 +4,21 @@
  *
  * A struct packed_git is opened from its .idx, whose whole shape is
  * validated at open (size implied by the object count, fanout
- * non-decreasing, names strictly sorted, large-offset references in
- * range). The .pack is mapped on first use, and its header, object count
- * and trailing checksum are checked against the .idx then, along with
- * every stored offset. After that, lookups trust the validated tables.
+ * non-decreasing, names sorted, large-offset references in range). The
+ * .pack is mapped on first use, and its header, object count and
+ * trailing checksum are checked against the .idx then, along with every
+ * stored offset. After that, lookups trust the validated tables.
+ *
+ * Opened with PACK_IDX_LAZY (a server's object store, which cannot read
+ * every name of every .idx for each request), only the size and the
+ * fanout are checked at open. A lookup that finds its name checks the
+ * names beside it (in order: a name moved or swapped there would have
+ * another's offset); one that misses checks its whole fanout bucket,
+ * once, to be sure of the absence. The large-offset references are
+ * checked by pack_open_pack(), before any offset is used. Damage found
+ * so makes every later lookup fail (pack_idx_damage() says why);
+ * pack_nth_offset() of an unchecked reference out of range is
+ * UINT64_MAX, beyond any pack. verify-pack checks everything.
  *
  * Reading objects resolves OFS_DELTA and REF_DELTA chains (depth bounded
  * by PACK_MAX_DELTA_DEPTH) through a struct pack_reader, which holds a
@@ -81,6 +92,12 @@ struct packed_git {
 	const unsigned char *rev_map; /* the mapped .rev, when used */
 	size_t rev_size;
 
+	/* PACK_IDX_LAZY: fanout buckets checked so far, and damage found */
+	bool idx_lazy;
+	uint64_t bucket_checked[4];
+	bool idx_damaged;
+	char *idx_damage;
+
 	unsigned char pack_hash[GP_MAX_RAWSZ]; /* the pack checksum, from the .idx */
 	bool is_keep;           /* a .keep file exists beside it */
 	bool is_promisor;       /* a .promisor file exists beside it */
@@ -94,6 +111,16 @@ struct packed_git {
  */
 int pack_open_idx(struct packed_git **out, const char *idx_path, int algo,
 		  struct gp_error *err);
+enum pack_idx_flags {
+	PACK_IDX_LAZY = 1 << 0,  /* check names and large offsets when used (see above) */
+};
+int pack_open_idx_flags(struct packed_git **out, const char *idx_path, int algo,
+			unsigned flags, struct gp_error *err);
+/*
+ * What a lookup in a PACK_IDX_LAZY index found damaged (borrowed, valid
+ * until pack_free()), or NULL.
+ */
+const char *pack_idx_damage(struct packed_git *p);
 /*
  * Validate an idx image held in memory (no file); used by the fuzzer and
  * by show-index. The packed_git borrows buf until pack_free().
@@ -117,7 +144,11 @@ const unsigned char *pack_nth_oid_raw(const struct packed_git *p,
 uint64_t pack_nth_offset(const struct packed_git *p, uint32_t idx_pos);
 /* v2 only; 0 for v1. */
 uint32_t pack_nth_crc(const struct packed_git *p, uint32_t idx_pos);
-/* Binary search within the fanout bucket; O(log n). */
+/*
+ * Binary search within the fanout bucket; O(log n). PACK_IDX_LAZY: a hit
+ * also checks its neighbours, and the first miss in a bucket checks the
+ * bucket, O(bucket); false when damaged.
+ */
 bool pack_find_oid(const struct packed_git *p, const struct object_id *oid,
 		   uint32_t *idx_pos);
 

@@ -36,6 +36,7 @@
 #include "repository.h"
 #include "strbuf.h"
 #include <dirent.h>
+#include <sys/mman.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -44,39 +45,50 @@
 
 /* ---- refname rules --------------------------------------------------- */
 
-static bool bad_refname_char(unsigned char c)
-{
-	return c < 0x20 || c == 0x7f || c == ' ' || c == '~' || c == '^' ||
-	       c == ':' || c == '?' || c == '*' || c == '[' || c == '\\';
-}
+/*
+ * The bytes refname_is_valid() looks at: 1 for those never allowed
+ * (control characters, space, ~ ^ : ? * [ \\), 2 for those that matter
+ * by their neighbours (/ . @ {); 0 for the rest, which the scan skips.
+ */
+static const unsigned char refname_class[256] = {
+	[0 ... 0x1f] = 1, [0x7f] = 1,
+	[' '] = 1, ['~'] = 1, ['^'] = 1, [':'] = 1, ['?'] = 1, ['*'] = 1, ['['] = 1, ['\\'] = 1,
+	['/'] = 2, ['.'] = 2, ['@'] = 2, ['{'] = 2,
+};
 
-bool refname_is_valid(const char *name, unsigned flags)
+bool refname_is_valid_len(const char *name, size_t len, unsigned flags)
 {
-	const char *comp = name;
+	const char *comp = name, *end = name + len, *p = name;
 	bool has_slash = false;
-	size_t len = strlen(name);
 
-	if (!len || !strcmp(name, "@") || name[len - 1] == '.')
+	if (!len || (len == 1 && name[0] == '@') || name[len - 1] == '.')
 		return false;
-	for (const char *p = name;; p++) {
-		if (*p == '/' || !*p) {
+	for (;; p++) {
+		while (p < end && !refname_class[(unsigned char)*p])
+			p++;
+		if (p == end || *p == '/') {
 			size_t clen = (size_t)(p - comp);
 			if (!clen || comp[0] == '.')
 				return false;
 			if (clen >= 5 && !memcmp(p - 5, ".lock", 5))
 				return false;
-			if (!*p)
+			if (p == end)
 				break;
 			has_slash = true;
 			comp = p + 1;
 			continue;
 		}
-		if (bad_refname_char((unsigned char)*p))
+		if (refname_class[(unsigned char)*p] == 1)
 			return false;
-		if ((p[0] == '.' && p[1] == '.') || (p[0] == '@' && p[1] == '{'))
+		if (p + 1 < end && ((p[0] == '.' && p[1] == '.') || (p[0] == '@' && p[1] == '{')))
 			return false;
 	}
 	return has_slash || (flags & REFNAME_ALLOW_ONELEVEL);
+}
+
+bool refname_is_valid(const char *name, unsigned flags)
+{
+	return refname_is_valid_len(name, strlen(name), flags);
 }
 
 /*
@@ -115,18 +127,45 @@ enum packed_entry_flags {
 };
 
 struct packed_entry {
-	const char *name;           /* NUL-terminated inside the snapshot's buf */
+	const char *name;           /* inside the snapshot's buf, ended by LF (not NUL) */
+	uint32_t name_len;
+	uint16_t flags;
+	uint32_t peeled_idx;        /* in the snapshot's peeled[], with PACKED_HAS_PEELED */
 	struct object_id oid;
-	struct object_id peeled;    /* with PACKED_HAS_PEELED */
-	unsigned flags;
 };
 
 struct packed_snapshot {
 	unsigned refcount;
-	char *buf;                  /* the file, each LF replaced by NUL */
+	const char *buf;            /* the file, mapped (or a copy, unmapped) */
+	size_t buf_len;
+	bool mapped;
 	struct packed_entry *entries; /* sorted by name */
 	size_t nr, alloc;
+	struct object_id *peeled;   /* the few refs that peel (annotated tags) */
+	size_t nr_peeled, alloc_peeled;
 };
+
+/* strcmp() of an entry's name and a NUL-terminated key. */
+static int entry_cmp_key(const struct packed_entry *e, const char *key, size_t key_len)
+{
+	int c = memcmp(e->name, key, MIN((size_t)e->name_len, key_len));
+	if (c)
+		return c;
+	return e->name_len < key_len ? -1 : e->name_len > key_len;
+}
+
+static bool entry_has_prefix(const struct packed_entry *e, const char *prefix, size_t len)
+{
+	return e->name_len >= len && !memcmp(e->name, prefix, len);
+}
+
+/* The entry's name, NUL-terminated in sb (for callbacks). */
+static const char *entry_name(const struct packed_entry *e, struct strbuf *sb)
+{
+	strbuf_reset(sb);
+	strbuf_add(sb, e->name, e->name_len);
+	return sb->buf;
+}
 
 /* What we knew of packed-refs when we read it. */
 struct file_validity {
@@ -153,8 +192,12 @@ static void snapshot_put(struct packed_snapshot *snap)
 {
 	if (!snap || --snap->refcount)
 		return;
-	free(snap->buf);
+	if (snap->mapped)
+		munmap((void *)snap->buf, snap->buf_len);
+	else
+		free((void *)snap->buf);
 	free(snap->entries);
+	free(snap->peeled);
 	free(snap);
 }
 
@@ -180,24 +223,18 @@ static struct ref_store *get_store(struct repository *repo)
 
 static int cmp_entry(const void *a, const void *b)
 {
-	return strcmp(((const struct packed_entry *)a)->name,
-		      ((const struct packed_entry *)b)->name);
-}
-
-static bool is_hex_digit(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+	const struct packed_entry *x = a, *y = b;
+	int c = memcmp(x->name, y->name, MIN(x->name_len, y->name_len));
+	if (c)
+		return c;
+	return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
 }
 
 /* Exactly hexsz hex digits at p, within avail bytes. */
 static bool parse_hex_at(const char *p, size_t avail, int algo, struct object_id *oid)
 {
-	size_t hexsz = gp_hash_algos[algo].hexsz;
-	if (avail < hexsz)
+	if (avail < gp_hash_algos[algo].hexsz)
 		return false;
-	for (size_t i = 0; i < hexsz; i++)
-		if (!is_hex_digit((unsigned char)p[i]))
-			return false;
 	return !hex_to_oid(p, algo, oid);
 }
 
@@ -217,7 +254,8 @@ static bool has_traits(const char *traits, size_t len, const char *want)
 
 /*
  * Parse buf[0..len) (owned by snap, which must have buf set) into
- * snap's entries. path is for messages.
+ * snap's entries, without writing to it (it may be mapped read-only).
+ * path is for messages.
  */
 static int parse_packed(struct packed_snapshot *snap, size_t len, const char *path,
 			int algo, struct gp_error *err)
@@ -225,17 +263,16 @@ static int parse_packed(struct packed_snapshot *snap, size_t len, const char *pa
 	static const char header[] = "# pack-refs with:";
 	size_t hexsz = gp_hash_algos[algo].hexsz, pos = 0, line_nr = 0;
 	bool peeled_tags = false, fully_peeled = false, sorted = true;
-	char *buf = snap->buf;
+	const char *buf = snap->buf;
 
 	while (pos < len) {
-		char *line = buf + pos, *nl = memchr(line, '\n', len - pos);
+		const char *line = buf + pos, *nl = memchr(line, '\n', len - pos);
 		size_t line_len;
 
 		line_nr++;
 		if (!nl)
 			return CORRUPT(err, "%s: line %zu: unterminated line", path, line_nr);
 		line_len = (size_t)(nl - line);
-		*nl = '\0';
 		pos += line_len + 1;
 
 		if (line_nr == 1 && line_len >= sizeof(header) - 1 &&
@@ -246,35 +283,43 @@ static int parse_packed(struct packed_snapshot *snap, size_t len, const char *pa
 			peeled_tags = has_traits(traits, tlen, "peeled");
 			continue;
 		}
-		if (line[0] == '^') {
+		if (line_len && line[0] == '^') {
 			struct packed_entry *prev = snap->nr ? &snap->entries[snap->nr - 1] : NULL;
+			ALLOC_GROW(snap->peeled, snap->nr_peeled + 1, snap->alloc_peeled);
 			if (!prev || (prev->flags & PACKED_HAS_PEELED) || line_len != 1 + hexsz ||
-			    !parse_hex_at(line + 1, line_len - 1, algo, &prev->peeled))
+			    !parse_hex_at(line + 1, line_len - 1, algo, &snap->peeled[snap->nr_peeled]))
 				return CORRUPT(err, "%s: line %zu: unexpected line '%.*s'",
 					       path, line_nr, (int)MIN(line_len, 200), line);
+			prev->peeled_idx = (uint32_t)snap->nr_peeled++;
 			prev->flags |= PACKED_HAS_PEELED | PACKED_KNOWS_PEELED;
 			continue;
 		}
-		if (line_len < hexsz + 2 || line[hexsz] != ' ' ||
-		    !parse_hex_at(line, line_len, algo, &(struct object_id){ 0 }) ||
-		    memchr(line, '\0', line_len))
-			return CORRUPT(err, "%s: line %zu: unexpected line '%.*s'",
-				       path, line_nr, (int)MIN(line_len, 200), line);
 		ALLOC_GROW(snap->entries, snap->nr + 1, snap->alloc);
 		{
-			struct packed_entry *e = &snap->entries[snap->nr++];
-			memset(e, 0, sizeof(*e));
-			hex_to_oid(line, algo, &e->oid);
+			struct packed_entry *e = &snap->entries[snap->nr];
+			/* hex_to_oid() refuses any non-hex digit: one pass decodes and checks */
+			if (line_len < hexsz + 2 || line[hexsz] != ' ' || line_len - hexsz > UINT32_MAX ||
+			    hex_to_oid(line, algo, &e->oid) ||
+			    memchr(line + hexsz + 1, '\0', line_len - hexsz - 1))
+				return CORRUPT(err, "%s: line %zu: unexpected line '%.*s'",
+					       path, line_nr, (int)MIN(line_len, 200), line);
+			snap->nr++;
+			e->flags = 0;
+			e->peeled_idx = 0;
 			e->name = line + hexsz + 1;
-			if (!refname_is_valid(e->name, REFNAME_ALLOW_ONELEVEL)) {
-				if (!refname_is_safe(e->name))
+			e->name_len = (uint32_t)(line_len - hexsz - 1);
+			if (!refname_is_valid_len(e->name, e->name_len, REFNAME_ALLOW_ONELEVEL)) {
+				char *name = xstrndup(e->name, e->name_len);
+				bool safe = refname_is_safe(name);
+				free(name);
+				if (!safe)
 					return CORRUPT(err, "%s: line %zu: dangerous refname '%.*s'",
-						       path, line_nr, (int)MIN(line_len, 200), e->name);
+						       path, line_nr, (int)MIN(e->name_len, 200), e->name);
 				e->flags |= PACKED_BROKEN;
 			}
-			if (fully_peeled || (peeled_tags && starts_with(e->name, "refs/tags/")))
+			if (fully_peeled || (peeled_tags && entry_has_prefix(e, "refs/tags/", 10)))
 				e->flags |= PACKED_KNOWS_PEELED;
-			if (snap->nr > 1 && strcmp(snap->entries[snap->nr - 2].name, e->name) > 0)
+			if (snap->nr > 1 && cmp_entry(&snap->entries[snap->nr - 2], e) > 0)
 				sorted = false;
 		}
 	}
@@ -301,7 +346,6 @@ static int packed_snapshot(struct repository *repo, struct packed_snapshot **out
 	struct file_validity now = { 0 };
 	struct stat st;
 	int fd = -1, ret = 0;
-	ssize_t got;
 
 	*out = NULL;
 	if (stat(refs->packed_path, &st) < 0) {
@@ -353,20 +397,22 @@ static int packed_snapshot(struct repository *repo, struct packed_snapshot **out
 				goto out;
 			}
 			size = (size_t)st.st_size;
-			snap->buf = malloc(size + 1);
-			if (!snap->buf) {
-				ret = gp_error_set(err, GP_ENOMEM, "cannot allocate %zu bytes for '%s'",
-						   size + 1, refs->packed_path);
-				goto out;
+			/*
+			 * Mapped, as git maps it: packed-refs is replaced by a
+			 * rename, never rewritten in place, so the pages we map
+			 * stay the file we checked.
+			 */
+			if (size) {
+				void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+				if (map == MAP_FAILED) {
+					ret = gp_error_errno(err, "cannot mmap '%s'", refs->packed_path);
+					goto out;
+				}
+				snap->buf = map;
+				snap->buf_len = size;
+				snap->mapped = true;
 			}
-			got = read_in_full(fd, snap->buf, size);
-			if (got < 0) {
-				ret = gp_error_errno(err, "cannot read '%s'", refs->packed_path);
-				goto out;
-			}
-			/* a file that shrank under us is parsed as read */
-			snap->buf[got] = '\0';
-			ret = parse_packed(snap, (size_t)got, refs->packed_path, repo->hash_algo, err);
+			ret = parse_packed(snap, size, refs->packed_path, repo->hash_algo, err);
 			if (ret)
 				goto out;
 		}
@@ -386,10 +432,10 @@ out:
 /* The first entry whose name is >= key (nr when none). O(log n). */
 static size_t packed_lower_bound(const struct packed_snapshot *snap, const char *key)
 {
-	size_t lo = 0, hi = snap->nr;
+	size_t lo = 0, hi = snap->nr, key_len = strlen(key);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(snap->entries[mid].name, key) < 0)
+		if (entry_cmp_key(&snap->entries[mid], key, key_len) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -401,7 +447,7 @@ static const struct packed_entry *packed_find(const struct packed_snapshot *snap
 					      const char *name)
 {
 	size_t pos = packed_lower_bound(snap, name);
-	if (pos < snap->nr && !strcmp(snap->entries[pos].name, name))
+	if (pos < snap->nr && !entry_cmp_key(&snap->entries[pos], name, strlen(name)))
 		return &snap->entries[pos];
 	return NULL;
 }
@@ -1068,8 +1114,10 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 	char *start_dir = NULL;
 	const char *slash;
 	size_t loose_pos = 0, packed_pos, packed_end;
-	const char *last = NULL; /* the last name consumed */
+	struct strbuf last = STRBUF_INIT;   /* the last name consumed */
+	struct strbuf namebuf = STRBUF_INIT; /* a packed name, NUL-terminated */
 	bool linked = strcmp(repo->gitdir, repo->commondir) != 0;
+	size_t prefix_len;
 
 	if ((each_flags & REFS_EACH_PARANOID) && refs_paranoia())
 		each_flags |= REFS_EACH_BROKEN | REFS_EACH_OMIT_DANGLING;
@@ -1077,6 +1125,7 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 
 	if (!prefix)
 		prefix = "";
+	prefix_len = strlen(prefix);
 	/* only refs under refs/ are listed */
 	if (!starts_with(prefix, "refs/") && !starts_with("refs/", prefix))
 		goto out;
@@ -1115,8 +1164,8 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 
 	packed_pos = packed_lower_bound(snap, *prefix ? prefix : "refs/");
 	for (packed_end = packed_pos; packed_end < snap->nr; packed_end++) {
-		const char *n = snap->entries[packed_end].name;
-		if (!starts_with(n, prefix) || !starts_with(n, "refs/"))
+		const struct packed_entry *e = &snap->entries[packed_end];
+		if (!entry_has_prefix(e, prefix, prefix_len) || !entry_has_prefix(e, "refs/", 5))
 			break;
 	}
 
@@ -1125,17 +1174,18 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 						&snap->entries[packed_pos] : NULL;
 		const struct loose_ref *le = loose_pos < loose.nr ? &loose.items[loose_pos] : NULL;
 		/* on a tie the loose ref comes first, and hides the packed one */
-		bool take_loose = !pe || (le && strcmp(le->name, pe->name) <= 0);
-		const char *name = take_loose ? le->name : pe->name;
+		bool take_loose = !pe || (le && entry_cmp_key(pe, le->name, strlen(le->name)) >= 0);
+		const char *name = take_loose ? le->name : entry_name(pe, &namebuf);
 
 		if (take_loose)
 			loose_pos++;
 		else
 			packed_pos++;
 		/* a name seen already: hidden, or a duplicate line in packed-refs */
-		if (last && !strcmp(last, name))
+		if (last.len && !strcmp(last.buf, name))
 			continue;
-		last = name;
+		strbuf_reset(&last);
+		strbuf_addstr(&last, name);
 		if (take_loose) {
 			if ((le->flags & REF_ISBROKEN) && !(each_flags & REFS_EACH_BROKEN))
 				continue;
@@ -1149,16 +1199,16 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 			if (!(each_flags & REFS_EACH_BROKEN))
 				continue;
 			oid_clear(&null_oid, repo->hash_algo);
-			ret = fn(pe->name, &null_oid, NULL, REF_ISPACKED | REF_ISBROKEN, data);
+			ret = fn(name, &null_oid, NULL, REF_ISPACKED | REF_ISBROKEN, data);
 		} else {
 			unsigned flags = REF_ISPACKED;
 			const struct object_id *peeled = NULL;
 			if (pe->flags & PACKED_KNOWS_PEELED) {
 				flags |= REF_KNOWS_PEELED;
 				if (pe->flags & PACKED_HAS_PEELED)
-					peeled = &pe->peeled;
+					peeled = &snap->peeled[pe->peeled_idx];
 			}
-			ret = fn(pe->name, &pe->oid, peeled, flags, data);
+			ret = fn(name, &pe->oid, peeled, flags, data);
 		}
 		if (ret)
 			goto out;
@@ -1167,37 +1217,37 @@ out:
 	free(start_dir);
 	loose_list_release(&loose);
 	snapshot_put(snap);
+	strbuf_release(&last);
+	strbuf_release(&namebuf);
 	return ret;
 }
 
 int refs_parse_packed_buf(const char *buf, size_t len, int algo,
 			  refs_each_fn *fn, void *data, struct gp_error *err)
 {
-	struct packed_snapshot snap = { 1, NULL, NULL, 0, 0 };
-	const char *last = NULL;
+	struct packed_snapshot snap = { .refcount = 1, .buf = buf, .buf_len = len };
+	struct strbuf namebuf = STRBUF_INIT;
+	const struct packed_entry *last = NULL;
 	int ret;
 
-	snap.buf = malloc(len + 1);
-	if (!snap.buf)
-		return gp_error_set(err, GP_ENOMEM, "cannot allocate %zu bytes", len + 1);
-	memcpy(snap.buf, buf, len);
-	snap.buf[len] = '\0';
 	ret = parse_packed(&snap, len, "packed-refs", algo, err);
 	for (size_t pos = 0; !ret && pos < snap.nr; pos++) {
 		const struct packed_entry *e = &snap.entries[pos];
 		unsigned flags = REF_ISPACKED;
-		if (last && !strcmp(last, e->name))
+		if (last && !cmp_entry(last, e))
 			continue;
-		last = e->name;
+		last = e;
 		if (e->flags & PACKED_BROKEN)
 			flags |= REF_ISBROKEN;
 		if (e->flags & PACKED_KNOWS_PEELED)
 			flags |= REF_KNOWS_PEELED;
-		ret = fn(e->name, &e->oid, (e->flags & PACKED_HAS_PEELED) ? &e->peeled : NULL,
+		ret = fn(entry_name(e, &namebuf), &e->oid,
+			 (e->flags & PACKED_HAS_PEELED) ? &snap.peeled[e->peeled_idx] : NULL,
 			 flags, data);
 	}
-	free(snap.buf);
 	free(snap.entries);
+	free(snap.peeled);
+	strbuf_release(&namebuf);
 	return ret;
 }
 

@@ -76,6 +76,8 @@ enum refname_flags {
  * at least one '/'. O(length).
  */
 bool refname_is_valid(const char *name, unsigned flags);
+/* The same for the len bytes at name (no NUL needed). */
+bool refname_is_valid_len(const char *name, size_t len, unsigned flags);
 
 enum ref_flags {
 	REF_ISSYMREF = 1 << 0,     /* the name given was a symbolic ref */

@@ -260,6 +260,27 @@ static void filter4(const unsigned char *p, uint32_t *masks, size_t nr)
 static void (*filter_fn)(const unsigned char *p, uint32_t *masks, size_t nr) = filter4;
 static size_t filter_lanes = 4;
 
+#ifdef HAVE_WIDE_FILTERS
+#include <cpuid.h>
+/*
+ * AVX2 (or with avx512, AVX-512F) in the CPU and its registers saved by
+ * the OS. Asked of cpuid here, when the first hash needs it, rather than
+ * with __builtin_cpu_supports(), whose libgcc probe runs cpuid (slow in
+ * a virtual machine) at the start of every process.
+ */
+static bool cpu_has_avx(bool avx512)
+{
+	unsigned int a, b, c, d, xcr0_lo, xcr0_hi;
+	unsigned int os_mask = avx512 ? 0xe6 : 0x06; /* SSE, AVX (and opmask, ZMM) state */
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
+		return false;
+	__asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+	if ((xcr0_lo & os_mask) != os_mask || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	return avx512 ? (b & bit_AVX512F) != 0 : (b & bit_AVX2) != 0;
+}
+#endif
+
 /* GP_TEST_SHA1DC_LANES=4 or 8: a narrower filter than the CPU allows. */
 static void pick_filter(void)
 {
@@ -267,11 +288,10 @@ static void pick_filter(void)
 	const char *env = getenv("GP_TEST_SHA1DC_LANES");
 	size_t most = env ? strtoul(env, NULL, 10) : MAX_LANES;
 
-	__builtin_cpu_init();
-	if (most >= 16 && __builtin_cpu_supports("avx512f")) {
+	if (most >= 16 && cpu_has_avx(true)) {
 		filter_fn = filter16;
 		filter_lanes = 16;
-	} else if (most >= 8 && __builtin_cpu_supports("avx2")) {
+	} else if (most >= 8 && cpu_has_avx(false)) {
 		filter_fn = filter8;
 		filter_lanes = 8;
 	}

@@ -163,14 +163,54 @@ struct up_ref {
 	bool hidden;
 };
 
-struct up_refs {
-	struct up_ref *items;
+/* The names of the refs, packed into a few large blocks rather than one malloc each. */
+#define NAME_BLOCK_SIZE ((size_t)64 << 10)
+struct name_arena {
+	char **blocks;
 	size_t nr, alloc;
+	char *next;            /* free space of the last block */
+	size_t left;
+};
+
+struct up_refs {
+	struct up_ref *items;  /* names in arena */
+	size_t nr, alloc;
+	struct name_arena arena;
 	struct up_ref head;    /* HEAD (name NULL when it does not resolve) */
 	char *unborn_head;     /* HEAD's target when that branch does not exist */
+	/*
+	 * Built on first need (ref_sets()): a fetch asks whether a want is
+	 * a tip; ls-refs and the v0 advertisement never do.
+	 */
+	bool sets_built;
 	struct oidset ours;    /* advertised ids (OUR_REF) */
 	struct oidset hidden;  /* ids of hidden refs (HIDDEN_REF) */
 };
+
+static char *arena_strdup(struct name_arena *a, const char *str)
+{
+	size_t len = strlen(str) + 1;
+	char *out;
+	if (len > a->left) {
+		size_t size = len > NAME_BLOCK_SIZE ? len : NAME_BLOCK_SIZE;
+		ALLOC_GROW(a->blocks, a->nr + 1, a->alloc);
+		a->blocks[a->nr++] = a->next = xmalloc(size);
+		a->left = size;
+	}
+	out = a->next;
+	memcpy(out, str, len);
+	a->next += len;
+	a->left -= len;
+	return out;
+}
+
+static void arena_release(struct name_arena *a)
+{
+	for (size_t i = 0; i < a->nr; i++)
+		free(a->blocks[i]);
+	free(a->blocks);
+	memset(a, 0, sizeof(*a));
+}
 
 /*
  * hideRefs: the last pattern that matches decides. "!" negates; "^"
@@ -468,28 +508,29 @@ static int not_our_ref(struct session *s, const struct object_id *oid, struct gp
 
 /* ---- refs ----------------------------------------------------------------- */
 
-static int collect_ref(const char *refname, const struct object_id *oid,
-		       const struct object_id *peeled, unsigned flags, void *data)
+/*
+ * What the advertisement says of one ref (r->name borrowed from refname):
+ * hidden or not, its peeled id (with want_peel; known from packed-refs,
+ * else read), its symref target (malloc'd).
+ */
+static void fill_ref(struct collect_ctx *cc, const char *refname, const struct object_id *oid,
+		     const struct object_id *peeled, unsigned flags, bool want_peel,
+		     struct up_ref *r)
 {
-	struct collect_ctx *cc = data;
 	struct session *s = cc->s;
-	struct up_refs *refs = &s->refs;
 	const char *name = refname + cc->ns_len;
-	struct up_ref *r;
 	struct gp_error err = GP_ERROR_INIT;
 	enum object_type type;
 
-	ALLOC_GROW(refs->items, refs->nr + 1, refs->alloc);
-	r = &refs->items[refs->nr++];
 	memset(r, 0, sizeof(*r));
-	r->name = xstrdup(name);
+	r->name = (char *)name;
 	r->oid = *oid;
 	r->hidden = ref_is_hidden(&s->cfg, name, refname);
 	/* a broken ref is advertised with the null id, as git does */
 	if (flags & REF_ISBROKEN) {
 		oid_clear(&r->oid, s->repo->hash_algo);
 		r->peel_known = true;
-		return 0;
+		return;
 	}
 	if (flags & REF_KNOWS_PEELED) {
 		r->peel_known = true;
@@ -497,7 +538,7 @@ static int collect_ref(const char *refname, const struct object_id *oid,
 			r->peeled = *peeled;
 			r->has_peeled = true;
 		}
-	} else if (!open_odb(s, &err) && !peel_oid(s, oid, &r->peeled, &type)) {
+	} else if (want_peel && !open_odb(s, &err) && !peel_oid(s, oid, &r->peeled, &type)) {
 		r->peel_known = true;
 		r->has_peeled = !oideq(&r->peeled, oid);
 	}
@@ -515,8 +556,34 @@ static int collect_ref(const char *refname, const struct object_id *oid,
 		free(target);
 		gp_error_clear(&err);
 	}
-	oidset_insert(r->hidden ? &refs->hidden : &refs->ours, oid);
+}
+
+static int collect_ref(const char *refname, const struct object_id *oid,
+		       const struct object_id *peeled, unsigned flags, void *data)
+{
+	struct collect_ctx *cc = data;
+	struct up_refs *refs = &cc->s->refs;
+	struct up_ref *r;
+
+	ALLOC_GROW(refs->items, refs->nr + 1, refs->alloc);
+	r = &refs->items[refs->nr++];
+	fill_ref(cc, refname, oid, peeled, flags, true, r);
+	r->name = arena_strdup(&refs->arena, r->name);
 	return 0;
+}
+
+/* The ids of the refs (HEAD's too), ours and hidden: see struct up_refs. */
+static void ref_sets(struct session *s)
+{
+	struct up_refs *refs = &s->refs;
+	if (refs->sets_built)
+		return;
+	for (size_t i = 0; i < refs->nr; i++)
+		oidset_insert(refs->items[i].hidden ? &refs->hidden : &refs->ours,
+			      &refs->items[i].oid);
+	if (refs->head.name)
+		oidset_insert(refs->head.hidden ? &refs->hidden : &refs->ours, &refs->head.oid);
+	refs->sets_built = true;
 }
 
 /* The ref named name (as advertised), by binary search: refs come sorted. */
@@ -553,12 +620,92 @@ static const char *namespace_prefix(struct strbuf *sb)
 	return sb->buf;
 }
 
-static int read_refs(struct session *s, struct gp_error *err)
+/* Whether packed-refs knows what target peels to: a lookup of that one ref. */
+struct peel_lookup {
+	const char *name;
+	const struct object_id *oid;
+	bool found, has_peeled;
+	struct object_id peeled;
+};
+
+static int peel_lookup_one(const char *refname, const struct object_id *oid,
+			   const struct object_id *peeled, unsigned flags, void *data)
 {
-	struct strbuf ns_buf = STRBUF_INIT, head = STRBUF_INIT;
-	struct collect_ctx cc = { .s = s };
+	struct peel_lookup *pl = data;
+	if (strcmp(refname, pl->name))
+		return 0;
+	if ((flags & REF_KNOWS_PEELED) && oideq(oid, pl->oid)) {
+		pl->found = true;
+		pl->has_peeled = peeled != NULL;
+		if (peeled)
+			pl->peeled = *peeled;
+	}
+	return 1;
+}
+
+/*
+ * HEAD (cc->ns's), into s->refs.head or s->refs.unborn_head. Its peeled
+ * id comes, usually without reading an object, from its branch: among
+ * the refs collected when there are some, else by looking that one up.
+ */
+static void read_head(struct session *s, struct collect_ctx *cc, bool collected)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct strbuf head = STRBUF_INIT;
 	struct object_id oid;
 	char *resolved = NULL;
+
+	strbuf_addf(&head, "%sHEAD", cc->ns);
+	if (!refs_resolve(s->repo, head.buf, &oid, &resolved, &err)) {
+		struct up_ref *h = &s->refs.head;
+		const struct up_ref *target = NULL;
+		struct peel_lookup pl = { .name = resolved, .oid = &oid };
+		enum object_type type;
+		h->name = xstrdup("HEAD");
+		h->oid = oid;
+		h->hidden = ref_is_hidden(&s->cfg, "HEAD", head.buf);
+		if (collected && resolved && !strncmp(resolved, cc->ns, cc->ns_len))
+			target = find_ref(&s->refs, resolved + cc->ns_len);
+		else if (!collected && resolved && strcmp(resolved, head.buf) &&
+			 refs_for_each_ext(s->repo, resolved, 0, peel_lookup_one, &pl, &err) < 0)
+			gp_error_clear(&err);
+		if (target && target->peel_known && oideq(&target->oid, &oid)) {
+			h->has_peeled = target->has_peeled;
+			h->peeled = target->peeled;
+		} else if (pl.found) {
+			h->has_peeled = pl.has_peeled;
+			h->peeled = pl.peeled;
+		} else if (!open_odb(s, &err) && !peel_oid(s, &oid, &h->peeled, &type) &&
+			   !oideq(&h->peeled, &oid)) {
+			h->has_peeled = true;
+		}
+		gp_error_clear(&err);
+		if (resolved && strcmp(resolved, head.buf)) {
+			const char *t = resolved;
+			if (cc->ns_len && !strncmp(t, cc->ns, cc->ns_len))
+				t += cc->ns_len;
+			h->symref = xstrdup(t);
+		}
+	} else {
+		char *target = NULL;
+		gp_error_clear(&err);
+		if (!refs_read_symref(s->repo, head.buf, &target, &err) && target) {
+			const char *t = target;
+			if (cc->ns_len && !strncmp(t, cc->ns, cc->ns_len))
+				t += cc->ns_len;
+			s->refs.unborn_head = xstrdup(t);
+		}
+		free(target);
+		gp_error_clear(&err);
+	}
+	free(resolved);
+	strbuf_release(&head);
+}
+
+static int read_refs(struct session *s, struct gp_error *err)
+{
+	struct strbuf ns_buf = STRBUF_INIT;
+	struct collect_ctx cc = { .s = s };
 	int ret;
 
 	if (s->refs_read)
@@ -575,7 +722,6 @@ static int read_refs(struct session *s, struct gp_error *err)
 		for (size_t i = 0; i < s->refs.nr; i++) {
 			struct up_ref *r = &s->refs.items[i];
 			if (strncmp(r->name, "refs/", 5)) {
-				free(r->name);
 				free(r->symref);
 				continue;
 			}
@@ -583,60 +729,20 @@ static int read_refs(struct session *s, struct gp_error *err)
 		}
 		s->refs.nr = keep;
 	}
-	strbuf_addf(&head, "%sHEAD", cc.ns);
-	if (!refs_resolve(s->repo, head.buf, &oid, &resolved, err)) {
-		struct up_ref *h = &s->refs.head;
-		enum object_type type;
-		h->name = xstrdup("HEAD");
-		h->oid = oid;
-		const struct up_ref *target = NULL;
-		h->hidden = ref_is_hidden(&s->cfg, "HEAD", head.buf);
-		/* HEAD's branch was peeled with the refs, usually without reading it */
-		if (resolved && !strncmp(resolved, cc.ns, cc.ns_len))
-			target = find_ref(&s->refs, resolved + cc.ns_len);
-		if (target && target->peel_known && oideq(&target->oid, &oid)) {
-			h->has_peeled = target->has_peeled;
-			h->peeled = target->peeled;
-		} else if (!open_odb(s, err) && !peel_oid(s, &oid, &h->peeled, &type) &&
-			   !oideq(&h->peeled, &oid)) {
-			h->has_peeled = true;
-		}
-		gp_error_clear(err);
-		if (resolved && strcmp(resolved, head.buf)) {
-			const char *t = resolved;
-			if (cc.ns_len && !strncmp(t, cc.ns, cc.ns_len))
-				t += cc.ns_len;
-			h->symref = xstrdup(t);
-		}
-		oidset_insert(h->hidden ? &s->refs.hidden : &s->refs.ours, &oid);
-	} else {
-		char *target = NULL;
-		gp_error_clear(err);
-		if (!refs_read_symref(s->repo, head.buf, &target, err) && target) {
-			const char *t = target;
-			if (cc.ns_len && !strncmp(t, cc.ns, cc.ns_len))
-				t += cc.ns_len;
-			s->refs.unborn_head = xstrdup(t);
-		}
-		free(target);
-		gp_error_clear(err);
-	}
+	read_head(s, &cc, true);
 	s->refs_read = true;
 	ret = 0;
 out:
-	free(resolved);
-	strbuf_release(&head);
 	strbuf_release(&ns_buf);
 	return ret;
 }
 
 static void refs_release(struct up_refs *refs)
 {
-	for (size_t i = 0; i < refs->nr; i++) {
-		free(refs->items[i].name);
+	for (size_t i = 0; i < refs->nr; i++)
 		free(refs->items[i].symref);
-	}
 	free(refs->items);
+	arena_release(&refs->arena);
 	free(refs->head.name);
 	free(refs->head.symref);
 	free(refs->unborn_head);
@@ -652,9 +758,14 @@ static void refs_release(struct up_refs *refs)
  */
 static int open_odb(struct session *s, struct gp_error *err)
 {
+	int ret;
 	if (s->odb)
 		return 0;
-	return repo_odb(s->repo, &s->odb, err);
+	ret = repo_odb(s->repo, &s->odb, err);
+	/* a request cannot pay for hashing whole bitmaps: see odb_set_verify_bitmaps() */
+	if (!ret)
+		odb_set_verify_bitmaps(s->odb, false);
+	return ret;
 }
 
 /* What oid finally points at, through annotated tags (at most 64 deep). */
@@ -988,6 +1099,7 @@ static int parse_filter_line(struct session *s, struct fetch_req *r, const char 
 
 static bool is_our_ref(struct session *s, const struct object_id *oid)
 {
+	ref_sets(s);
 	if (oidset_contains(&s->refs.ours, oid))
 		return true;
 	return (s->cfg.allow_uor & (ALLOW_TIP | ALLOW_REACHABLE)) &&
@@ -1027,6 +1139,7 @@ static int all_reachable(struct session *s, const struct object_id *wants, size_
 	struct rev_walk *w;
 	int ret = 0;
 
+	ref_sets(s);
 	for (int k = 0; k < 2; k++) {
 		size_t pos = 0;
 		const struct object_id *oid;
@@ -2015,27 +2128,71 @@ static bool prefix_matches(char **prefixes, size_t nr, const char *name)
 	return false;
 }
 
+/* line: scratch space the caller keeps across refs (one allocation for them all). */
 static int ls_refs_one(struct session *s, const struct up_ref *r, bool symrefs, bool peel,
-		       struct gp_error *err)
+		       struct strbuf *line, struct gp_error *err)
 {
-	struct strbuf line = STRBUF_INIT;
-	char hex[GP_MAX_HEXSZ + 1];
-	int ret;
-	strbuf_addf(&line, "%s %s", oid_to_hex_r(hex, &r->oid), r->name);
-	if (symrefs && r->symref)
-		strbuf_addf(&line, " symref-target:%s", r->symref);
-	if (peel && r->has_peeled)
-		strbuf_addf(&line, " peeled:%s", oid_to_hex_r(hex, &r->peeled));
-	strbuf_addch(&line, '\n');
-	ret = pkt_write(s->out, line.buf, line.len, err);
-	strbuf_release(&line);
+	size_t hexsz = gp_hash_algos[s->repo->hash_algo].hexsz;
+	strbuf_reset(line);
+	strbuf_grow(line, 2 * hexsz + 32 + strlen(r->name));
+	hash_to_hex_r(line->buf, r->oid.hash, gp_hash_algos[s->repo->hash_algo].rawsz);
+	strbuf_setlen(line, hexsz);
+	strbuf_addch(line, ' ');
+	strbuf_addstr(line, r->name);
+	if (symrefs && r->symref) {
+		strbuf_addstr(line, " symref-target:");
+		strbuf_addstr(line, r->symref);
+	}
+	if (peel && r->has_peeled) {
+		strbuf_addstr(line, " peeled:");
+		strbuf_grow(line, hexsz + 1);
+		hash_to_hex_r(line->buf + line->len, r->peeled.hash,
+			      gp_hash_algos[s->repo->hash_algo].rawsz);
+		strbuf_setlen(line, line->len + hexsz);
+	}
+	strbuf_addch(line, '\n');
+	return pkt_write(s->out, line->buf, line->len, err);
+}
+
+struct ls_refs_ctx {
+	struct collect_ctx cc;
+	bool symrefs, peel;
+	struct strbuf *line;
+	char **prefixes;
+	size_t nr;
+	struct gp_error *err;
+};
+
+static int ls_refs_each(const char *refname, const struct object_id *oid,
+			const struct object_id *peeled, unsigned flags, void *data)
+{
+	struct ls_refs_ctx *lc = data;
+	const char *name = refname + lc->cc.ns_len;
+	struct up_ref r;
+	int ret = 0;
+	/* the refs of a namespace live under it; only those under refs/ are refs */
+	if (lc->cc.ns_len && strncmp(name, "refs/", 5))
+		return 0;
+	if (!prefix_matches(lc->prefixes, lc->nr, name))
+		return 0;
+	fill_ref(&lc->cc, refname, oid, peeled, flags, lc->peel, &r);
+	if (!r.hidden)
+		ret = ls_refs_one(lc->cc.s, &r, lc->symrefs, lc->peel, lc->line, lc->err);
+	free(r.symref);
 	return ret;
+}
+
+static int cmp_prefix(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int cmd_ls_refs(struct session *s, bool no_args, struct gp_error *err)
 {
 	char **prefixes = NULL;
 	size_t nr = 0, alloc = 0;
+	struct strbuf line = STRBUF_INIT, ns_buf = STRBUF_INIT, full = STRBUF_INIT;
+	struct ls_refs_ctx lc = { .cc = { .s = s } };
 	bool symrefs = false, peel = false, unborn = false, too_many = false;
 	int ret = PKT_FLUSH;
 
@@ -2080,11 +2237,16 @@ static int cmd_ls_refs(struct session *s, bool no_args, struct gp_error *err)
 			free(prefixes[i]);
 		nr = 0;
 	}
-	if ((ret = read_refs(s, err)))
-		goto out;
+	/*
+	 * Streamed: each ref goes out as it is read, and only the refs under
+	 * the prefixes are read. HEAD first, as git sends it.
+	 */
+	lc.cc.ns = namespace_prefix(&ns_buf);
+	lc.cc.ns_len = strlen(lc.cc.ns);
+	read_head(s, &lc.cc, false);
 	if (prefix_matches(prefixes, nr, "HEAD")) {
 		if (s->refs.head.name && !s->refs.head.hidden) {
-			if ((ret = ls_refs_one(s, &s->refs.head, symrefs, peel, err)))
+			if ((ret = ls_refs_one(s, &s->refs.head, symrefs, peel, &line, err)))
 				goto out;
 		} else if (unborn && s->refs.unborn_head && symrefs) {
 			/* without symrefs git says nothing of an unborn HEAD */
@@ -2093,15 +2255,34 @@ static int cmd_ls_refs(struct session *s, bool no_args, struct gp_error *err)
 				goto out;
 		}
 	}
-	for (size_t i = 0; i < s->refs.nr; i++) {
-		const struct up_ref *r = &s->refs.items[i];
-		if (r->hidden || !prefix_matches(prefixes, nr, r->name))
+	lc.symrefs = symrefs;
+	lc.peel = peel;
+	lc.line = &line;
+	lc.prefixes = prefixes;
+	lc.nr = nr;
+	lc.err = err;
+	/*
+	 * Each prefix that no other covers, in order: the refs come out in
+	 * the order of one walk over all of them (strings that start with a
+	 * prefix sort together).
+	 */
+	if (nr > 1)
+		qsort(prefixes, nr, sizeof(*prefixes), cmp_prefix);
+	for (size_t i = 0, last = SIZE_MAX; i < (nr ? nr : 1); i++) {
+		if (nr && last != SIZE_MAX && starts_with(prefixes[i], prefixes[last]))
 			continue;
-		if ((ret = ls_refs_one(s, r, symrefs, peel, err)))
+		last = i;
+		strbuf_reset(&full);
+		strbuf_addf(&full, "%s%s", lc.cc.ns, nr ? prefixes[i] : "");
+		ret = refs_for_each_ext(s->repo, full.buf, REFS_EACH_BROKEN, ls_refs_each, &lc, err);
+		if (ret)
 			goto out;
 	}
 	ret = pkt_flush(s->out, err);
 out:
+	strbuf_release(&ns_buf);
+	strbuf_release(&full);
+	strbuf_release(&line);
 	for (size_t i = 0; i < nr; i++)
 		free(prefixes[i]);
 	free(prefixes);
@@ -2564,7 +2745,9 @@ int upload_pack(struct repository *repo, int in_fd, struct pkt_sink *out,
 		ret = gp_error_set(err, GP_EINVAL, "unable to parse '%s'", s->cfg.bad_number);
 		goto out;
 	}
-	session_id(s);
+	/* only advertised on request: the clock's calendar reads the time zone file */
+	if (s->cfg.advertise_sid)
+		session_id(s);
 	ret = shallow_read(repo, &s->repo_shallow, err);
 	if (ret)
 		goto out;

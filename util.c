@@ -270,3 +270,16 @@ int hex_pair_value(const char *p)
 		return -1;
 	return (hi << 4) | lo;
 }
+
+int hex_to_bytes(unsigned char *out, const char *hex, size_t n)
+{
+	/* one test at the end: a non-digit's table value is 0, so bad goes negative */
+	int bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hex_value_table[(unsigned char)hex[2 * i]] - 1;
+		int lo = hex_value_table[(unsigned char)hex[2 * i + 1]] - 1;
+		bad |= hi | lo;
+		out[i] = (unsigned char)(((unsigned)hi << 4) | (unsigned)lo);
+	}
+	return bad < 0 ? -1 : 0;
+}

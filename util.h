@@ -154,6 +154,8 @@ bool ends_with(const char *s, const char *suffix);
 int hex_digit_value(int c);
 /* The byte two hex digits at p stand for; negative when either is none. */
 int hex_pair_value(const char *p);
+/* The n bytes 2n hex digits at hex stand for, into out; -1 when any is no digit. */
+int hex_to_bytes(unsigned char *out, const char *hex, size_t n);
 /* The part of path after its last '/' (all of it when there is none). */
 const char *base_name(const char *path);
 

@@ -1430,6 +1430,8 @@ int cmd_cat_file(int argc, const char **argv, struct repository *repo)
 	report_odb_warnings(odb);
 	if (o.batch) {
 		ret = run_batch(repo, odb, repo->hash_algo, &o);
+		/* damage that lookups found on the way (the odb checks lazily) */
+		report_odb_warnings(odb);
 		object_filter_release(&o.filter);
 		return ret;
 	}
@@ -1469,6 +1471,7 @@ int cmd_cat_file(int argc, const char **argv, struct repository *repo)
 out:
 	if (fflush(stdout))
 		die("unable to write to standard output: %s", strerror(errno));
+	report_odb_warnings(odb);
 	object_filter_release(&o.filter);
 	return ret;
 }

@@ -81,9 +81,22 @@ static inline uint64_t rlw_make(bool bit, uint64_t run, uint64_t lit)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
 #define EWAH_POPCNT_DISPATCH 1
 #define EWAH_TARGET_POPCNT __attribute__((target("popcnt")))
+#include <cpuid.h>
+/*
+ * Asked of cpuid directly, once: __builtin_cpu_supports() would link
+ * libgcc's start-up probe, which runs cpuid (slow in a virtual machine)
+ * in every process, bitmaps or not.
+ */
 static inline bool ewah_cpu_has_popcnt(void)
 {
-	return __builtin_cpu_supports("popcnt");
+	static int known; /* 0: not asked yet; 1: no; 2: yes */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	if (!k) {
+		unsigned int a, b, c, d;
+		k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_POPCNT) ? 2 : 1;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k == 2;
 }
 #endif
 
