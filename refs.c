@@ -23,11 +23,15 @@
  * snapshot while its callback runs, so a callback may resolve refs (and
  * so reload packed-refs) without pulling the entries from under it.
  *
- * NEEDSWORK: the first lookup reads and checks the whole file (about
- * 40ms for 200,000 refs), where git binary-searches the mapped file for
- * the one line it wants. Iteration needs the whole file anyway; a
- * process that only resolves a name or two in a huge packed-refs would
- * gain from a mapped, lazily checked lookup.
+ * The file is mapped, not copied, and never written to: an entry's name
+ * is (pointer, length) into the map, ended by LF.
+ *
+ * NEEDSWORK: the first lookup parses and checks the whole file into an
+ * entry array, where git binary-searches the mapped file for the one
+ * line it wants and iterates the lines in place. Iteration needs every
+ * line anyway; a process that only resolves a name or two in a huge
+ * packed-refs, or lists them once (ls-refs), would gain from lookups
+ * and iteration on the mapped lines, lazily checked.
  */
 #include "refs.h"
 #include "config.h"
