@@ -876,10 +876,32 @@ struct window_slot {
 	struct delta_index *index;
 };
 
+/*
+ * The search list is cut into segments, each searched with a window of
+ * its own, and the threads take the segments in order as they finish
+ * the last. Where the cuts fall depends only on the list and the
+ * number of threads, so the pack does not depend on which thread was
+ * faster; there are SEGMENTS_PER_THREAD for each thread, of about equal
+ * work (the bytes to search), so that a thread that drew large objects
+ * does not leave the others idle. A cut falls only where the name hash
+ * changes: the versions of one path stay in one window.
+ */
+#define SEGMENTS_PER_THREAD 16
+/* The work of an object besides its bytes (reading it, its window). */
+#define SEGMENT_OBJECT_COST 1024
+
+struct search_queue {
+	pthread_mutex_t lock;
+	const uint32_t *list;     /* entry numbers, in search order */
+	const uint32_t *seg_start; /* segment s: list[seg_start[s] .. seg_start[s + 1]) */
+	uint32_t nr_segments;
+	uint32_t next;            /* the next segment to take */
+	bool failed;              /* a thread failed: take no more */
+};
+
 struct search_job {
 	struct pack_objects *po;
-	uint32_t *list;
-	uint32_t nr;
+	struct search_queue *queue;
 	struct progress *progress;
 	int ret;
 	struct gp_error err;
@@ -968,19 +990,16 @@ static void clear_slot(struct window_slot *s)
 	s->entry = NO_ENTRY;
 }
 
-static void *search_worker(void *arg)
+/* Search list[0..nr) with the window ring, which starts empty. */
+static void search_segment(struct search_job *job, const uint32_t *list, uint32_t nr,
+			   struct window_slot *ring, struct pack_reader *reader)
 {
-	struct search_job *job = arg;
 	struct pack_objects *po = job->po;
 	int window = po->opts.window, max_depth = po->opts.depth;
-	struct window_slot *ring = xcalloc((size_t)window + 1, sizeof(*ring));
-	struct pack_reader *reader = pack_reader_new(0);
 	size_t next = 0;
 
-	for (int i = 0; i <= window; i++)
-		ring[i].entry = NO_ENTRY;
-	for (uint32_t k = 0; k < job->nr && !job->ret; k++) {
-		struct po_entry *t = &po->entries[job->list[k]];
+	for (uint32_t k = 0; k < nr && !job->ret; k++) {
+		struct po_entry *t = &po->entries[list[k]];
 		struct window_slot *slot = &ring[next];
 		bool base_only = t->external;
 		unsigned char *best = NULL;
@@ -994,7 +1013,7 @@ static void *search_worker(void *arg)
 		job->ret = read_entry_data(po, reader, t, &type, &slot->data, &slot->size, &job->err);
 		if (job->ret)
 			break;
-		slot->entry = job->list[k];
+		slot->entry = list[k];
 		limit = base_only ? 0 : (int64_t)(slot->size / 2) - (int64_t)po->rawsz;
 		for (int back = 1; back <= window && limit > 0; back++) {
 			size_t at = (next + (size_t)window + 1 - (size_t)back) % ((size_t)window + 1);
@@ -1008,7 +1027,7 @@ static void *search_worker(void *arg)
 			b = &po->entries[s->entry];
 			if (b->type != t->type)
 				break;  /* sorted by type: no more candidates */
-			if (!island_allows(po, job->list[k], s->entry))
+			if (!island_allows(po, list[k], s->entry))
 				continue;
 			if ((int)b->depth + 1 + (int)t->below > max_depth)
 				continue;
@@ -1083,6 +1102,32 @@ static void *search_worker(void *arg)
 	}
 	for (int i = 0; i <= window; i++)
 		clear_slot(&ring[i]);
+}
+
+static void *search_worker(void *arg)
+{
+	struct search_job *job = arg;
+	struct search_queue *queue = job->queue;
+	int window = job->po->opts.window;
+	struct window_slot *ring = xcalloc((size_t)window + 1, sizeof(*ring));
+	struct pack_reader *reader = pack_reader_new(0);
+
+	for (int i = 0; i <= window; i++)
+		ring[i].entry = NO_ENTRY;
+	for (;;) {
+		uint32_t seg;
+		pthread_mutex_lock(&queue->lock);
+		if (job->ret)
+			queue->failed = true;
+		seg = queue->failed ? queue->nr_segments : queue->next;
+		if (seg < queue->nr_segments)
+			queue->next++;
+		pthread_mutex_unlock(&queue->lock);
+		if (seg >= queue->nr_segments)
+			break;
+		search_segment(job, queue->list + queue->seg_start[seg],
+			       queue->seg_start[seg + 1] - queue->seg_start[seg], ring, reader);
+	}
 	free(ring);
 	pack_reader_free(reader);
 	return NULL;
@@ -1112,11 +1157,44 @@ static int cmp_search(const void *va, const void *vb, void *vpo)
 	return *(const uint32_t *)va < *(const uint32_t *)vb ? -1 : 1;
 }
 
+/*
+ * Cut list[0..nr) into at most want segments of about equal work (an
+ * object's size, plus a little for reading it), each cut where the
+ * name hash changes; *nr_segments of them, delimited by the returned
+ * array of *nr_segments + 1 list positions (caller frees).
+ */
+static uint32_t *cut_segments(const struct pack_objects *po, const uint32_t *list, uint32_t nr,
+			      int want, uint32_t *nr_segments)
+{
+	uint32_t *seg_start = xmalloc(sizeof(*seg_start) * ((size_t)want + 1));
+	uint64_t total = 0, done = 0;
+	uint32_t nr_seg = 0;
+
+	for (uint32_t k = 0; k < nr; k++)
+		total += po->entries[list[k]].size + SEGMENT_OBJECT_COST;
+	seg_start[nr_seg++] = 0;
+	for (uint32_t k = 0; k < nr; k++) {
+		const struct po_entry *e = &po->entries[list[k]];
+		/* Cut before k once the segments so far hold their share. */
+		if (k && (int)nr_seg < want &&
+		    done >= total / (uint64_t)want * nr_seg &&
+		    (e->name_hash != po->entries[list[k - 1]].name_hash ||
+		     e->type != po->entries[list[k - 1]].type))
+			seg_start[nr_seg++] = k;
+		done += e->size + SEGMENT_OBJECT_COST;
+	}
+	seg_start[nr_seg] = nr;
+	*nr_segments = nr_seg;
+	return seg_start;
+}
+
 static int search_deltas(struct pack_objects *po, struct gp_error *err)
 {
 	uint32_t *list = xmalloc(sizeof(*list) * (po->nr ? po->nr : 1));
 	uint32_t nr = 0;
 	struct search_job *jobs;
+	struct search_queue queue = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	uint32_t *seg_start;
 	int nr_jobs = po->opts.threads > 0 ? po->opts.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	struct progress *progress;
 	int ret = 0;
@@ -1142,20 +1220,23 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 		nr_jobs = MAX_THREADS;
 	if (nr < 1024)
 		nr_jobs = 1;
+	seg_start = cut_segments(po, list, nr, nr_jobs == 1 ? 1 : nr_jobs * SEGMENTS_PER_THREAD,
+				 &queue.nr_segments);
+	queue.list = list;
+	queue.seg_start = seg_start;
 	jobs = xcalloc((size_t)nr_jobs, sizeof(*jobs));
 	progress = progress_start(po->opts.by_path ? "Compressing objects by path"
 					       : "Compressing objects", nr, po->opts.progress && nr);
 	for (int j = 0; j < nr_jobs; j++) {
-		uint32_t lo = (uint32_t)((uint64_t)nr * j / nr_jobs);
-		uint32_t hi = (uint32_t)((uint64_t)nr * (j + 1) / nr_jobs);
 		jobs[j].po = po;
-		jobs[j].list = list + lo;
-		jobs[j].nr = hi - lo;
+		jobs[j].queue = &queue;
 		jobs[j].progress = progress;
 		jobs[j].err = (struct gp_error)GP_ERROR_INIT;
 	}
 	run_parallel(search_worker, jobs, sizeof(*jobs), nr_jobs, NULL, NULL);
 	progress_stop(&progress);
+	pthread_mutex_destroy(&queue.lock);
+	free(seg_start);
 	for (int j = 0; j < nr_jobs; j++) {
 		if (jobs[j].ret && !ret)
 			ret = gp_error_set(err, jobs[j].ret, "%s", gp_error_msg(&jobs[j].err));
