@@ -46,7 +46,7 @@
  * would all count as ours (a 500 MB pack, 500 MB of RSS). Give them back
  * every DROP_EVERY bytes written; the page cache keeps them.
  */
-#define DROP_EVERY ((uint64_t)32 << 20)
+#define DROP_EVERY ((uint64_t)16 << 20)
 
 enum how_written {
 	WRITE_WHOLE = 0,      /* inflate or read, then deflate */
