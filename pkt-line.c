@@ -420,6 +420,16 @@ int pkt_write(struct pkt_sink *sink, const void *data, size_t len,
 	return write_packet(sink, 0, data, len, err);
 }
 
+int pkt_write_framed(struct pkt_sink *sink, char *buf, size_t len, struct gp_error *err)
+{
+	if (len < PKT_HEADER_SIZE || len - PKT_HEADER_SIZE > LARGE_PACKET_DATA_MAX)
+		return gp_error_set(err, GP_EINVAL, "pkt-line of %zu bytes is longer than %d",
+				    len - MIN(len, (size_t)PKT_HEADER_SIZE), LARGE_PACKET_DATA_MAX);
+	trace_packet('>', 0, buf + PKT_HEADER_SIZE, len - PKT_HEADER_SIZE);
+	put_pkt_len(buf, len);
+	return sink->write(sink, buf, len, err);
+}
+
 static int pkt_vwritef(struct pkt_sink *sink, struct gp_error *err,
 		       const char *prefix, const char *fmt, va_list ap)
 {

@@ -181,6 +181,13 @@ struct pkt_sink pkt_sink_tee(struct pkt_sink pair[2]);
  */
 int pkt_write(struct pkt_sink *sink, const void *data, size_t len,
 	      struct gp_error *err);
+/*
+ * pkt_write() of the line at buf + PKT_HEADER_SIZE (len bytes in all),
+ * the caller having kept the first PKT_HEADER_SIZE bytes of buf for the
+ * length, which this fills in: the line is not copied on the way to the
+ * sink. Errors as above.
+ */
+int pkt_write_framed(struct pkt_sink *sink, char *buf, size_t len, struct gp_error *err);
 /* Write a formatted data line (add the LF yourself). Errors as above. */
 GP_PRINTF(3, 4) int pkt_writef(struct pkt_sink *sink, struct gp_error *err,
 			       const char *fmt, ...);

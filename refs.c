@@ -23,15 +23,16 @@
  * snapshot while its callback runs, so a callback may resolve refs (and
  * so reload packed-refs) without pulling the entries from under it.
  *
- * The file is mapped, not copied, and never written to: an entry's name
- * is (pointer, length) into the map, ended by LF.
+ * The file is mapped, not copied, and never written to. Loading it
+ * checks every line once (structure, hex digits, refname, order) into
+ * an array of two words per ref, the line's offset and the name's
+ * length with flags: names and ids stay in the map, an id is decoded
+ * only for a caller that wants an object_id, and copied as hex for one
+ * that prints it (refs_for_each_view()).
  *
- * NEEDSWORK: the first lookup parses and checks the whole file into an
- * entry array, where git binary-searches the mapped file for the one
- * line it wants and iterates the lines in place. Iteration needs every
- * line anyway; a process that only resolves a name or two in a huge
- * packed-refs, or lists them once (ls-refs), would gain from lookups
- * and iteration on the mapped lines, lazily checked.
+ * NEEDSWORK: git binary-searches the mapped file for a lookup without
+ * reading the rest; a process that resolves a name or two in a huge
+ * packed-refs still pays for checking every line here.
  */
 #include "refs.h"
 #include "config.h"
@@ -125,50 +126,84 @@ static bool refname_is_safe(const char *name)
 /* ---- packed-refs ----------------------------------------------------- */
 
 enum packed_entry_flags {
-	PACKED_HAS_PEELED = 1 << 0,
+	PACKED_HAS_PEELED = 1 << 0,  /* a "^" line follows */
 	PACKED_KNOWS_PEELED = 1 << 1,
-	PACKED_BROKEN = 1 << 2,     /* the refname is not well formed */
+	PACKED_BROKEN = 1 << 2,      /* the refname is not well formed */
+	PACKED_HEX_UPPER = 1 << 3,   /* an id has capital digits: not copied out as is */
 };
+#define PACKED_FLAG_BITS 4
+/* A longer line is refused: no refname is this long. */
+#define PACKED_NAME_MAX ((UINT32_C(1) << (32 - PACKED_FLAG_BITS)) - 1)
 
+/*
+ * One ref line, found and checked at load: the id stays as hex in the
+ * map (decoded when a caller wants an object_id, copied when it wants
+ * hex), so an entry is two words.
+ */
 struct packed_entry {
-	const char *name;           /* inside the snapshot's buf, ended by LF (not NUL) */
-	uint32_t name_len;
-	uint16_t flags;
-	uint32_t peeled_idx;        /* in the snapshot's peeled[], with PACKED_HAS_PEELED */
-	struct object_id oid;
+	uint32_t ofs;               /* of the line in the snapshot's buf */
+	uint32_t len_flags;         /* name length << PACKED_FLAG_BITS | enum packed_entry_flags */
 };
 
 struct packed_snapshot {
 	unsigned refcount;
-	const char *buf;            /* the file, mapped (or a copy, unmapped) */
+	const char *buf;            /* the file, mapped (or borrowed, unmapped) */
 	size_t buf_len;
 	bool mapped;
+	int algo;
+	size_t hexsz;
 	struct packed_entry *entries; /* sorted by name */
-	size_t nr, alloc;
-	struct object_id *peeled;   /* the few refs that peel (annotated tags) */
-	size_t nr_peeled, alloc_peeled;
+	size_t nr;
 };
 
-/* strcmp() of an entry's name and a NUL-terminated key. */
-static int entry_cmp_key(const struct packed_entry *e, const char *key, size_t key_len)
+static size_t entry_name_len(const struct packed_entry *e)
 {
-	int c = memcmp(e->name, key, MIN((size_t)e->name_len, key_len));
+	return e->len_flags >> PACKED_FLAG_BITS;
+}
+
+static unsigned entry_flags(const struct packed_entry *e)
+{
+	return e->len_flags & ((1u << PACKED_FLAG_BITS) - 1);
+}
+
+static const char *entry_hex(const struct packed_snapshot *snap, const struct packed_entry *e)
+{
+	return snap->buf + e->ofs;
+}
+
+/* Ended by LF, not NUL. */
+static const char *entry_name(const struct packed_snapshot *snap, const struct packed_entry *e)
+{
+	return snap->buf + e->ofs + snap->hexsz + 1;
+}
+
+/* With PACKED_HAS_PEELED: the hex of the "^" line right after the ref's. */
+static const char *entry_peeled_hex(const struct packed_snapshot *snap,
+				    const struct packed_entry *e)
+{
+	return entry_name(snap, e) + entry_name_len(e) + 2;
+}
+
+/* strcmp() of two names given as (pointer, length). */
+static int name_cmp(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+	int c = memcmp(a, b, MIN(a_len, b_len));
 	if (c)
 		return c;
-	return e->name_len < key_len ? -1 : e->name_len > key_len;
+	return a_len < b_len ? -1 : a_len > b_len;
 }
 
-static bool entry_has_prefix(const struct packed_entry *e, const char *prefix, size_t len)
+/* strcmp() of an entry's name and key. */
+static int entry_cmp_key(const struct packed_snapshot *snap, const struct packed_entry *e,
+			 const char *key, size_t key_len)
 {
-	return e->name_len >= len && !memcmp(e->name, prefix, len);
+	return name_cmp(entry_name(snap, e), entry_name_len(e), key, key_len);
 }
 
-/* The entry's name, NUL-terminated in sb (for callbacks). */
-static const char *entry_name(const struct packed_entry *e, struct strbuf *sb)
+static bool entry_has_prefix(const struct packed_snapshot *snap, const struct packed_entry *e,
+			     const char *prefix, size_t len)
 {
-	strbuf_reset(sb);
-	strbuf_add(sb, e->name, e->name_len);
-	return sb->buf;
+	return entry_name_len(e) >= len && !memcmp(entry_name(snap, e), prefix, len);
 }
 
 /* What we knew of packed-refs when we read it. */
@@ -201,7 +236,6 @@ static void snapshot_put(struct packed_snapshot *snap)
 	else
 		free((void *)snap->buf);
 	free(snap->entries);
-	free(snap->peeled);
 	free(snap);
 }
 
@@ -225,13 +259,12 @@ static struct ref_store *get_store(struct repository *repo)
 	return repo->refs;
 }
 
-static int cmp_entry(const void *a, const void *b)
+static int cmp_entry(const void *a, const void *b, void *ctx)
 {
+	const struct packed_snapshot *snap = ctx;
 	const struct packed_entry *x = a, *y = b;
-	int c = memcmp(x->name, y->name, MIN(x->name_len, y->name_len));
-	if (c)
-		return c;
-	return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
+	return name_cmp(entry_name(snap, x), entry_name_len(x), entry_name(snap, y),
+			entry_name_len(y));
 }
 
 /* Exactly hexsz hex digits at p, within avail bytes. */
@@ -240,6 +273,27 @@ static bool parse_hex_at(const char *p, size_t avail, int algo, struct object_id
 	if (avail < gp_hash_algos[algo].hexsz)
 		return false;
 	return !hex_to_oid(p, algo, oid);
+}
+
+/*
+ * Whether the hexsz bytes at p are hex digits, without decoding them:
+ * 0 if not, PACKED_HEX_UPPER if some are capitals, else 1. Branch-free
+ * range tests, which the compiler can do many bytes at a time.
+ */
+static unsigned check_hex(const char *p, size_t hexsz)
+{
+	unsigned bad = 0, upper = 0;
+	for (size_t i = 0; i < hexsz; i++) {
+		unsigned char b = (unsigned char)p[i];
+		unsigned digit = (unsigned char)(b - '0') < 10;
+		unsigned lower = (unsigned char)(b - 'a') < 6;
+		unsigned capital = (unsigned char)(b - 'A') < 6;
+		bad |= !(digit | lower | capital);
+		upper |= capital;
+	}
+	if (bad)
+		return 0;
+	return upper ? PACKED_HEX_UPPER : 1;
 }
 
 static bool has_traits(const char *traits, size_t len, const char *want)
@@ -257,9 +311,11 @@ static bool has_traits(const char *traits, size_t len, const char *want)
 }
 
 /*
- * Parse buf[0..len) (owned by snap, which must have buf set) into
- * snap's entries, without writing to it (it may be mapped read-only).
- * path is for messages.
+ * Find and check the lines of buf[0..len) (owned by snap, which must
+ * have buf set) into snap's entries, without writing to it (it may be
+ * mapped read-only) and without decoding the ids. path is for messages.
+ * The entries are allocated once, for as many ref lines as len can
+ * hold: the pages never reached cost nothing, and nothing is moved.
  */
 static int parse_packed(struct packed_snapshot *snap, size_t len, const char *path,
 			int algo, struct gp_error *err)
@@ -268,10 +324,19 @@ static int parse_packed(struct packed_snapshot *snap, size_t len, const char *pa
 	size_t hexsz = gp_hash_algos[algo].hexsz, pos = 0, line_nr = 0;
 	bool peeled_tags = false, fully_peeled = false, sorted = true;
 	const char *buf = snap->buf;
+	struct packed_entry *prev = NULL;
 
+	snap->algo = algo;
+	snap->hexsz = hexsz;
+	if (len > UINT32_MAX)
+		return gp_error_set(err, GP_ENOMEM, "%s: too large (%zu bytes)", path, len);
+	/* a ref line is hexsz + 3 bytes at least */
+	snap->entries = xmalloc((len / (hexsz + 3) + 1) * sizeof(*snap->entries));
 	while (pos < len) {
 		const char *line = buf + pos, *nl = memchr(line, '\n', len - pos);
-		size_t line_len;
+		const char *name;
+		size_t line_len, name_len;
+		unsigned hex_ok, flags = 0;
 
 		line_nr++;
 		if (!nl)
@@ -288,47 +353,50 @@ static int parse_packed(struct packed_snapshot *snap, size_t len, const char *pa
 			continue;
 		}
 		if (line_len && line[0] == '^') {
-			struct packed_entry *prev = snap->nr ? &snap->entries[snap->nr - 1] : NULL;
-			ALLOC_GROW(snap->peeled, snap->nr_peeled + 1, snap->alloc_peeled);
-			if (!prev || (prev->flags & PACKED_HAS_PEELED) || line_len != 1 + hexsz ||
-			    !parse_hex_at(line + 1, line_len - 1, algo, &snap->peeled[snap->nr_peeled]))
+			/* prev's line is the one just before: a second "^" is refused */
+			if (!prev || (prev->len_flags & PACKED_HAS_PEELED) || line_len != 1 + hexsz ||
+			    !(hex_ok = check_hex(line + 1, hexsz)))
 				return CORRUPT(err, "%s: line %zu: unexpected line '%.*s'",
 					       path, line_nr, (int)MIN(line_len, 200), line);
-			prev->peeled_idx = (uint32_t)snap->nr_peeled++;
-			prev->flags |= PACKED_HAS_PEELED | PACKED_KNOWS_PEELED;
+			prev->len_flags |= PACKED_HAS_PEELED | PACKED_KNOWS_PEELED;
+			if (hex_ok == PACKED_HEX_UPPER)
+				prev->len_flags |= PACKED_HEX_UPPER;
 			continue;
 		}
-		ALLOC_GROW(snap->entries, snap->nr + 1, snap->alloc);
-		{
-			struct packed_entry *e = &snap->entries[snap->nr];
-			/* hex_to_oid() refuses any non-hex digit: one pass decodes and checks */
-			if (line_len < hexsz + 2 || line[hexsz] != ' ' || line_len - hexsz > UINT32_MAX ||
-			    hex_to_oid(line, algo, &e->oid) ||
-			    memchr(line + hexsz + 1, '\0', line_len - hexsz - 1))
+		if (line_len < hexsz + 2 || line[hexsz] != ' ' ||
+		    line_len - hexsz - 1 > PACKED_NAME_MAX || !(hex_ok = check_hex(line, hexsz)))
+			return CORRUPT(err, "%s: line %zu: unexpected line '%.*s'",
+				       path, line_nr, (int)MIN(line_len, 200), line);
+		name = line + hexsz + 1;
+		name_len = line_len - hexsz - 1;
+		if (hex_ok == PACKED_HEX_UPPER)
+			flags |= PACKED_HEX_UPPER;
+		/* a NUL is a control character: only an invalid name can hold one */
+		if (!refname_is_valid_len(name, name_len, REFNAME_ALLOW_ONELEVEL)) {
+			char *copy;
+			bool safe;
+			if (memchr(name, '\0', name_len))
 				return CORRUPT(err, "%s: line %zu: unexpected line '%.*s'",
 					       path, line_nr, (int)MIN(line_len, 200), line);
-			snap->nr++;
-			e->flags = 0;
-			e->peeled_idx = 0;
-			e->name = line + hexsz + 1;
-			e->name_len = (uint32_t)(line_len - hexsz - 1);
-			if (!refname_is_valid_len(e->name, e->name_len, REFNAME_ALLOW_ONELEVEL)) {
-				char *name = xstrndup(e->name, e->name_len);
-				bool safe = refname_is_safe(name);
-				free(name);
-				if (!safe)
-					return CORRUPT(err, "%s: line %zu: dangerous refname '%.*s'",
-						       path, line_nr, (int)MIN(e->name_len, 200), e->name);
-				e->flags |= PACKED_BROKEN;
-			}
-			if (fully_peeled || (peeled_tags && entry_has_prefix(e, "refs/tags/", 10)))
-				e->flags |= PACKED_KNOWS_PEELED;
-			if (snap->nr > 1 && cmp_entry(&snap->entries[snap->nr - 2], e) > 0)
-				sorted = false;
+			copy = xstrndup(name, name_len);
+			safe = refname_is_safe(copy);
+			free(copy);
+			if (!safe)
+				return CORRUPT(err, "%s: line %zu: dangerous refname '%.*s'",
+					       path, line_nr, (int)MIN(name_len, 200), name);
+			flags |= PACKED_BROKEN;
 		}
+		if (fully_peeled || (peeled_tags && name_len >= 10 && !memcmp(name, "refs/tags/", 10)))
+			flags |= PACKED_KNOWS_PEELED;
+		if (prev && sorted &&
+		    name_cmp(entry_name(snap, prev), entry_name_len(prev), name, name_len) > 0)
+			sorted = false;
+		prev = &snap->entries[snap->nr++];
+		prev->ofs = (uint32_t)(line - buf);
+		prev->len_flags = (uint32_t)(name_len << PACKED_FLAG_BITS) | flags;
 	}
 	if (!sorted)
-		qsort(snap->entries, snap->nr, sizeof(*snap->entries), cmp_entry);
+		qsort_r(snap->entries, snap->nr, sizeof(*snap->entries), cmp_entry, snap);
 	return 0;
 }
 
@@ -439,7 +507,7 @@ static size_t packed_lower_bound(const struct packed_snapshot *snap, const char 
 	size_t lo = 0, hi = snap->nr, key_len = strlen(key);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (entry_cmp_key(&snap->entries[mid], key, key_len) < 0)
+		if (entry_cmp_key(snap, &snap->entries[mid], key, key_len) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -451,7 +519,7 @@ static const struct packed_entry *packed_find(const struct packed_snapshot *snap
 					      const char *name)
 {
 	size_t pos = packed_lower_bound(snap, name);
-	if (pos < snap->nr && !entry_cmp_key(&snap->entries[pos], name, strlen(name)))
+	if (pos < snap->nr && !entry_cmp_key(snap, &snap->entries[pos], name, strlen(name)))
 		return &snap->entries[pos];
 	return NULL;
 }
@@ -705,12 +773,13 @@ static int read_ref_level(struct repository *repo, const char *name,
 	e = packed_find(snap, name);
 	if (!e)
 		return GP_ENOTFOUND;
-	if (e->flags & PACKED_BROKEN) {
+	if (entry_flags(e) & PACKED_BROKEN) {
 		*broken = true;
 		return CORRUPT(err, "%s: packed ref '%s' has an invalid name",
 			       get_store(repo)->packed_path, name);
 	}
-	val->oid = e->oid;
+	/* checked at load */
+	hex_to_oid(entry_hex(snap, e), snap->algo, &val->oid);
 	*flags |= REF_ISPACKED;
 	return 0;
 }
@@ -813,6 +882,7 @@ int refs_read_symref(struct repository *repo, const char *name,
 
 struct loose_ref {
 	char *name;
+	size_t name_len;
 	struct object_id oid;
 	unsigned flags;
 };
@@ -841,14 +911,15 @@ static void loose_list_release(struct loose_list *list)
 static int add_loose(struct repository *repo, const char *rel, const char *prefix,
 		     struct loose_list *list, struct gp_error *err)
 {
-	struct loose_ref item = { NULL, { { 0 }, 0 }, 0 };
+	struct loose_ref item = { NULL, 0, { { 0 }, 0 }, 0 };
 	struct gp_error sub = GP_ERROR_INIT;
 	int ret = 0;
 
 	if (!starts_with(rel, prefix))
 		return 0;
-	item.name = xstrdup(rel);
-	if (!refname_is_valid(rel, 0)) {
+	item.name_len = strlen(rel);
+	item.name = xstrndup(rel, item.name_len);
+	if (!refname_is_valid_len(rel, item.name_len, 0)) {
 		item.flags = REF_ISBROKEN;
 		oid_clear(&item.oid, repo->hash_algo);
 	} else {
@@ -984,12 +1055,57 @@ static const char *const per_worktree_dirs[] = {
 };
 
 /*
+ * Where an iteration's refs go: fn wants object ids, view_fn hex (see
+ * refs_for_each_view()); each side is made from the other on need.
+ */
+struct each_out {
+	refs_each_fn *fn;
+	refs_view_fn *view_fn;
+	void *data;
+	int algo;
+};
+
+/*
+ * One ref to o. The id comes as oid or as hex (hexsz lowercase digits),
+ * and so does what it peels to (both NULL when nothing is said).
+ */
+static int emit(struct each_out *o, const char *name, size_t name_len,
+		const struct object_id *oid, const char *hex,
+		const struct object_id *peeled, const char *peeled_hex, unsigned flags)
+{
+	struct object_id oid_buf, peeled_buf;
+	char hex_buf[GP_MAX_HEXSZ + 1], peeled_hex_buf[GP_MAX_HEXSZ + 1];
+	struct ref_view view;
+
+	if (o->fn) {
+		if (!oid) {
+			hex_to_oid(hex, o->algo, &oid_buf);
+			oid = &oid_buf;
+		}
+		if (!peeled && peeled_hex) {
+			hex_to_oid(peeled_hex, o->algo, &peeled_buf);
+			peeled = &peeled_buf;
+		}
+		return o->fn(name, oid, peeled, flags, o->data);
+	}
+	if (!hex)
+		hex = oid_to_hex_r(hex_buf, oid);
+	if (!peeled_hex && peeled)
+		peeled_hex = oid_to_hex_r(peeled_hex_buf, peeled);
+	view.name = name;
+	view.name_len = name_len;
+	view.hex = hex;
+	view.peeled_hex = peeled_hex;
+	view.flags = flags;
+	return o->view_fn(&view, o->data);
+}
+
+/*
  * Pass one reftable record to fn as refs_for_each_ext() describes:
  * symbolic refs resolved, broken refs flagged (or skipped).
  */
 static int each_reftable_ref(struct repository *repo, const struct reftable_ref *ref,
-			     unsigned each_flags, refs_each_fn *fn, void *data,
-			     struct gp_error *err)
+			     unsigned each_flags, struct each_out *o, struct gp_error *err)
 {
 	const struct object_id *peeled = NULL;
 	struct object_id oid;
@@ -1036,7 +1152,7 @@ static int each_reftable_ref(struct repository *repo, const struct reftable_ref 
 	if ((flags & REF_ISBROKEN) && (flags & REF_ISSYMREF) &&
 	    (each_flags & REFS_EACH_OMIT_DANGLING))
 		return 0;
-	return fn(ref->name, &oid, peeled, flags, data);
+	return emit(o, ref->name, strlen(ref->name), &oid, NULL, peeled, NULL, flags);
 }
 
 /*
@@ -1057,8 +1173,7 @@ static int next_reftable_ref(struct reftable_iter *it, bool want_per_worktree,
 }
 
 static int for_each_reftable(struct repository *repo, const char *prefix,
-			     unsigned each_flags, refs_each_fn *fn, void *data,
-			     struct gp_error *err)
+			     unsigned each_flags, struct each_out *o, struct gp_error *err)
 {
 	bool linked = strcmp(repo->gitdir, repo->commondir) != 0;
 	/* only refs under refs/ are listed: prefix may be shorter ("re") */
@@ -1091,8 +1206,7 @@ static int for_each_reftable(struct repository *repo, const char *prefix,
 	while (main_has > 0 || wt_has > 0) {
 		bool take_wt = wt_has > 0 &&
 			       (main_has <= 0 || strcmp(wt_ref.name, main_ref.name) < 0);
-		ret = each_reftable_ref(repo, take_wt ? &wt_ref : &main_ref, each_flags,
-					fn, data, err);
+		ret = each_reftable_ref(repo, take_wt ? &wt_ref : &main_ref, each_flags, o, err);
 		if (ret)
 			goto out;
 		if (take_wt)
@@ -1110,23 +1224,24 @@ out:
 	return ret;
 }
 
-int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each_flags,
-		      refs_each_fn *fn, void *data, struct gp_error *err)
+static int for_each(struct repository *repo, const char *prefix, unsigned each_flags,
+		    struct each_out *o, struct gp_error *err)
 {
 	struct loose_list loose = { NULL, 0, 0 };
 	struct packed_snapshot *snap = NULL;
 	char *start_dir = NULL;
 	const char *slash;
-	size_t loose_pos = 0, packed_pos, packed_end;
-	struct strbuf last = STRBUF_INIT;   /* the last name consumed */
+	size_t loose_pos = 0, packed_pos;
+	const char *last = NULL;             /* the last name consumed (map or loose list) */
+	size_t last_len = 0;
 	struct strbuf namebuf = STRBUF_INIT; /* a packed name, NUL-terminated */
 	bool linked = strcmp(repo->gitdir, repo->commondir) != 0;
 	size_t prefix_len;
-
-	if ((each_flags & REFS_EACH_PARANOID) && refs_paranoia())
-		each_flags |= REFS_EACH_BROKEN | REFS_EACH_OMIT_DANGLING;
 	int ret = 0;
 
+	o->algo = repo->hash_algo;
+	if ((each_flags & REFS_EACH_PARANOID) && refs_paranoia())
+		each_flags |= REFS_EACH_BROKEN | REFS_EACH_OMIT_DANGLING;
 	if (!prefix)
 		prefix = "";
 	prefix_len = strlen(prefix);
@@ -1134,7 +1249,7 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 	if (!starts_with(prefix, "refs/") && !starts_with("refs/", prefix))
 		goto out;
 	if (repo->ref_storage == REF_STORAGE_REFTABLE) {
-		ret = for_each_reftable(repo, prefix, each_flags, fn, data, err);
+		ret = for_each_reftable(repo, prefix, each_flags, o, err);
 		goto out;
 	}
 	if (starts_with(prefix, "refs/")) {
@@ -1167,29 +1282,40 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 	snap->refcount++;
 
 	packed_pos = packed_lower_bound(snap, *prefix ? prefix : "refs/");
-	for (packed_end = packed_pos; packed_end < snap->nr; packed_end++) {
-		const struct packed_entry *e = &snap->entries[packed_end];
-		if (!entry_has_prefix(e, prefix, prefix_len) || !entry_has_prefix(e, "refs/", 5))
-			break;
-	}
-
-	while (loose_pos < loose.nr || packed_pos < packed_end) {
-		const struct packed_entry *pe = packed_pos < packed_end ?
-						&snap->entries[packed_pos] : NULL;
+	for (;;) {
+		const struct packed_entry *pe = NULL;
 		const struct loose_ref *le = loose_pos < loose.nr ? &loose.items[loose_pos] : NULL;
-		/* on a tie the loose ref comes first, and hides the packed one */
-		bool take_loose = !pe || (le && entry_cmp_key(pe, le->name, strlen(le->name)) >= 0);
-		const char *name = take_loose ? le->name : entry_name(pe, &namebuf);
+		const char *name;
+		size_t name_len;
+		bool take_loose;
 
-		if (take_loose)
+		if (packed_pos < snap->nr) {
+			pe = &snap->entries[packed_pos];
+			/* the packed refs under prefix (and refs/) end at the first that is not */
+			if (!entry_has_prefix(snap, pe, prefix, prefix_len) ||
+			    !entry_has_prefix(snap, pe, "refs/", 5)) {
+				pe = NULL;
+				packed_pos = snap->nr;
+			}
+		}
+		if (!pe && !le)
+			break;
+		/* on a tie the loose ref comes first, and hides the packed one */
+		take_loose = !pe || (le && entry_cmp_key(snap, pe, le->name, le->name_len) >= 0);
+		if (take_loose) {
 			loose_pos++;
-		else
+			name = le->name;
+			name_len = le->name_len;
+		} else {
 			packed_pos++;
+			name = entry_name(snap, pe);
+			name_len = entry_name_len(pe);
+		}
 		/* a name seen already: hidden, or a duplicate line in packed-refs */
-		if (last.len && !strcmp(last.buf, name))
+		if (last && last_len == name_len && !memcmp(last, name, name_len))
 			continue;
-		strbuf_reset(&last);
-		strbuf_addstr(&last, name);
+		last = name;
+		last_len = name_len;
 		if (take_loose) {
 			if ((le->flags & REF_ISBROKEN) && !(each_flags & REFS_EACH_BROKEN))
 				continue;
@@ -1197,23 +1323,42 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each
 			if ((le->flags & REF_ISBROKEN) && (le->flags & REF_ISSYMREF) &&
 			    (each_flags & REFS_EACH_OMIT_DANGLING))
 				continue;
-			ret = fn(le->name, &le->oid, NULL, le->flags, data);
-		} else if (pe->flags & PACKED_BROKEN) {
-			struct object_id null_oid;
-			if (!(each_flags & REFS_EACH_BROKEN))
-				continue;
-			oid_clear(&null_oid, repo->hash_algo);
-			ret = fn(name, &null_oid, NULL, REF_ISPACKED | REF_ISBROKEN, data);
+			ret = emit(o, le->name, le->name_len, &le->oid, NULL, NULL, NULL, le->flags);
 		} else {
-			unsigned flags = REF_ISPACKED;
-			const struct object_id *peeled = NULL;
-			if (pe->flags & PACKED_KNOWS_PEELED) {
-				flags |= REF_KNOWS_PEELED;
-				if (pe->flags & PACKED_HAS_PEELED)
-					peeled = &snap->peeled[pe->peeled_idx];
+			unsigned pflags = entry_flags(pe), flags = REF_ISPACKED;
+			const char *hex = NULL, *peeled_hex = NULL;
+			struct object_id oid, peeled;
+			bool have_peeled = false;
+
+			if ((pflags & PACKED_BROKEN) && !(each_flags & REFS_EACH_BROKEN))
+				continue;
+			strbuf_reset(&namebuf);
+			strbuf_add(&namebuf, name, name_len);
+			if (pflags & PACKED_BROKEN) {
+				oid_clear(&oid, repo->hash_algo);
+				ret = emit(o, namebuf.buf, name_len, &oid, NULL, NULL, NULL,
+					   REF_ISPACKED | REF_ISBROKEN);
+				goto next;
 			}
-			ret = fn(name, &pe->oid, peeled, flags, data);
+			if (pflags & PACKED_KNOWS_PEELED) {
+				flags |= REF_KNOWS_PEELED;
+				have_peeled = pflags & PACKED_HAS_PEELED;
+			}
+			if (pflags & PACKED_HEX_UPPER) {
+				/* checked at load; what goes out is lowercase, as git writes it */
+				hex_to_oid(entry_hex(snap, pe), snap->algo, &oid);
+				if (have_peeled)
+					hex_to_oid(entry_peeled_hex(snap, pe), snap->algo, &peeled);
+				ret = emit(o, namebuf.buf, name_len, &oid, NULL,
+					   have_peeled ? &peeled : NULL, NULL, flags);
+				goto next;
+			}
+			hex = entry_hex(snap, pe);
+			if (have_peeled)
+				peeled_hex = entry_peeled_hex(snap, pe);
+			ret = emit(o, namebuf.buf, name_len, NULL, hex, NULL, peeled_hex, flags);
 		}
+	next:
 		if (ret)
 			goto out;
 	}
@@ -1221,9 +1366,22 @@ out:
 	free(start_dir);
 	loose_list_release(&loose);
 	snapshot_put(snap);
-	strbuf_release(&last);
 	strbuf_release(&namebuf);
 	return ret;
+}
+
+int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned each_flags,
+		      refs_each_fn *fn, void *data, struct gp_error *err)
+{
+	struct each_out o = { .fn = fn, .data = data };
+	return for_each(repo, prefix, each_flags, &o, err);
+}
+
+int refs_for_each_view(struct repository *repo, const char *prefix, unsigned each_flags,
+		       refs_view_fn *fn, void *data, struct gp_error *err)
+{
+	struct each_out o = { .view_fn = fn, .data = data };
+	return for_each(repo, prefix, each_flags, &o, err);
 }
 
 int refs_parse_packed_buf(const char *buf, size_t len, int algo,
@@ -1237,20 +1395,24 @@ int refs_parse_packed_buf(const char *buf, size_t len, int algo,
 	ret = parse_packed(&snap, len, "packed-refs", algo, err);
 	for (size_t pos = 0; !ret && pos < snap.nr; pos++) {
 		const struct packed_entry *e = &snap.entries[pos];
-		unsigned flags = REF_ISPACKED;
-		if (last && !cmp_entry(last, e))
+		unsigned pflags = entry_flags(e), flags = REF_ISPACKED;
+		struct object_id oid, peeled;
+		if (last && !cmp_entry(last, e, &snap))
 			continue;
 		last = e;
-		if (e->flags & PACKED_BROKEN)
+		if (pflags & PACKED_BROKEN)
 			flags |= REF_ISBROKEN;
-		if (e->flags & PACKED_KNOWS_PEELED)
+		if (pflags & PACKED_KNOWS_PEELED)
 			flags |= REF_KNOWS_PEELED;
-		ret = fn(entry_name(e, &namebuf), &e->oid,
-			 (e->flags & PACKED_HAS_PEELED) ? &snap.peeled[e->peeled_idx] : NULL,
+		hex_to_oid(entry_hex(&snap, e), algo, &oid);
+		if (pflags & PACKED_HAS_PEELED)
+			hex_to_oid(entry_peeled_hex(&snap, e), algo, &peeled);
+		strbuf_reset(&namebuf);
+		strbuf_add(&namebuf, entry_name(&snap, e), entry_name_len(e));
+		ret = fn(namebuf.buf, &oid, (pflags & PACKED_HAS_PEELED) ? &peeled : NULL,
 			 flags, data);
 	}
 	free(snap.entries);
-	free(snap.peeled);
 	strbuf_release(&namebuf);
 	return ret;
 }

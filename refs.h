@@ -173,6 +173,28 @@ int refs_for_each_ext(struct repository *repo, const char *prefix, unsigned flag
 		      refs_each_fn *fn, void *data, struct gp_error *err);
 
 /*
+ * One ref as refs_for_each_view() passes it, all borrowed for the call:
+ * the id as hex (hexsz lowercase digits, not NUL-terminated), copied
+ * from packed-refs rather than decoded and encoded again; the null id's
+ * for a broken ref.
+ */
+struct ref_view {
+	const char *name;       /* NUL-terminated */
+	size_t name_len;
+	const char *hex;
+	const char *peeled_hex; /* as refs_each_fn's peeled: NULL unless known to peel */
+	unsigned flags;         /* enum ref_flags */
+};
+typedef int refs_view_fn(const struct ref_view *ref, void *data);
+
+/*
+ * refs_for_each_ext(), the ids given as hex: for callers that print
+ * them (ls-refs). Same order, flags, errors and cost.
+ */
+int refs_for_each_view(struct repository *repo, const char *prefix, unsigned flags,
+		       refs_view_fn *fn, void *data, struct gp_error *err);
+
+/*
  * Every object name the reflogs hold (old and new values, null ones
  * aside), those of linked worktrees' HEADs included: what git's
  * "--reflog" keeps alive. fn may see a name several times. Returns fn's

@@ -697,8 +697,10 @@ static int finish_open(struct repository **out, enum found_how how,
 	if (ret < 0)
 		goto out;
 	common = common_dir_of(repo->gitdir, env);
-	ret = resolve(common, &repo->commondir, err);
-	if (ret < 0)
+	/* the usual case, the git directory itself: resolved just now */
+	if (!strcmp(common, repo->gitdir))
+		repo->commondir = xstrdup(common);
+	else if ((ret = resolve(common, &repo->commondir, err)) < 0)
 		goto out;
 
 	ret = config_set_load_format(&format, repo->commondir, repo->gitdir, err);
@@ -730,7 +732,18 @@ static int finish_open(struct repository **out, enum found_how how,
 
 	objects = env->object_dir ? xstrdup(env->object_dir)
 				  : join_path(repo->commondir, "objects");
-	repo->objdir = realpath(objects, NULL);
+	{
+		/*
+		 * Below the resolved common directory, "objects" is its own
+		 * real path unless it is a symbolic link: one lstat() rather
+		 * than a readlink() per component.
+		 */
+		struct stat st;
+		if (!env->object_dir && !lstat(objects, &st) && S_ISDIR(st.st_mode))
+			repo->objdir = xstrdup(objects);
+		else
+			repo->objdir = realpath(objects, NULL);
+	}
 	/* A GIT_OBJECT_DIRECTORY that does not exist yet stays as given. */
 	if (!repo->objdir) {
 		char *cwd = getcwd(NULL, 0);

@@ -2163,23 +2163,64 @@ struct ls_refs_ctx {
 	struct gp_error *err;
 };
 
-static int ls_refs_each(const char *refname, const struct object_id *oid,
-			const struct object_id *peeled, unsigned flags, void *data)
+/*
+ * One ref of the walk (the id as hex, copied from packed-refs when it
+ * came from there): the usual line is written straight from the view,
+ * into a packet whose length goes in front; a symref, or a ref whose
+ * peeled value must be read, goes through fill_ref().
+ */
+static int ls_refs_each(const struct ref_view *ref, void *data)
 {
 	struct ls_refs_ctx *lc = data;
-	const char *name = refname + lc->cc.ns_len;
-	struct up_ref r;
+	struct session *s = lc->cc.s;
+	const char *name = ref->name + lc->cc.ns_len;
+	size_t name_len = ref->name_len - lc->cc.ns_len;
+	size_t hexsz = gp_hash_algos[s->repo->hash_algo].hexsz;
+	struct strbuf *line = lc->line;
+	const char *hex = ref->hex, *peeled_hex = ref->peeled_hex;
+	char null_hex[GP_MAX_HEXSZ];
 	int ret = 0;
+
 	/* the refs of a namespace live under it; only those under refs/ are refs */
 	if (lc->cc.ns_len && strncmp(name, "refs/", 5))
 		return 0;
 	if (!prefix_matches(lc->prefixes, lc->nr, name))
 		return 0;
-	fill_ref(&lc->cc, refname, oid, peeled, flags, lc->peel, &r);
-	if (!r.hidden)
-		ret = ls_refs_one(lc->cc.s, &r, lc->symrefs, lc->peel, lc->line, lc->err);
-	free(r.symref);
-	return ret;
+	if ((ref->flags & REF_ISSYMREF) ||
+	    (lc->peel && !(ref->flags & (REF_KNOWS_PEELED | REF_ISBROKEN)))) {
+		struct object_id oid, peeled;
+		struct up_ref r;
+		hex_to_oid(ref->hex, s->repo->hash_algo, &oid);
+		if (peeled_hex)
+			hex_to_oid(peeled_hex, s->repo->hash_algo, &peeled);
+		fill_ref(&lc->cc, ref->name, &oid, peeled_hex ? &peeled : NULL, ref->flags,
+			 lc->peel, &r);
+		if (!r.hidden)
+			ret = ls_refs_one(s, &r, lc->symrefs, lc->peel, line, lc->err);
+		free(r.symref);
+		return ret;
+	}
+	if (ref_is_hidden(&s->cfg, name, ref->name))
+		return 0;
+	/* a broken ref is advertised with the null id, as git does */
+	if (ref->flags & REF_ISBROKEN) {
+		memset(null_hex, '0', hexsz);
+		hex = null_hex;
+		peeled_hex = NULL;
+	}
+	strbuf_reset(line);
+	strbuf_grow(line, PKT_HEADER_SIZE + 2 * hexsz + 16 + name_len);
+	/* the packet length, filled in by pkt_write_framed() */
+	strbuf_setlen(line, PKT_HEADER_SIZE);
+	strbuf_add(line, hex, hexsz);
+	strbuf_addch(line, ' ');
+	strbuf_add(line, name, name_len);
+	if (lc->peel && peeled_hex) {
+		strbuf_add(line, " peeled:", 8);
+		strbuf_add(line, peeled_hex, hexsz);
+	}
+	strbuf_addch(line, '\n');
+	return pkt_write_framed(s->out, line->buf, line->len, lc->err);
 }
 
 static int cmp_prefix(const void *a, const void *b)
@@ -2274,7 +2315,7 @@ static int cmd_ls_refs(struct session *s, bool no_args, struct gp_error *err)
 		last = i;
 		strbuf_reset(&full);
 		strbuf_addf(&full, "%s%s", lc.cc.ns, nr ? prefixes[i] : "");
-		ret = refs_for_each_ext(s->repo, full.buf, REFS_EACH_BROKEN, ls_refs_each, &lc, err);
+		ret = refs_for_each_view(s->repo, full.buf, REFS_EACH_BROKEN, ls_refs_each, &lc, err);
 		if (ret)
 			goto out;
 	}

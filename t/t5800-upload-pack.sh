@@ -525,6 +525,33 @@ do
 		same_answer ls
 	'
 
+	test_expect_success "ls-refs of a packed-refs file out of order, with capital hex ($algo)" '
+		rm -rf unsorted-$algo &&
+		cp -R packed-$algo unsorted-$algo &&
+		packed=$(git -C unsorted-$algo rev-parse --absolute-git-dir)/packed-refs &&
+		# the records (each with its "^" line) in reverse order, without
+		# the "sorted" trait; the ids of the first two and last two in capitals
+		awk "
+			/^#/ { print \"# pack-refs with: peeled fully-peeled \"; next }
+			/^\\^/ { peel[n] = \$0; next }
+			{ n++; id[n] = \$1; name[n] = \$2 }
+			END {
+				for (i = n; i >= 1; i--) {
+					up = i <= 2 || i >= n - 1
+					print (up ? toupper(id[i]) : id[i]) \" \" name[i]
+					if (i in peel)
+						print (up ? toupper(peel[i]) : peel[i])
+				}
+			}
+		" "$packed" >unsorted.tmp &&
+		mv unsorted.tmp "$packed" &&
+		! grep sorted "$packed" &&
+		grep "^[0-9A-F]* refs/tags/" "$packed" &&
+		packetize command=ls-refs object-format=$algo 0001 symrefs peel 0000 >ls.req &&
+		serve_both ls version=2 --stateless-rpc unsorted-$algo &&
+		same_answer ls
+	'
+
 	test_expect_success "ls-refs symrefs names the end of a chain ($algo)" '
 		git -C $srv symbolic-ref refs/heads/alias2 refs/heads/alias &&
 		test_when_finished "git -C $srv symbolic-ref -d refs/heads/alias2" &&
