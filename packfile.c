@@ -451,6 +451,17 @@ uint32_t pack_nth_crc(const struct packed_git *p, uint32_t idx_pos)
 	return get_be32(p->crcs + 4 * (size_t)idx_pos);
 }
 
+/* Remember the first damage found in p's idx (err is cleared): the idx answers nothing more. */
+static void note_idx_damage(struct packed_git *p, struct gp_error *err)
+{
+	pthread_mutex_lock(p->pack_lock);
+	if (!p->idx_damage)
+		p->idx_damage = xstrdup(gp_error_msg(err));
+	__atomic_store_n(&p->idx_damaged, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(p->pack_lock);
+	gp_error_clear(err);
+}
+
 /*
  * A lazily opened idx: the first lookup that misses in a fanout bucket
  * checks that bucket. Threads may race to check one; both find the same
@@ -465,12 +476,7 @@ static bool bucket_usable(struct packed_git *p, unsigned bucket)
 	if (__atomic_load_n(&p->bucket_checked[bucket / 64], __ATOMIC_RELAXED) & bit)
 		return true;
 	if (check_bucket(p, bucket, base_name(p->idx_path), &err)) {
-		pthread_mutex_lock(p->pack_lock);
-		if (!p->idx_damage)
-			p->idx_damage = xstrdup(gp_error_msg(&err));
-		__atomic_store_n(&p->idx_damaged, true, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(p->pack_lock);
-		gp_error_clear(&err);
+		note_idx_damage(p, &err);
 		return false;
 	}
 	__atomic_fetch_or(&p->bucket_checked[bucket / 64], bit, __ATOMIC_RELAXED);
@@ -507,12 +513,7 @@ static bool hit_sound(struct packed_git *p, uint32_t idx_pos)
 		return true;
 	CORRUPT(&err, "%s: object names out of order at entry %" PRIu32, base_name(p->idx_path),
 		idx_pos);
-	pthread_mutex_lock(p->pack_lock);
-	if (!p->idx_damage)
-		p->idx_damage = xstrdup(gp_error_msg(&err));
-	__atomic_store_n(&p->idx_damaged, true, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(p->pack_lock);
-	gp_error_clear(&err);
+	note_idx_damage(p, &err);
 	return false;
 }
 

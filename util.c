@@ -99,22 +99,7 @@ ssize_t read_in_full(int fd, void *buf, size_t count)
 
 ssize_t write_in_full(int fd, const void *buf, size_t count)
 {
-	const char *p = buf;
-	size_t total = 0;
-	while (total < count) {
-		ssize_t n = write(fd, p + total, count - total);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -1;
-		}
-		if (!n) {
-			errno = ENOSPC;
-			return -1;
-		}
-		total += n;
-	}
-	return total;
+	return write2_in_full(fd, buf, count, NULL, 0) < 0 ? -1 : (ssize_t)count;
 }
 
 int write2_in_full(int fd, const void *a, size_t a_len, const void *b, size_t b_len)
