@@ -845,6 +845,36 @@ static void v0_capabilities(struct session *s, struct strbuf *caps)
 	strbuf_addf(caps, " agent=%s", s->agent);
 }
 
+/*
+ * "<hex> <name><suffix>" and LF as one pkt-line, built in place: a v0
+ * advertisement writes one per ref (11,501 of them on the benchmark's
+ * repository), so no format string and no copy.
+ */
+static int write_ref_line(struct session *s, const struct object_id *oid, const char *name,
+			  const char *suffix, struct gp_error *err)
+{
+	char small[PKT_HEADER_SIZE + GP_MAX_HEXSZ + 256];
+	size_t hexsz = gp_hash_algos[s->repo->hash_algo].hexsz;
+	size_t name_len = strlen(name), suffix_len = strlen(suffix);
+	size_t len = PKT_HEADER_SIZE + hexsz + 1 + name_len + suffix_len + 1;
+	char *buf = len <= sizeof(small) ? small : xmalloc(len + 1);
+	char *p = buf + PKT_HEADER_SIZE;
+	int ret;
+
+	oid_to_hex_r(p, oid);
+	p += hexsz;
+	*p++ = ' ';
+	memcpy(p, name, name_len);
+	p += name_len;
+	memcpy(p, suffix, suffix_len);
+	p += suffix_len;
+	*p = '\n';
+	ret = pkt_write_framed(s->out, buf, len, err);
+	if (buf != small)
+		free(buf);
+	return ret;
+}
+
 static int advertise_one(struct session *s, const struct up_ref *r, struct strbuf *caps,
 			 struct gp_error *err)
 {
@@ -861,12 +891,10 @@ static int advertise_one(struct session *s, const struct up_ref *r, struct strbu
 		strbuf_release(&line);
 		strbuf_reset(caps);
 	} else {
-		ret = pkt_writef(s->out, err, "%s %s\n", hex, r->name);
+		ret = write_ref_line(s, &r->oid, r->name, "", err);
 	}
-	if (!ret && r->has_peeled) {
-		oid_to_hex_r(hex, &r->peeled);
-		ret = pkt_writef(s->out, err, "%s %s^{}\n", hex, r->name);
-	}
+	if (!ret && r->has_peeled)
+		ret = write_ref_line(s, &r->peeled, r->name, "^{}", err);
 	return ret;
 }
 
