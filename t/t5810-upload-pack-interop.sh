@@ -693,6 +693,16 @@ client_label () {
 	esac
 }
 
+# split_client CT: c (the client), t (the transport), pre (its test
+# prerequisite) and label, from a "client:transport:prereq" entry.
+split_client () {
+	c=${1%%:*}
+	t=${1#*:}
+	pre=${t#*:}
+	t=${t%%:*}
+	label="$(client_label $c), $t"
+}
+
 # protos CLIENT CASE: the protocol versions to try in $algo (for time: v1
 # differs from v0 by a line, tried in SHA-1 only; the newer git speaks v0
 # as 2.39 does, it tries v2 only).
@@ -709,11 +719,7 @@ for algo in $test_hash_algos
 do
 	for ct in $git_clients
 	do
-		c=${ct%%:*}
-		t=${ct#*:}
-		pre=${t#*:}
-		t=${t%%:*}
-		label="$(client_label $c), $t"
+		split_client $ct
 		for p in $(protos $c full)
 		do
 			d=$c-$t-v$p-$algo
@@ -854,11 +860,7 @@ for algo in $test_hash_algos
 do
 	for ct in $git_clients
 	do
-		c=${ct%%:*}
-		t=${ct#*:}
-		pre=${t#*:}
-		t=${t%%:*}
-		label="$(client_label $c), $t"
+		split_client $ct
 		for p in $(protos $c full)
 		do
 			d=$c-$t-v$p-$algo
