@@ -1603,6 +1603,8 @@ static const struct reuse_range *range_of_bit(const struct pack_objects *po, uin
 static uint64_t range_out_ofs(const struct reuse_range *rr, uint64_t ofs)
 {
 	size_t lo = 0, hi = rr->nr_marks;
+	if (!hi)
+		return ofs;   /* nothing of rr copied: no delta can lean on it */
 	/* the last mark at or before ofs; the first is at the range's first copy */
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
