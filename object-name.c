@@ -1166,7 +1166,7 @@ int get_oid_with_flags(struct repository *repo, struct odb *odb, const char *nam
 	r.odb = odb;
 	r.algo = repo->hash_algo;
 	r.ctx = ctx;
-	hash_object(r.algo, OBJ_TREE, "", 0, &r.empty_tree, NULL);
+	empty_tree_oid(r.algo, &r.empty_tree);
 	oid_clear(oid, r.algo);
 
 	if (!strcmp(name, ":")) {

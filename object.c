@@ -45,11 +45,7 @@ bool oid_is_null(const struct object_id *oid)
 
 char *hash_to_hex_r(char *out, const unsigned char *raw, size_t rawsz)
 {
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < rawsz; i++) {
-		out[2 * i] = hex[raw[i] >> 4];
-		out[2 * i + 1] = hex[raw[i] & 0xf];
-	}
+	bytes_to_hex(out, raw, rawsz);
 	out[2 * rawsz] = '\0';
 	return out;
 }
@@ -136,4 +132,16 @@ int hash_object(int algo, enum object_type type, const void *data,
 	       GP_MAX_RAWSZ - gp_hash_algos[algo].rawsz);
 	oid->algo = algo;
 	return ret;
+}
+
+void empty_tree_oid(int algo, struct object_id *oid)
+{
+	static const char *const hex[GP_HASH_NALGOS] = {
+		[GP_HASH_SHA1] = "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+		[GP_HASH_SHA256] = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+	};
+	pthread_once(&no_header_once, read_no_header);
+	if (no_header || algo <= 0 || algo >= GP_HASH_NALGOS || !hex[algo] ||
+	    hex_to_oid(hex[algo], algo, oid))
+		hash_object(algo, OBJ_TREE, "", 0, oid, NULL);
 }

@@ -94,4 +94,10 @@ size_t format_object_header(char *hdr, size_t hdrsz, enum object_type type,
 int hash_object(int algo, enum object_type type, const void *data,
 		size_t len, struct object_id *oid, struct gp_error *err);
 
+/*
+ * The id of the empty tree: hash_object() of nothing, without hashing
+ * (opening a store must not pay to set up a hash context).
+ */
+void empty_tree_oid(int algo, struct object_id *oid);
+
 #endif

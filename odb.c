@@ -403,7 +403,7 @@ int odb_open_flags(struct odb **out, const char *objdir, int algo, unsigned flag
 	odb->algo = algo;
 	odb->no_midx = flags & ODB_NO_MIDX;
 	odb->reader = pack_reader_new(0);
-	hash_object(algo, OBJ_TREE, "", 0, &odb->empty_tree, NULL);
+	empty_tree_oid(algo, &odb->empty_tree);
 	/* an alternate that leads back here is not a second store */
 	odb->local_real = realpath(objdir, NULL);
 	add_dir(odb, objdir, objdir, true, 0);

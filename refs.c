@@ -277,23 +277,12 @@ static bool parse_hex_at(const char *p, size_t avail, int algo, struct object_id
 
 /*
  * Whether the hexsz bytes at p are hex digits, without decoding them:
- * 0 if not, PACKED_HEX_UPPER if some are capitals, else 1. Branch-free
- * range tests, which the compiler can do many bytes at a time.
+ * 0 if not, PACKED_HEX_UPPER if some are capitals, else 1.
  */
 static unsigned check_hex(const char *p, size_t hexsz)
 {
-	unsigned bad = 0, upper = 0;
-	for (size_t i = 0; i < hexsz; i++) {
-		unsigned char b = (unsigned char)p[i];
-		unsigned digit = (unsigned char)(b - '0') < 10;
-		unsigned lower = (unsigned char)(b - 'a') < 6;
-		unsigned capital = (unsigned char)(b - 'A') < 6;
-		bad |= !(digit | lower | capital);
-		upper |= capital;
-	}
-	if (bad)
-		return 0;
-	return upper ? PACKED_HEX_UPPER : 1;
+	int scan = hex_scan(p, hexsz);
+	return scan < 0 ? 0 : scan ? PACKED_HEX_UPPER : 1;
 }
 
 static bool has_traits(const char *traits, size_t len, const char *want)

@@ -1940,6 +1940,9 @@ static int receive_needs(struct session *s, struct fetch_req *r, struct gp_error
 			break;
 		if (skip_prefix(s->in->line, "ERR ", &arg))
 			return gp_error_set(err, GP_EPROTO, "remote error: %s", arg);
+		/* a client that wants nothing (a no-op fetch) costs no store */
+		if ((ret = open_odb(s, err)))
+			return ret;
 		ret = parse_deepen_line(s, r, s->in->line, err);
 		if (ret < 0)
 			return ret;
@@ -1981,9 +1984,7 @@ static int serve_v0(struct session *s, struct gp_error *err)
 		if (ret || s->opts->advertise_refs)
 			return ret;
 	}
-	ret = open_odb(s, err);
-	if (!ret)
-		ret = receive_needs(s, &r, err);
+	ret = receive_needs(s, &r, err);
 	if (ret == 1) {
 		ret = 0;
 		goto out;

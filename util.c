@@ -256,15 +256,98 @@ int hex_pair_value(const char *p)
 	return (hi << 4) | lo;
 }
 
+/*
+ * Hex is read and written eight digits at a time, as a big-endian word
+ * (so the first digit is the top byte, whatever the machine): a v0 ref
+ * advertisement decodes and encodes an id per ref, and packed-refs is
+ * checked whole when first read, which byte loops made a tenth of a
+ * no-op fetch.
+ */
+#define BYTES_01 0x0101010101010101ULL
+#define BYTES_80 0x8080808080808080ULL
+
+/* Per byte of x (each below 0x80, so nothing carries), 0x80 where it is >= lo. */
+static inline uint64_t bytes_at_least(uint64_t x, unsigned lo)
+{
+	return (x + BYTES_01 * (0x80 - lo)) & BYTES_80;
+}
+
+/* 0x80 in each byte of raw that is no hex digit; *upper gets 0x80 per capital. */
+static inline uint64_t hex8_invalid(uint64_t raw, uint64_t *upper)
+{
+	uint64_t x = raw & ~BYTES_80;
+	uint64_t folded = x | (BYTES_01 * 0x20);	/* 'A'..'F' -> 'a'..'f' */
+	uint64_t digit = bytes_at_least(x, '0') & ~bytes_at_least(x, '9' + 1);
+	uint64_t letter = bytes_at_least(folded, 'a') & ~bytes_at_least(folded, 'f' + 1);
+	*upper = letter & ~((x & (BYTES_01 * 0x20)) << 2);
+	return (raw & BYTES_80) | (~(digit | letter) & BYTES_80);
+}
+
+/* The four bytes eight valid hex digits (a big-endian word) stand for. */
+static inline uint32_t hex8_value(uint64_t x)
+{
+	/* a digit's low nibble is its value; a letter's is 9 less (bit 6 set) */
+	uint64_t letter = (x >> 6) & BYTES_01;
+	uint64_t val = (x & (BYTES_01 * 0x0f)) + (letter << 3) + letter;
+	uint64_t pair = ((val & 0x0f000f000f000f00ULL) >> 4) | (val & 0x000f000f000f000fULL);
+	pair = (pair | (pair >> 8)) & 0x0000ffff0000ffffULL;
+	return (uint32_t)((pair | (pair >> 16)) & 0xffffffffULL);
+}
+
 int hex_to_bytes(unsigned char *out, const char *hex, size_t n)
 {
 	/* one test at the end: a non-digit's table value is 0, so bad goes negative */
+	uint64_t invalid = 0, upper;
 	int bad = 0;
-	for (size_t i = 0; i < n; i++) {
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		uint64_t x = get_be64(hex + 2 * i);
+		invalid |= hex8_invalid(x, &upper);
+		put_be32(out + i, hex8_value(x));
+	}
+	for (; i < n; i++) {
 		int hi = hex_value_table[(unsigned char)hex[2 * i]] - 1;
 		int lo = hex_value_table[(unsigned char)hex[2 * i + 1]] - 1;
 		bad |= hi | lo;
 		out[i] = (unsigned char)(((unsigned)hi << 4) | (unsigned)lo);
 	}
-	return bad < 0 ? -1 : 0;
+	return bad < 0 || invalid ? -1 : 0;
+}
+
+int hex_scan(const char *p, size_t len)
+{
+	uint64_t invalid = 0, upper = 0, up;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		invalid |= hex8_invalid(get_be64(p + i), &up);
+		upper |= up;
+	}
+	for (; i < len; i++) {
+		unsigned char b = (unsigned char)p[i];
+		if (!hex_value_table[b])
+			return -1;
+		upper |= (unsigned char)(b - 'A') < 6;
+	}
+	if (invalid)
+		return -1;
+	return upper ? 1 : 0;
+}
+
+void bytes_to_hex(char *out, const unsigned char *raw, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		uint64_t x = get_be32(raw + i), nib, above9;
+		/* one byte per 16-bit lane, then one nibble per byte */
+		x = ((x & 0xffff0000ULL) << 16) | (x & 0xffffULL);
+		x = ((x & 0x0000ff000000ff00ULL) << 8) | (x & 0x000000ff000000ffULL);
+		nib = ((x & 0x00f000f000f000f0ULL) << 4) | (x & 0x000f000f000f000fULL);
+		above9 = ((nib + BYTES_01 * 0x76) >> 7) & BYTES_01;
+		put_be64(out + 2 * i, nib + BYTES_01 * '0' + above9 * ('a' - '0' - 10));
+	}
+	for (; i < n; i++) {
+		out[2 * i] = digits[raw[i] >> 4];
+		out[2 * i + 1] = digits[raw[i] & 0xf];
+	}
 }

@@ -156,6 +156,13 @@ int hex_digit_value(int c);
 int hex_pair_value(const char *p);
 /* The n bytes 2n hex digits at hex stand for, into out; -1 when any is no digit. */
 int hex_to_bytes(unsigned char *out, const char *hex, size_t n);
+/*
+ * Whether the len bytes at p are all hex digits: -1 if not, 1 if some
+ * are capitals, else 0. Nothing is decoded.
+ */
+int hex_scan(const char *p, size_t len);
+/* The 2n lower-case hex digits of the n bytes at raw, into out (no NUL). */
+void bytes_to_hex(char *out, const unsigned char *raw, size_t n);
 /* The part of path after its last '/' (all of it when there is none). */
 const char *base_name(const char *path);
 

@@ -14,6 +14,7 @@ static const struct test_cmd cmds[] = {
 	{ "delta", cmd__delta },
 	{ "ewah", cmd__ewah },
 	{ "fsck", cmd__fsck },
+	{ "hex", cmd__hex },
 	{ "loose", cmd__loose },
 	{ "refs", cmd__refs },
 	{ "reftable", cmd__reftable },
