@@ -874,6 +874,8 @@ struct window_slot {
 	unsigned char *data;
 	size_t size;
 	struct delta_index *index;
+	enum object_type type;	/* as read */
+	bool name_checked;	/* data hashes to the entry's name */
 };
 
 /*
@@ -912,37 +914,61 @@ static int read_entry_data_unchecked(struct pack_objects *po, struct pack_reader
 				     unsigned char **data, size_t *size, struct gp_error *err);
 
 /*
- * What is read to be compressed anew must be what its name says: a
- * delta made against the wrong base (a "stealth" corruption that still
- * applies cleanly) would otherwise be passed on as good data.
+ * What is compressed anew must be what its name says: a delta made
+ * against the wrong base (a "stealth" corruption that still applies
+ * cleanly) would otherwise be passed on as good data. On failure data
+ * is freed. Loose objects pass as git passes them: their name is
+ * checked by whoever receives them (git's own tests count on a wrong
+ * one reaching the other side), while a pack's deltas could turn
+ * damage into plausible data nobody would notice.
  */
-static int read_entry_data(struct pack_objects *po, struct pack_reader *reader,
-			   struct po_entry *e, enum object_type *type, unsigned char **data,
-			   size_t *size, struct gp_error *err)
+static int check_entry_name(struct pack_objects *po, const struct po_entry *e,
+			    enum object_type type, unsigned char **data, size_t size,
+			    struct gp_error *err)
 {
 	struct object_id check;
 	char hex[GP_MAX_HEXSZ + 1];
-	int ret = read_entry_data_unchecked(po, reader, e, type, data, size, err);
-	/*
-	 * Loose objects pass as git passes them: their name is checked
-	 * by whoever receives them (git's own tests count on a wrong one
-	 * reaching the other side), while a pack's deltas could turn
-	 * damage into plausible data nobody would notice.
-	 */
-	if (ret || (!e->pack && !e->reread))
-		return ret;
-	if (hash_object(po->algo, *type, *data, *size, &check, err)) {
-		free(*data);
-		*data = NULL;
+
+	if (!e->pack && !e->reread)
+		return 0;
+	if (hash_object(po->algo, type, *data, size, &check, err)) {
+		FREE_AND_NULL(*data);
 		return -1;
 	}
 	if (oideq(&check, &e->oid))
 		return 0;
-	free(*data);
-	*data = NULL;
+	FREE_AND_NULL(*data);
 	return CORRUPT(err, "object %s: its stored data hashes to another name%s%s",
 		       oid_to_hex_r(hex, &e->oid), e->pack ? " in " : "",
 		       e->pack ? e->pack->pack_path : "");
+}
+
+static int read_entry_data(struct pack_objects *po, struct pack_reader *reader,
+			   struct po_entry *e, enum object_type *type, unsigned char **data,
+			   size_t *size, struct gp_error *err)
+{
+	int ret = read_entry_data_unchecked(po, reader, e, type, data, size, err);
+	if (ret)
+		return ret;
+	return check_entry_name(po, e, *type, data, *size, err);
+}
+
+/*
+ * A window slot's data is checked only once it is used for output: as
+ * a new delta's target or base. Most of what a search reads (a fetch's
+ * objects whose stored form is kept) is only compared, and hashing it
+ * all cost a fetch a tenth of its time.
+ */
+static int check_slot_name(struct pack_objects *po, struct window_slot *s, struct gp_error *err)
+{
+	const struct po_entry *e = &po->entries[s->entry];
+	int ret;
+	if (s->name_checked)
+		return 0;
+	ret = check_entry_name(po, e, s->type, &s->data, s->size, err);
+	if (!ret)
+		s->name_checked = true;
+	return ret;
 }
 
 static int read_entry_data_unchecked(struct pack_objects *po, struct pack_reader *reader,
@@ -1007,10 +1033,10 @@ static void search_segment(struct search_job *job, const uint32_t *list, uint32_
 		uint32_t best_base = NO_ENTRY;
 		size_t best_slot = 0;
 		int64_t limit;
-		enum object_type type;
 
 		clear_slot(slot);
-		job->ret = read_entry_data(po, reader, t, &type, &slot->data, &slot->size, &job->err);
+		job->ret = read_entry_data_unchecked(po, reader, t, &slot->type, &slot->data,
+						     &slot->size, &job->err);
 		if (job->ret)
 			break;
 		slot->entry = list[k];
@@ -1061,6 +1087,11 @@ static void search_segment(struct search_job *job, const uint32_t *list, uint32_
 			best_len = delta_len;
 			best_base = s->entry;
 			best_slot = at;
+		}
+		if (best && ((job->ret = check_slot_name(po, slot, &job->err)) ||
+			     (job->ret = check_slot_name(po, &ring[best_slot], &job->err)))) {
+			free(best);
+			break;
 		}
 		if (best) {
 			struct strbuf z = STRBUF_INIT;

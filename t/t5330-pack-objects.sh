@@ -718,6 +718,63 @@ test_expect_success GITPACK_IS_GITPACK "a damaged tree: the message names the pa
 	test "$(grep -o "$base" err | wc -l)" = 1
 '
 
+# A stealth corruption: a REF_DELTA whose base name is swapped for another
+# object of the same size, with its CRC made right. The delta applies
+# cleanly and gives the wrong data; only hashing what was read tells.
+test_expect_success "a delta against the wrong base of the same size: refused by name, no file left ($algo)" '
+	rm -rf stealth-$algo &&
+	git init -q --object-format=$algo stealth-$algo &&
+	awk "BEGIN { for (i = 0; i < 300; i++) print \"line \" i \" of a file that deltas well\" }" \
+		>stealth-$algo/a &&
+	sed "s/line/LINE/" stealth-$algo/a >stealth-$algo/a2 &&
+	{ cat stealth-$algo/a && echo "one more line"; } >stealth-$algo/b &&
+	sed "s/line/LINE/" stealth-$algo/b >stealth-$algo/b2 &&
+	git -C stealth-$algo add a a2 b b2 &&
+	git -C stealth-$algo commit -qm files &&
+	git -C stealth-$algo -c repack.useDeltaBaseOffset=false repack -adfq &&
+	spack=$PWD/$(ls stealth-$algo/.git/objects/pack/pack-*.pack) &&
+	git -C stealth-$algo verify-pack -v "${spack%.pack}.idx" >vp &&
+	for f in a a2 b b2
+	do
+		echo "$(git -C stealth-$algo rev-parse HEAD:$f) $f" || return 1
+	done >names &&
+	# a delta between two of the files, and the base sibling of its base
+	awk "NR == FNR { name[\$1] = \$2; next }
+	     NF == 7 && (\$1 in name) && (\$7 in name) { print \$1, \$4, \$5, name[\$7]; exit }" \
+		names vp >victim &&
+	test_line_count = 1 victim &&
+	read oid len ofs base <victim &&
+	case $base in *2) sibling=${base%2} ;; *) sibling=${base}2 ;; esac &&
+	wrong=$(awk -v f=$sibling "\$2 == f { print \$1 }" names) &&
+	chmod u+w "$spack" "${spack%.pack}.idx" &&
+	python3 - "$spack" "${spack%.pack}.idx" $ofs $len $oid $wrong <<-\EOF &&
+	import sys, zlib
+	pack, idx, ofs, length = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+	target, wrong = bytes.fromhex(sys.argv[5]), bytes.fromhex(sys.argv[6])
+	data = bytearray(open(pack, "rb").read())
+	hdr = 1
+	while data[ofs + hdr - 1] & 0x80:
+	    hdr += 1
+	assert (data[ofs] >> 4) & 7 == 7
+	data[ofs + hdr:ofs + hdr + len(wrong)] = wrong
+	open(pack, "wb").write(data)
+	ix = bytearray(open(idx, "rb").read())
+	n = int.from_bytes(ix[8 + 255 * 4:8 + 256 * 4], "big")
+	names = 8 + 256 * 4
+	k = [bytes(ix[names + i * len(target):names + (i + 1) * len(target)]) for i in range(n)].index(target)
+	crc = zlib.crc32(bytes(data[ofs:ofs + length]))
+	at = names + n * len(target) + 4 * k
+	ix[at:at + 4] = crc.to_bytes(4, "big")
+	open(idx, "wb").write(ix)
+	EOF
+	rm -rf "$out/stealth" && mkdir -p "$out/stealth" &&
+	echo | test_must_fail gitpack -C stealth-$algo pack-objects -q --revs --all \
+		--no-reuse-delta "$out/stealth/pack" 2>err &&
+	cat err &&
+	grep "$oid: its stored data hashes to another name" err &&
+	fail_clean "$out/stealth"
+'
+
 test_expect_success "-h: usage, exit 129 ($algo)" '
 	test_expect_code 129 gitpack -C $r pack-objects -h >usage &&
 	grep "^usage: git[a-z]* pack-objects" usage &&
