@@ -1108,7 +1108,7 @@ static void search_segment(struct search_job *job, const uint32_t *list, uint32_
 			 * the next object take its place (as git does).
 			 */
 			if ((int)t->depth + (int)t->below >= max_depth) {
-				progress_add(job->progress, 1);
+				progress_add(job->progress, !base_only);
 				continue;
 			}
 			/*
@@ -1129,7 +1129,7 @@ static void search_segment(struct search_job *job, const uint32_t *list, uint32_
 			}
 		}
 		next = (next + 1) % ((size_t)window + 1);
-		progress_add(job->progress, 1);
+		progress_add(job->progress, !base_only);
 	}
 	for (int i = 0; i <= window; i++)
 		clear_slot(&ring[i]);
@@ -1222,7 +1222,7 @@ static uint32_t *cut_segments(const struct pack_objects *po, const uint32_t *lis
 static int search_deltas(struct pack_objects *po, struct gp_error *err)
 {
 	uint32_t *list = xmalloc(sizeof(*list) * (po->nr ? po->nr : 1));
-	uint32_t nr = 0;
+	uint32_t nr = 0, nr_shown = 0;
 	struct search_job *jobs;
 	struct search_queue queue = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	uint32_t *seg_start;
@@ -1243,6 +1243,8 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 		    e->size < MIN_DELTA_SIZE || e->size > big)
 			continue;
 		list[nr++] = n;
+		/* git counts what is packed: a thin pack's bases are searched unseen */
+		nr_shown += !e->external;
 	}
 	qsort_r(list, nr, sizeof(*list), cmp_search, po);
 	if (nr_jobs < 1)
@@ -1257,7 +1259,7 @@ static int search_deltas(struct pack_objects *po, struct gp_error *err)
 	queue.seg_start = seg_start;
 	jobs = xcalloc((size_t)nr_jobs, sizeof(*jobs));
 	progress = progress_start(po->opts.by_path ? "Compressing objects by path"
-					       : "Compressing objects", nr, po->opts.progress && nr);
+					       : "Compressing objects", nr_shown, po->opts.progress && nr_shown);
 	for (int j = 0; j < nr_jobs; j++) {
 		jobs[j].po = po;
 		jobs[j].queue = &queue;
@@ -1303,6 +1305,7 @@ static const struct object_id *island_oid(uint32_t n, void *data)
 static int prepare(struct pack_objects *po, struct gp_error *err)
 {
 	struct progress *progress;
+	uint32_t total;
 	int ret = 0;
 	if (po->prepared)
 		return 0;
@@ -1315,7 +1318,12 @@ static int prepare(struct pack_objects *po, struct gp_error *err)
 	}
 	/* What the walk read (trees, commits) is not read again. */
 	drop_source_pages(po);
-	progress = progress_start("Counting objects", po->nr, po->opts.progress && po->nr);
+	/*
+	 * Counted as git counts: what the walk found, its edges included,
+	 * and not the preferred bases locate_one() adds behind them.
+	 */
+	total = po->nr;
+	progress = progress_start("Counting objects", total, po->opts.progress && total);
 	for (uint32_t n = 0; n < po->nr && !ret; n++) {
 		struct po_entry *e = &po->entries[n];
 		ret = locate_one(po, e, err);
@@ -1336,7 +1344,8 @@ static int prepare(struct pack_objects *po, struct gp_error *err)
 			e->how = WRITE_WHOLE;
 			e->base = NO_ENTRY;
 		}
-		progress_update(progress, n + 1);
+		if (n < total)
+			progress_update(progress, n + 1);
 	}
 	progress_stop(&progress);
 	if (!ret)

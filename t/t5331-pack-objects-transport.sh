@@ -323,6 +323,34 @@ test_expect_success GITPACK_IS_GITPACK "the Total line: Total N (delta D), reuse
 '
 
 
+test_expect_success "--thin --progress: the counts are of what is sent, as git counts, not of the bases ($algo)" '
+	for tool in git gitpack
+	do
+		printf "main\n^main~2\n" | GIT_PROGRESS_DELAY=0 $tool -C $r pack-objects --revs --thin \
+			--stdout --progress >p.pack 2>err &&
+		tr "\r" "\n" <err | grep -E "^(Counting|Compressing) objects: .*done" >$tool.counts ||
+		return 1
+	done &&
+	cat gitpack.counts &&
+	test_line_count = 2 gitpack.counts &&
+	test_cmp git.counts gitpack.counts &&
+	# counted with a bitmap, whose walk names no edges (nothing copied
+	# verbatim, which would leave nothing to count)
+	rm -rf bm-$algo &&
+	cp -R $r bm-$algo &&
+	git -C bm-$algo repack -adbq &&
+	for tool in git gitpack
+	do
+		printf "main\n^main~2\n" | GIT_PROGRESS_DELAY=0 $tool -C bm-$algo \
+			-c pack.allowPackReuse=false pack-objects --revs --thin --use-bitmap-index \
+			--stdout --progress >p.pack 2>err &&
+		tr "\r" "\n" <err | grep -E "^(Counting|Compressing) objects: .*done" >$tool.counts ||
+		return 1
+	done &&
+	cat gitpack.counts &&
+	test_cmp git.counts gitpack.counts
+'
+
 test_expect_success "--sparse, --no-sparse, pack.useSparse: the objects of git, a copied tree sent again only when sparse ($algo)" '
 	s=sparse-$algo &&
 	git init -q -b main --object-format=$algo $s &&
