@@ -898,18 +898,105 @@ static int advertise_one(struct session *s, const struct up_ref *r, struct strbu
 	return ret;
 }
 
+struct v0_adv_ctx {
+	struct collect_ctx cc;
+	struct strbuf *caps;	/* for the first line; empty after it */
+	struct strbuf line;
+	struct gp_error *err;
+};
+
+/* The id a want is checked against: as advertised, hidden or not. */
+static void note_advertised(struct session *s, const struct object_id *oid, bool hidden)
+{
+	oidset_insert(hidden ? &s->refs.hidden : &s->refs.ours, oid);
+}
+
+/*
+ * One ref of the streamed v0 advertisement. A packed ref whose peeled
+ * id packed-refs records goes out from the view's hex, written in
+ * place; a symref, a ref to peel by reading objects, and the first line
+ * (which carries the capabilities) go through fill_ref() and
+ * advertise_one(). Either way its id joins the sets that wants are
+ * checked against, so a ref that moves after the advertisement is
+ * judged by what the client was told, as git judges it.
+ */
+static int v0_adv_each(const struct ref_view *ref, void *data)
+{
+	struct v0_adv_ctx *vc = data;
+	struct session *s = vc->cc.s;
+	const char *name = ref->name + vc->cc.ns_len;
+	size_t name_len = ref->name_len - vc->cc.ns_len;
+	size_t hexsz = gp_hash_algos[s->repo->hash_algo].hexsz;
+	struct strbuf *line = &vc->line;
+	struct object_id oid, peeled;
+	bool hidden;
+	int ret;
+
+	/* the refs of a namespace live under it; only those under refs/ are refs */
+	if (vc->cc.ns_len && strncmp(name, "refs/", 5))
+		return 0;
+	hex_to_oid(ref->hex, s->repo->hash_algo, &oid);
+	if (vc->caps->len || (ref->flags & REF_ISSYMREF) ||
+	    !(ref->flags & (REF_KNOWS_PEELED | REF_ISBROKEN))) {
+		struct up_ref r;
+		if (ref->peeled_hex)
+			hex_to_oid(ref->peeled_hex, s->repo->hash_algo, &peeled);
+		fill_ref(&vc->cc, ref->name, &oid, ref->peeled_hex ? &peeled : NULL, ref->flags,
+			 true, &r);
+		note_advertised(s, &r.oid, r.hidden);
+		ret = r.hidden ? 0 : advertise_one(s, &r, vc->caps, vc->err);
+		free(r.symref);
+		return ret;
+	}
+	hidden = ref_is_hidden(&s->cfg, name, ref->name);
+	note_advertised(s, &oid, hidden);
+	if (hidden)
+		return 0;
+	strbuf_reset(line);
+	strbuf_grow(line, PKT_HEADER_SIZE + hexsz + name_len + 8);
+	/* the packet length, filled in by pkt_write_framed() */
+	strbuf_setlen(line, PKT_HEADER_SIZE);
+	strbuf_add(line, ref->hex, hexsz);
+	strbuf_addch(line, ' ');
+	strbuf_add(line, name, name_len);
+	strbuf_addch(line, '\n');
+	ret = pkt_write_framed(s->out, line->buf, line->len, vc->err);
+	if (ret || !ref->peeled_hex || (ref->flags & REF_ISBROKEN))
+		return ret;
+	strbuf_setlen(line, PKT_HEADER_SIZE);
+	strbuf_add(line, ref->peeled_hex, hexsz);
+	strbuf_addch(line, ' ');
+	strbuf_add(line, name, name_len);
+	strbuf_add(line, "^{}\n", 4);
+	return pkt_write_framed(s->out, line->buf, line->len, vc->err);
+}
+
+/*
+ * The v0/v1 advertisement, streamed as refs are read (v2's ls-refs does
+ * the same): HEAD first, then every ref. What a fetch needs of the refs
+ * afterwards is only the sets of advertised and hidden ids, noted as
+ * the lines go out.
+ */
 static int advertise_refs_v0(struct session *s, struct gp_error *err)
 {
-	struct strbuf caps = STRBUF_INIT;
+	struct strbuf caps = STRBUF_INIT, ns_buf = STRBUF_INIT;
+	struct v0_adv_ctx vc = { .cc = { .s = s }, .caps = &caps, .line = STRBUF_INIT,
+				 .err = err };
 	int ret = 0;
+
+	vc.cc.ns = namespace_prefix(&ns_buf);
+	vc.cc.ns_len = strlen(vc.cc.ns);
+	read_head(s, &vc.cc, false);
+	s->refs.sets_built = true;
 	if (s->opts->version == 1)
 		ret = pkt_writef(s->out, err, "version 1\n");
 	v0_capabilities(s, &caps);
+	if (s->refs.head.name)
+		note_advertised(s, &s->refs.head.oid, s->refs.head.hidden);
 	if (!ret && s->refs.head.name && !s->refs.head.hidden)
 		ret = advertise_one(s, &s->refs.head, &caps, err);
-	for (size_t i = 0; !ret && i < s->refs.nr; i++)
-		if (!s->refs.items[i].hidden)
-			ret = advertise_one(s, &s->refs.items[i], &caps, err);
+	if (!ret)
+		ret = refs_for_each_view(s->repo, vc.cc.ns, REFS_EACH_BROKEN, v0_adv_each, &vc, err);
 	if (!ret && caps.len) {
 		/* no refs: the capabilities ride on a placeholder */
 		struct up_ref none = { .name = (char *)"capabilities^{}" };
@@ -934,6 +1021,8 @@ static int advertise_refs_v0(struct session *s, struct gp_error *err)
 	if (!ret)
 		ret = pkt_flush(s->out, err);
 	strbuf_release(&caps);
+	strbuf_release(&ns_buf);
+	strbuf_release(&vc.line);
 	return ret;
 }
 
@@ -1983,6 +2072,9 @@ static int serve_v0(struct session *s, struct gp_error *err)
 		ret = advertise_refs_v0(s, err);
 		if (ret || s->opts->advertise_refs)
 			return ret;
+	} else if ((ret = read_refs(s, err))) {
+		/* stateless: the wants are checked against the refs as they are now */
+		return ret;
 	}
 	ret = receive_needs(s, &r, err);
 	if (ret == 1) {
@@ -2830,9 +2922,7 @@ int upload_pack(struct repository *repo, int in_fd, struct pkt_sink *out,
 	if (opts->version == 2) {
 		ret = serve_v2(s, err);
 	} else {
-		ret = read_refs(s, err);
-		if (!ret)
-			ret = serve_v0(s, err);
+		ret = serve_v0(s, err);
 	}
 	if (!ret)
 		ret = pkt_sink_flush(out, err);

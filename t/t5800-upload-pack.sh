@@ -1383,6 +1383,44 @@ do
 	'
 done
 
+test_expect_success 'v0: a want of what was advertised holds when its ref moves before the want' '
+	rm -rf moving &&
+	git init -q -b main moving &&
+	test_commit -C moving first &&
+	old=$(git -C moving rev-parse HEAD) &&
+	test_commit -C moving second &&
+	new=$(git -C moving rev-parse HEAD) &&
+	git -C moving update-ref refs/heads/main $old &&
+	for tool in git gitpack
+	do
+		git -C moving update-ref refs/heads/main $old &&
+		# the advertisement read, the ref moved, then the want of its old value
+		python3 - $tool "$PWD/moving" $new $old >$tool.moved <<-\EOF || return 1
+		import subprocess, sys
+		tool, repo, new, old = sys.argv[1:5]
+		p = subprocess.Popen([tool, "upload-pack", repo], stdin=subprocess.PIPE,
+		                     stdout=subprocess.PIPE)
+		while True:
+		    n = int(p.stdout.read(4), 16)
+		    if n == 0:
+		        break
+		    p.stdout.read(n - 4)
+		subprocess.run(["git", "-C", repo, "update-ref", "refs/heads/main", new], check=True)
+		def pkt(s):
+		    return b"%04x" % (len(s) + 4) + s.encode()
+		p.stdin.write(pkt("want %s ofs-delta\n" % old) + b"0000" + pkt("done\n"))
+		p.stdin.close()
+		out = p.stdout.read()
+		print("exit", p.wait())
+		print("pack" if b"PACK" in out else "no pack")
+		EOF
+		cat $tool.moved || return 1
+	done &&
+	test_cmp git.moved gitpack.moved &&
+	grep "^exit 0" gitpack.moved &&
+	grep "^pack" gitpack.moved
+'
+
 # ---- time and bounds ---------------------------------------------------------------
 
 test_lazy_prereq FIFO 'mkfifo probe'
