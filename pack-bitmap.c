@@ -1206,6 +1206,16 @@ struct queued_commit {
 	struct commit_info info;
 };
 
+/*
+ * The last parent tree a walk compared with, kept: a commit's parent is
+ * mostly the next commit whose tree is walked, so that read is saved.
+ */
+struct kept_tree {
+	struct object_id oid;
+	unsigned char *data;
+	size_t size;
+};
+
 struct finder {
 	struct bitmap_result *res;
 	struct odb *odb;
@@ -1216,13 +1226,27 @@ struct finder {
 	struct queued_commit *heap;
 	size_t heap_nr, heap_alloc;
 	uint64_t seq;
-	struct object_id *trees;
+	/*
+	 * The trees to walk once the commits are: a walked commit's, with
+	 * its first parent (whose tree it is compared with), or a root's.
+	 */
+	struct tree_root {
+		struct object_id tree;
+		struct object_id parent;
+		size_t pos, parent_pos;	/* the commit's and its first parent's */
+		bool has_parent, is_commit;
+		bool done;		/* walked: all it reaches is marked */
+	} *trees;
 	size_t trees_nr, trees_alloc;
+	size_t *trees_by_pos;      /* the walked commits' entries of trees, by pos */
+	size_t nr_by_pos;
 	struct tree_kid {
 		struct object_id oid;
-		bool is_tree;
+		struct object_id old;  /* with has_old: the same path's tree in the parent */
+		bool is_tree, has_old;
 	} *entries;                /* the tree being walked */
 	size_t entries_nr, entries_alloc;
+	struct kept_tree kept;
 	struct gp_error *err;
 	/*
 	 * Pseudo-merges (when the file has them): one whose commits are
@@ -1436,10 +1460,19 @@ static int walk_commits(struct finder *f)
 		if (ret)
 			goto next;
 		ALLOC_GROW(f->trees, f->trees_nr + 1, f->trees_alloc);
-		f->trees[f->trees_nr++] = qc.info.tree;
+		f->trees[f->trees_nr].tree = qc.info.tree;
+		f->trees[f->trees_nr].pos = qc.pos;
+		f->trees[f->trees_nr].is_commit = true;
+		f->trees[f->trees_nr].done = false;
+		f->trees[f->trees_nr].has_parent = qc.info.nr_parents > 0;
+		if (qc.info.nr_parents)
+			f->trees[f->trees_nr].parent = qc.info.parents[0];
+		f->trees_nr++;
 		for (size_t i = 0; i < qc.info.nr_parents && !ret; i++) {
 			size_t pos;
 			object_pos(f->res, &qc.info.parents[i], OBJ_COMMIT, true, &pos);
+			if (!i)
+				f->trees[f->trees_nr - 1].parent_pos = pos;
 			if (known(f, pos) || bitmap_get(&f->queued, pos))
 				continue;
 			ret = queue_commit(f, &qc.info.parents[i], pos);
@@ -1454,28 +1487,93 @@ next:
 	return ret;
 }
 
-static int walk_tree(struct finder *f, const struct object_id *root)
+/* Git's tree order: a directory's name sorts as if it ended in '/'. */
+static int tree_order_cmp(const struct tree_entry *a, bool a_dir, const struct tree_entry *b,
+			  bool b_dir)
 {
-	struct object_id *stack = NULL;
+	size_t len = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int cmp = memcmp(a->name, b->name, len);
+	unsigned char ca, cb;
+	if (cmp)
+		return cmp;
+	ca = len < a->name_len ? (unsigned char)a->name[len] : a_dir ? '/' : '\0';
+	cb = len < b->name_len ? (unsigned char)b->name[len] : b_dir ? '/' : '\0';
+	return (int)ca - (int)cb;
+}
+
+static bool is_dir_entry(const struct tree_entry *e)
+{
+	return (e->mode & TREE_MODE_TYPE_MASK) == TREE_MODE_DIR;
+}
+
+static int read_tree_kept(struct finder *f, const struct object_id *oid, unsigned char **data,
+			  size_t *size, enum object_type *type, struct gp_error *err)
+{
+	struct kept_tree *k = &f->kept;
+	if (k->data && oideq(&k->oid, oid)) {
+		*data = k->data;
+		*size = k->size;
+		*type = OBJ_TREE;
+		k->data = NULL;
+		return 0;
+	}
+	return odb_read_object(f->odb, oid, type, data, size, err);
+}
+
+static void keep_tree(struct finder *f, const struct object_id *oid, unsigned char *data,
+		      size_t size)
+{
+	free(f->kept.data);
+	f->kept.oid = *oid;
+	f->kept.data = data;
+	f->kept.size = size;
+}
+
+/*
+ * Walk the tree root, with old (when given) the tree at the same path in
+ * the commit's first parent, whose objects are all marked already (see
+ * walk_root()): an entry that parent's tree holds the same (the same
+ * bytes: mode, name and id) is skipped. A commit's tree mostly holds
+ * its parent's entries, in the same places: git.git's root tree has
+ * some 500, and a fetch's walk over a few hundred commits looked each
+ * one up, where a memcmp against the parent's tree at a cursor now
+ * does. Where the bytes differ, the parent's entries are read up to the
+ * new one's name (git's tree order), so that a changed subtree is
+ * compared with its old version in turn.
+ */
+static int walk_tree(struct finder *f, const struct object_id *root, const struct object_id *old_root)
+{
+	struct tree_kid *stack = NULL;
 	size_t nr = 0, alloc = 0;
+	bool is_root = true, first = true;
 	int ret = 0;
 	ALLOC_GROW(stack, 1, alloc);
-	stack[nr++] = *root;
+	stack[nr].oid = *root;
+	stack[nr].has_old = old_root != NULL;
+	if (old_root)
+		stack[nr].old = *old_root;
+	nr++;
 	while (nr && !ret) {
-		struct object_id oid = stack[--nr];
-		struct tree_iter it;
-		struct tree_entry e;
+		struct tree_kid top = stack[--nr];
+		struct tree_iter it, old_it;
+		struct tree_entry e, oe;
 		enum object_type type;
-		unsigned char *data = NULL;
-		size_t size, pos;
+		unsigned char *data = NULL, *old_data = NULL;
+		size_t size, old_size = 0, pos;
 		char hex[GP_MAX_HEXSZ + 1];
+		struct gp_error old_err = GP_ERROR_INIT;
+		bool old_dir = false, old_pending = false;
 
-		object_pos(f->res, &oid, OBJ_TREE, true, &pos);
+		if (!first)
+			is_root = false;
+		first = false;
+
+		object_pos(f->res, &top.oid, OBJ_TREE, true, &pos);
 		if (known(f, pos))
 			continue;
-		ret = odb_read_object(f->odb, &oid, &type, &data, &size, f->err);
+		ret = read_tree_kept(f, &top.oid, &data, &size, &type, f->err);
 		if (ret) {
-			ret = read_missing(f, &oid, ret);
+			ret = read_missing(f, &top.oid, ret);
 			if (ret > 0)
 				ret = 0;
 			continue;
@@ -1483,24 +1581,75 @@ static int walk_tree(struct finder *f, const struct object_id *root)
 		if (type != OBJ_TREE) {
 			free(data);
 			ret = CORRUPT(f->err, "object %s is a %s, not a tree",
-				      oid_to_hex_r(hex, &oid), type_name(type));
+				      oid_to_hex_r(hex, &top.oid), type_name(type));
 			break;
 		}
 		ret = set_bit(f, pos);
+		/* an old tree that does not read is no help: everything is looked up */
+		if (top.has_old) {
+			if (read_tree_kept(f, &top.old, &old_data, &old_size, &type, &old_err) ||
+			    type != OBJ_TREE)
+				FREE_AND_NULL(old_data);
+			gp_error_clear(&old_err);
+			if (old_data)
+				tree_iter_init(&old_it, old_data, old_size, odb_algo(f->odb));
+		}
 		/*
 		 * Parse the whole tree first and prefetch each entry's slot,
 		 * so that the cache misses of the lookups overlap.
 		 */
 		f->entries_nr = 0;
 		tree_iter_init(&it, data, size, odb_algo(f->odb));
-		while (!ret && (ret = tree_iter_next(&it, &e, f->err)) > 0) {
-			unsigned kind = e.mode & TREE_MODE_TYPE_MASK;
+		for (;;) {
+			size_t start = it.pos, len;
+			unsigned kind;
+			bool dir;
+			struct tree_kid *kid;
+			int cmp = 1;
+
+			if ((ret = tree_iter_next(&it, &e, f->err)) <= 0)
+				break;
 			ret = 0;
-			if (kind == TREE_MODE_GITLINK)
+			len = it.pos - start;
+			/* the same bytes at the parent's cursor: the same entry */
+			if (old_data && !old_pending && len <= old_size - old_it.pos &&
+			    !memcmp(data + start, old_data + old_it.pos, len)) {
+				old_it.pos += len;
+				old_it.entry_nr++;
+				continue;
+			}
+			kind = e.mode & TREE_MODE_TYPE_MASK;
+			dir = kind == TREE_MODE_DIR;
+			/* else the parent's entries up to this name */
+			while (old_data) {
+				if (!old_pending) {
+					if (tree_iter_next(&old_it, &oe, &old_err) <= 0) {
+						gp_error_clear(&old_err);
+						FREE_AND_NULL(old_data);
+						break;
+					}
+					old_dir = is_dir_entry(&oe);
+					old_pending = true;
+				}
+				cmp = tree_order_cmp(&oe, old_dir, &e, dir);
+				if (cmp >= 0)
+					break;
+				old_pending = false;
+			}
+			if (!old_data)
+				cmp = 1;
+			if (!cmp)
+				old_pending = false;  /* this name's: consumed */
+			if (kind == TREE_MODE_GITLINK ||
+			    (!cmp && (oe.mode & TREE_MODE_TYPE_MASK) == kind && oideq(&oe.oid, &e.oid)))
 				continue;
 			ALLOC_GROW(f->entries, f->entries_nr + 1, f->entries_alloc);
-			f->entries[f->entries_nr].oid = e.oid;
-			f->entries[f->entries_nr++].is_tree = kind == TREE_MODE_DIR;
+			kid = &f->entries[f->entries_nr++];
+			kid->oid = e.oid;
+			kid->is_tree = dir;
+			kid->has_old = !cmp && dir && old_dir;
+			if (kid->has_old)
+				kid->old = oe.oid;
 			if (f->res->ext_table_size)
 				__builtin_prefetch(&f->res->ext_table[ext_slot(f->res, ext_key(&e.oid))]);
 		}
@@ -1513,16 +1662,109 @@ static int walk_tree(struct finder *f, const struct object_id *root)
 				continue;
 			if (kid->is_tree) {
 				ALLOC_GROW(stack, nr + 1, alloc);
-				stack[nr++] = kid->oid;
+				stack[nr++] = *kid;
 			} else {
 				ret = set_bit(f, entry_pos);
 			}
 		}
 		if (ret < 0)
-			gp_error_prefix(f->err, "tree %s", oid_to_hex_r(hex, &oid));
-		free(data);
+			gp_error_prefix(f->err, "tree %s", oid_to_hex_r(hex, &top.oid));
+		/* the root is the next commit's parent tree, mostly: kept */
+		if (is_root && !ret)
+			keep_tree(f, &top.oid, data, size);
+		else
+			free(data);
+		free(old_data);
 	}
 	free(stack);
+	return ret;
+}
+
+static int cmp_tree_pos(const void *a, const void *b, void *data)
+{
+	const struct tree_root *trees = data;
+	size_t pa = trees[*(const size_t *)a].pos, pb = trees[*(const size_t *)b].pos;
+	return pa < pb ? -1 : pa > pb;
+}
+
+/* So that a parent the walk went through gives its tree without a read. */
+static void index_walked_trees(struct finder *f)
+{
+	f->trees_by_pos = xmalloc(sizeof(*f->trees_by_pos) * (f->trees_nr ? f->trees_nr : 1));
+	f->nr_by_pos = 0;
+	for (size_t i = 0; i < f->trees_nr; i++)
+		if (f->trees[i].is_commit)
+			f->trees_by_pos[f->nr_by_pos++] = i;
+	qsort_r(f->trees_by_pos, f->nr_by_pos, sizeof(*f->trees_by_pos), cmp_tree_pos, f->trees);
+}
+
+static const struct tree_root *walked_tree(const struct finder *f, size_t pos)
+{
+	size_t lo = 0, hi = f->nr_by_pos;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct tree_root *t = &f->trees[f->trees_by_pos[mid]];
+		if (t->pos == pos)
+			return t;
+		if (t->pos < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * A root's tree, compared with its first parent's only when all the
+ * parent reaches is marked already: the parent came from a bitmap (or
+ * is seen), or it is a commit of this walk whose tree was walked
+ * before. Deferring to a parent walked later is not safe: trees come
+ * back (a revert, an empty commit), and two walks could each leave an
+ * entry to the other. Hence the oldest trees first (walk_trees()).
+ */
+static int walk_root(struct finder *f, struct tree_root *root)
+{
+	struct object_id parent_tree;
+	bool paired = false;
+	int ret;
+	if (root->has_parent) {
+		size_t ppos = root->parent_pos;
+		const struct tree_root *walked = walked_tree(f, ppos);
+		if (walked) {
+			if (walked->done) {
+				parent_tree = walked->tree;
+				paired = true;
+			}
+		} else if (known(f, ppos)) {
+			struct gp_error ignored = GP_ERROR_INIT;
+			struct commit_info info = { 0 };
+			enum object_type type;
+			unsigned char *data;
+			size_t size;
+			if (!odb_read_object(f->odb, &root->parent, &type, &data, &size, &ignored)) {
+				if (type == OBJ_COMMIT &&
+				    !commit_parse(data, size, odb_algo(f->odb), &info, &ignored)) {
+					parent_tree = info.tree;
+					paired = true;
+				}
+				commit_info_release(&info);
+				free(data);
+			}
+			gp_error_clear(&ignored);
+		}
+	}
+	ret = walk_tree(f, &root->tree, paired ? &parent_tree : NULL);
+	root->done = true;
+	return ret;
+}
+
+/* The trees of the walk, oldest commit first: see walk_root(). */
+static int walk_trees(struct finder *f)
+{
+	int ret = 0;
+	index_walked_trees(f);
+	for (size_t i = f->trees_nr; i-- > 0 && !ret;)
+		ret = walk_root(f, &f->trees[i]);
 	return ret;
 }
 
@@ -1590,7 +1832,10 @@ static int find_objects(struct bitmap_result *res, struct odb *odb,
 			break;
 		case OBJ_TREE:
 			ALLOC_GROW(f.trees, f.trees_nr + 1, f.trees_alloc);
-			f.trees[f.trees_nr++] = roots[i].oid;
+			f.trees[f.trees_nr].tree = roots[i].oid;
+			f.trees[f.trees_nr].is_commit = false;
+			f.trees[f.trees_nr].done = false;
+			f.trees[f.trees_nr++].has_parent = false;
 			break;
 		default:
 			ret = set_bit(&f, pos);
@@ -1599,8 +1844,8 @@ static int find_objects(struct bitmap_result *res, struct odb *odb,
 	}
 	if (!ret)
 		ret = walk_commits(&f);
-	for (size_t i = 0; i < f.trees_nr && !ret; i++)
-		ret = walk_tree(&f, &f.trees[i]);
+	if (!ret)
+		ret = walk_trees(&f);
 
 	while (f.heap_nr) {
 		struct queued_commit qc;
@@ -1609,7 +1854,9 @@ static int find_objects(struct bitmap_result *res, struct odb *odb,
 	}
 	free(f.heap);
 	free(f.trees);
+	free(f.trees_by_pos);
 	free(f.entries);
+	free(f.kept.data);
 	bitmap_release(&f.queued);
 	bitmap_release(&f.roots);
 	free(f.pm_applied);

@@ -676,6 +676,9 @@ struct cached_base {
 	struct cached_base *hash_next;
 };
 
+#define RECENT_TREES 8
+#define RECENT_TREE_MAX ((size_t)256 << 10)
+
 struct pack_reader {
 	struct inflater *inf;
 	/* Chained hash table, doubled whenever it holds more than one entry a bucket. */
@@ -684,6 +687,21 @@ struct pack_reader {
 	size_t nr_cached;
 	struct cached_base *lru_head, *lru_tail;
 	size_t cached_bytes, cache_limit;
+	/*
+	 * The last trees read, copies: a walk reads the versions of a tree
+	 * one after another (newest first), each older one stored as a
+	 * delta against the newer, which was the last read's result, not
+	 * a base the cache had kept; every read inflated the whole newer
+	 * version again. A ring, so that a walk that reads each tree once
+	 * (a shallow clone's) holds no more than RECENT_TREES of them.
+	 */
+	struct recent_tree {
+		const struct packed_git *pack;
+		uint64_t ofs;
+		unsigned char *data;
+		size_t size;
+	} recent[RECENT_TREES];
+	unsigned recent_next;
 };
 
 #define DEFAULT_CACHE_LIMIT ((size_t)96 << 20)
@@ -814,9 +832,43 @@ void pack_reader_free(struct pack_reader *r)
 		free(e->data);
 		free(e);
 	}
+	for (unsigned i = 0; i < RECENT_TREES; i++)
+		free(r->recent[i].data);
 	inflater_free(r->inf);
 	free(r->buckets);
 	free(r);
+}
+
+/* A recent tree at (p, ofs), taken out of the ring (the caller owns its data). */
+static bool recent_take(struct pack_reader *r, const struct packed_git *p, uint64_t ofs,
+			unsigned char **data, size_t *size)
+{
+	for (unsigned i = 0; i < RECENT_TREES; i++) {
+		struct recent_tree *t = &r->recent[i];
+		if (t->data && t->pack == p && t->ofs == ofs) {
+			*data = t->data;
+			*size = t->size;
+			t->data = NULL;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void recent_put(struct pack_reader *r, const struct packed_git *p, uint64_t ofs,
+		       const unsigned char *data, size_t size)
+{
+	struct recent_tree *t = &r->recent[r->recent_next];
+	unsigned char *copy;
+	if (size > RECENT_TREE_MAX || !(copy = malloc(size + 1)))
+		return;
+	memcpy(copy, data, size + 1);
+	free(t->data);
+	t->pack = p;
+	t->ofs = ofs;
+	t->data = copy;
+	t->size = size;
+	r->recent_next = (r->recent_next + 1) % RECENT_TREES;
 }
 
 /* Bytes of pack data available from ofs up to the trailing checksum. */
@@ -912,6 +964,10 @@ int pack_read_object(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
 			free(hit);
 			break;
 		}
+		if (recent_take(r, p, cur, &base, &base_size)) {
+			base_type = OBJ_TREE;
+			break;
+		}
 		ret = entry_header_at(p, cur, &hdr, err);
 		if (ret)
 			goto out;
@@ -978,6 +1034,8 @@ int pack_read_object(struct pack_reader *r, struct packed_git *p, uint64_t ofs,
 		base_size = (size_t)result_sz;
 		cur = delta_ofs;
 	}
+	if (base_type == OBJ_TREE)
+		recent_put(r, p, ofs, base, base_size);
 	*type_out = base_type;
 	*data_out = base;
 	*size_out = base_size;

@@ -457,6 +457,72 @@ do
 	'
 done
 
+# Commits after the bitmap whose trees change in every way: the walk
+# compares each commit's tree with its first parent's and skips what is
+# the same, so a dir that becomes a file and a file or a subtree that
+# comes back must still be told apart. The commits left out are in the
+# bitmap (a have outside it makes both tools walk without one).
+test_expect_success "setup: commits after the bitmap that change trees in every way ($algo)" '
+	rm -rf churn-$algo &&
+	cp -R midx-$algo churn-$algo &&
+	cp midx-$algo.in-bitmap churn-$algo.in-bitmap &&
+	(
+		cd churn-$algo &&
+		git checkout -q main &&
+		git tag churn-base &&
+		mkdir -p cz/e &&
+		echo 1 >cz/e/f &&
+		echo 2 >cz/g &&
+		git add cz &&
+		git commit -qm "a new dir" &&
+		echo 3 >cz/e/f &&
+		git commit -qam "a deep change" &&
+		git rm -rq cz/e &&
+		git commit -qm "a subdir gone" &&
+		echo 1 >cz/e &&
+		git add cz/e &&
+		git commit -qm "the dir a file, with a blob of before" &&
+		git rm -q cz/e &&
+		mkdir cz/e &&
+		echo 3 >cz/e/f &&
+		git add cz &&
+		git commit -qm "the file a dir again, the subtree of before" &&
+		git checkout -q -b churn-side HEAD~3 &&
+		echo s >churn-s &&
+		git add churn-s &&
+		git commit -qm "a side" &&
+		git checkout -q main &&
+		git merge -q --no-edit churn-side &&
+		ln -s cz/g churn-link &&
+		git add churn-link &&
+		git commit -qm "a symlink" &&
+		git update-index --add --cacheinfo 160000,$(git rev-parse HEAD~2),churn-sub &&
+		git commit -qm "a gitlink" &&
+		git rm -q --cached churn-sub &&
+		echo 2 >cz/e/f &&
+		git commit -qam "the gitlink gone, a blob of before" &&
+		git commit -q --allow-empty -m "an empty one" &&
+		git read-tree HEAD~5 &&
+		git commit -qm "the tree of five before, again" &&
+		git checkout -q -f
+	)
+'
+
+while read -r args
+do
+	test_expect_success "rev-list --use-bitmap-index $args (churn, $algo)" '
+		compare_after churn-$algo $args
+	'
+done <<-\EOF
+--objects main ^churn-base
+--objects main ^churn-base~1
+--objects main~1 ^churn-base~3
+--objects main~4 churn-side ^churn-base
+--objects churn-side ^churn-base
+--objects --branches ^churn-base
+--count --objects main ^churn-base~2
+EOF
+
 test_expect_success "a MIDX without a bitmap: the pack's bitmap answers ($algo)" '
 	midx_copy pack-$algo midx-plain-$algo &&
 	git -C midx-plain-$algo multi-pack-index write &&
