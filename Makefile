@@ -102,7 +102,7 @@ endif
 
 ALL_CFLAGS = $(BASIC_CFLAGS) $(CFLAGS)
 
-LIB_SRC = $(filter-out gitpack.c,$(wildcard *.c)) $(wildcard ewah/*.c)
+LIB_SRC = $(filter-out gitpack.c,$(wildcard *.c)) $(wildcard ewah/*.c) $(wildcard server/*.c)
 LIB_OBJ = $(LIB_SRC:.c=.o)
 BUILTIN_SRC = $(wildcard builtin/*.c)
 BUILTIN_OBJ = $(BUILTIN_SRC:.c=.o)
@@ -110,7 +110,8 @@ TEST_TOOL_SRC = $(wildcard t/helper/*.c)
 TEST_TOOL_OBJ = $(TEST_TOOL_SRC:.c=.o)
 BENCH_SRC = $(wildcard bench/*.c)
 BENCH_BIN = $(BENCH_SRC:.c=)
-HEADERS = $(wildcard *.h) $(wildcard ewah/*.h) $(wildcard builtin/*.h) $(wildcard t/helper/*.h)
+HEADERS = $(wildcard *.h) $(wildcard ewah/*.h) $(wildcard server/*.h) $(wildcard builtin/*.h) \
+	  $(wildcard t/helper/*.h)
 
 # Rebuild everything when the flags change (e.g. SANITIZE toggled).
 FLAGS_FILE = .build-flags
@@ -169,20 +170,25 @@ t/fuzz/fuzz-%: t/fuzz/fuzz-%.c $(FUZZ_LIB) $(HEADERS)
 fuzz-run: fuzz
 	@$(SHELL) t/fuzz/run.sh $(FUZZ_SECONDS)
 
-# Each header compiles on its own, and ewah/ includes nothing of gitpack's:
-# a quoted include there must name a file of ewah/ itself.
+# Each header compiles on its own, and ewah/ and server/http.* include
+# nothing of gitpack's: a quoted include there must name a file of their
+# own directory.
 check-headers:
-	@for h in $(wildcard *.h) $(wildcard ewah/*.h); do \
+	@for h in $(wildcard *.h) $(wildcard ewah/*.h) $(wildcard server/*.h); do \
 		printf '#include "%s"\n' $$h | $(CC) $(BASIC_CFLAGS) -Werror -x c -fsyntax-only - || exit 1; \
 	done; \
 	bad=$$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' ewah/*.[ch] | \
 		sort -u | while read -r inc; do \
 		case "$$inc" in */*) echo "$$inc";; *) test -f "ewah/$$inc" || echo "$$inc";; esac; done); \
 	if test -n "$$bad"; then echo "ewah/ must not include gitpack headers: $$bad"; exit 1; fi; \
+	bad=$$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' server/http.[ch] | \
+		sort -u | while read -r inc; do \
+		case "$$inc" in */*) echo "$$inc";; *) test -f "server/$$inc" || echo "$$inc";; esac; done); \
+	if test -n "$$bad"; then echo "server/http must not include gitpack headers: $$bad"; exit 1; fi; \
 	echo "headers ok"
 
 clean:
-	rm -f gitpack *.o builtin/*.o ewah/*.o t/helper/*.o libgitpack.a \
+	rm -f gitpack *.o builtin/*.o ewah/*.o server/*.o t/helper/*.o libgitpack.a \
 		t/helper/test-tool $(BENCH_BIN) $(FUZZ_BIN) $(FLAGS_FILE)
 	rm -rf t/trash* t/results t/fuzz/obj
 

@@ -15,6 +15,7 @@ static const struct test_cmd cmds[] = {
 	{ "ewah", cmd__ewah },
 	{ "fsck", cmd__fsck },
 	{ "hex", cmd__hex },
+	{ "http", cmd__http },
 	{ "loose", cmd__loose },
 	{ "refs", cmd__refs },
 	{ "reftable", cmd__reftable },

@@ -13,6 +13,7 @@ int cmd__delta(int argc, const char **argv);
 int cmd__ewah(int argc, const char **argv);
 int cmd__fsck(int argc, const char **argv);
 int cmd__hex(int argc, const char **argv);
+int cmd__http(int argc, const char **argv);
 int cmd__loose(int argc, const char **argv);
 int cmd__refs(int argc, const char **argv);
 int cmd__reftable(int argc, const char **argv);

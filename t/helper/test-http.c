@@ -1,0 +1,109 @@
+/*
+ * test-http.c: test-tool http, for server/http.h.
+ *
+ *   test-tool http parse [--chunk=<n>]
+ *	Parse the request head on stdin. With --chunk, hand the parser
+ *	the first n bytes, then 2n, ... as if they arrived so (each call
+ *	parses from the start): every answer before the last must be
+ *	"more", and the last the same as for all the bytes at once. Prints
+ *	"refused <status> <reason>", "more", or the request: one
+ *	"<field> <value>" line each (method, minor, path, query, length,
+ *	chunked, gzip, keep-alive, expect-continue, host, git-protocol,
+ *	authorization, user-agent, headers, head-length), then the route:
+ *	"route <none|info-refs|service|metrics> <service> <repo>".
+ */
+#include "../../server/http.h"
+#include "../../strbuf.h"
+#include "test-tool.h"
+#include <inttypes.h>
+
+static const char *method_name(enum http_method m)
+{
+	switch (m) {
+	case HTTP_GET: return "GET";
+	case HTTP_HEAD: return "HEAD";
+	case HTTP_POST: return "POST";
+	default: return "other";
+	}
+}
+
+static const char *route_name(enum http_route_kind k)
+{
+	switch (k) {
+	case HTTP_ROUTE_INFO_REFS: return "info-refs";
+	case HTTP_ROUTE_SERVICE: return "service";
+	case HTTP_ROUTE_METRICS: return "metrics";
+	default: return "none";
+	}
+}
+
+static void print_request(const struct http_request *req, size_t head_len)
+{
+	struct http_route route;
+	const char *service;
+	printf("method %s\nminor %d\npath %s\n", method_name(req->method), req->minor, req->path);
+	if (req->has_query)
+		printf("query %s\n", req->query);
+	if (req->has_length)
+		printf("length %" PRIu64 "\n", req->content_length);
+	printf("chunked %d\ngzip %d\nkeep-alive %d\nexpect-continue %d\n", req->chunked, req->gzip,
+	       req->keep_alive, req->expect_continue);
+	printf("host %s\ngit-protocol %s\nauthorization %s\nuser-agent %s\n", req->host,
+	       req->git_protocol, req->authorization, req->user_agent);
+	printf("headers %zu\nhead-length %zu\n", req->nr_headers, head_len);
+	http_route(req, &route);
+	service = http_service_name(route.service);
+	printf("route %s %s %s\n", route_name(route.kind), *service ? service : "-",
+	       *route.repo ? route.repo : "-");
+}
+
+int cmd__http(int argc, const char **argv)
+{
+	struct strbuf in = STRBUF_INIT;
+	struct http_request *req = xmalloc(sizeof(*req));
+	size_t chunk = 0, head_len = 0;
+	enum http_parse_result res = HTTP_PARSE_MORE;
+	const char *reason = NULL;
+	int status = 0;
+
+	if (argc < 2 || strcmp(argv[1], "parse") || argc > 3 ||
+	    (argc == 3 && (strncmp(argv[2], "--chunk=", 8) || !(chunk = strtoul(argv[2] + 8, NULL, 10))))) {
+		fprintf(stderr, "usage: test-tool http parse [--chunk=<n>]\n");
+		return 129;
+	}
+	if (strbuf_read_fd(&in, 0, 4096) < 0) {
+		perror("read");
+		return 1;
+	}
+	if (chunk) {
+		for (size_t len = chunk; len < in.len; len += chunk) {
+			res = http_parse_head(in.buf, len, req, &head_len, &status, &reason);
+			if (res == HTTP_PARSE_DONE && head_len <= len && head_len < in.len)
+				break;	/* a body follows: the head was whole before the end */
+			if (res == HTTP_PARSE_REFUSED)
+				break;
+		}
+		if (res == HTTP_PARSE_MORE || res == HTTP_PARSE_DONE) {
+			enum http_parse_result whole;
+			size_t whole_len = 0;
+			whole = http_parse_head(in.buf, in.len, req, &whole_len, &status, &reason);
+			if (res == HTTP_PARSE_DONE && (whole != res || whole_len != head_len)) {
+				printf("incremental parse disagrees with the whole\n");
+				return 1;
+			}
+			res = whole;
+			head_len = whole_len;
+		}
+	} else {
+		res = http_parse_head(in.buf, in.len, req, &head_len, &status, &reason);
+	}
+	if (res == HTTP_PARSE_REFUSED)
+		printf("refused %d %s\n", status, reason);
+	else if (res == HTTP_PARSE_MORE)
+		printf("more\n");
+	else
+		print_request(req, head_len);
+	free(req);
+	strbuf_release(&in);
+	return 0;
+}
