@@ -1206,16 +1206,6 @@ struct queued_commit {
 	struct commit_info info;
 };
 
-/*
- * The last parent tree a walk compared with, kept: a commit's parent is
- * mostly the next commit whose tree is walked, so that read is saved.
- */
-struct kept_tree {
-	struct object_id oid;
-	unsigned char *data;
-	size_t size;
-};
-
 struct finder {
 	struct bitmap_result *res;
 	struct odb *odb;
@@ -1246,7 +1236,6 @@ struct finder {
 		bool is_tree, has_old;
 	} *entries;                /* the tree being walked */
 	size_t entries_nr, entries_alloc;
-	struct kept_tree kept;
 	struct gp_error *err;
 	/*
 	 * Pseudo-merges (when the file has them): one whose commits are
@@ -1506,29 +1495,6 @@ static bool is_dir_entry(const struct tree_entry *e)
 	return (e->mode & TREE_MODE_TYPE_MASK) == TREE_MODE_DIR;
 }
 
-static int read_tree_kept(struct finder *f, const struct object_id *oid, unsigned char **data,
-			  size_t *size, enum object_type *type, struct gp_error *err)
-{
-	struct kept_tree *k = &f->kept;
-	if (k->data && oideq(&k->oid, oid)) {
-		*data = k->data;
-		*size = k->size;
-		*type = OBJ_TREE;
-		k->data = NULL;
-		return 0;
-	}
-	return odb_read_object(f->odb, oid, type, data, size, err);
-}
-
-static void keep_tree(struct finder *f, const struct object_id *oid, unsigned char *data,
-		      size_t size)
-{
-	free(f->kept.data);
-	f->kept.oid = *oid;
-	f->kept.data = data;
-	f->kept.size = size;
-}
-
 /*
  * Walk the tree root, with old (when given) the tree at the same path in
  * the commit's first parent, whose objects are all marked already (see
@@ -1545,7 +1511,6 @@ static int walk_tree(struct finder *f, const struct object_id *root, const struc
 {
 	struct tree_kid *stack = NULL;
 	size_t nr = 0, alloc = 0;
-	bool is_root = true, first = true;
 	int ret = 0;
 	ALLOC_GROW(stack, 1, alloc);
 	stack[nr].oid = *root;
@@ -1564,14 +1529,10 @@ static int walk_tree(struct finder *f, const struct object_id *root, const struc
 		struct gp_error old_err = GP_ERROR_INIT;
 		bool old_dir = false, old_pending = false;
 
-		if (!first)
-			is_root = false;
-		first = false;
-
 		object_pos(f->res, &top.oid, OBJ_TREE, true, &pos);
 		if (known(f, pos))
 			continue;
-		ret = read_tree_kept(f, &top.oid, &data, &size, &type, f->err);
+		ret = odb_read_object(f->odb, &top.oid, &type, &data, &size, f->err);
 		if (ret) {
 			ret = read_missing(f, &top.oid, ret);
 			if (ret > 0)
@@ -1587,7 +1548,7 @@ static int walk_tree(struct finder *f, const struct object_id *root, const struc
 		ret = set_bit(f, pos);
 		/* an old tree that does not read is no help: everything is looked up */
 		if (top.has_old) {
-			if (read_tree_kept(f, &top.old, &old_data, &old_size, &type, &old_err) ||
+			if (odb_read_object(f->odb, &top.old, &type, &old_data, &old_size, &old_err) ||
 			    type != OBJ_TREE)
 				FREE_AND_NULL(old_data);
 			gp_error_clear(&old_err);
@@ -1669,11 +1630,7 @@ static int walk_tree(struct finder *f, const struct object_id *root, const struc
 		}
 		if (ret < 0)
 			gp_error_prefix(f->err, "tree %s", oid_to_hex_r(hex, &top.oid));
-		/* the root is the next commit's parent tree, mostly: kept */
-		if (is_root && !ret)
-			keep_tree(f, &top.oid, data, size);
-		else
-			free(data);
+		free(data);
 		free(old_data);
 	}
 	free(stack);
@@ -1856,7 +1813,6 @@ static int find_objects(struct bitmap_result *res, struct odb *odb,
 	free(f.trees);
 	free(f.trees_by_pos);
 	free(f.entries);
-	free(f.kept.data);
 	bitmap_release(&f.queued);
 	bitmap_release(&f.roots);
 	free(f.pm_applied);
