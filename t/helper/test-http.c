@@ -11,10 +11,22 @@
  *	chunked, gzip, keep-alive, expect-continue, host, git-protocol,
  *	authorization, user-agent, headers, head-length), then the route:
  *	"route <none|info-refs|service|metrics> <service> <repo>".
+ *
+ *   test-tool http body [--chunk=<n>] [--max=<n>] [--max-wire=<n>] [--out=<file>]
+ *	Parse the request head on stdin (all of it at once; it must be
+ *	done), then feed the bytes after it to server/body.h's reader, n
+ *	at a time (default: all at once) until it answers done or refused.
+ *	--max is max_decoded (default 1 MiB), --max-wire sets max_wire
+ *	after init. Prints "done", "more" or "refused <status> <reason>";
+ *	unless refused, "used <n>" (the body's bytes on the wire) and
+ *	"rest <n>" (the bytes after it); then "length <n>", the decoded
+ *	length. --out writes the decoded body to <file>.
  */
+#include "../../server/body.h"
 #include "../../server/http.h"
 #include "../../strbuf.h"
 #include "test-tool.h"
+#include <errno.h>
 #include <inttypes.h>
 
 static const char *method_name(enum http_method m)
@@ -57,6 +69,86 @@ static void print_request(const struct http_request *req, size_t head_len)
 	       *route.repo ? route.repo : "-");
 }
 
+static int usage_body(void)
+{
+	fprintf(stderr, "usage: test-tool http body [--chunk=<n>] [--max=<n>] [--max-wire=<n>] [--out=<file>]\n");
+	return 129;
+}
+
+static bool size_option(const char *arg, const char *name, uint64_t *out)
+{
+	size_t n = strlen(name);
+	char *end;
+	if (strncmp(arg, name, n) || arg[n] != '=' || !arg[n + 1])
+		return false;
+	errno = 0;
+	*out = strtoull(arg + n + 1, &end, 10);
+	return !*end && !errno;
+}
+
+static int cmd_body(int argc, const char **argv)
+{
+	struct strbuf in = STRBUF_INIT;
+	struct http_request *req = xmalloc(sizeof(*req));
+	struct http_body body;
+	uint64_t chunk = 0, max = 1 << 20, max_wire = 0;
+	const char *out = NULL, *reason = NULL;
+	size_t head_len = 0, at;
+	enum http_body_result res = HTTP_BODY_MORE;
+	int status = 0, ret = 0;
+
+	for (int i = 2; i < argc; i++) {
+		if (!strncmp(argv[i], "--out=", 6))
+			out = argv[i] + 6;
+		else if (!size_option(argv[i], "--chunk", &chunk) && !size_option(argv[i], "--max", &max) &&
+			 !size_option(argv[i], "--max-wire", &max_wire))
+			return usage_body();
+	}
+	if (strbuf_read_fd(&in, 0, 4096) < 0) {
+		perror("read");
+		return 1;
+	}
+	if (http_parse_head(in.buf, in.len, req, &head_len, &status, &reason) != HTTP_PARSE_DONE) {
+		printf("head not done\n");
+		ret = 1;
+		goto out;
+	}
+	http_body_init(&body, req, (size_t)max);
+	if (max_wire)
+		body.max_wire = max_wire;
+	at = head_len;
+	do {
+		size_t n = in.len - at, used = 0;
+		if (chunk && n > chunk)
+			n = (size_t)chunk;
+		res = http_body_feed(&body, in.buf + at, n, &used, &status, &reason);
+		if (used > n || (res == HTTP_BODY_MORE && used != n)) {
+			printf("fed %zu, used %zu, answer %d\n", n, used, (int)res);
+			ret = 1;
+			break;
+		}
+		at += used;
+	} while (res == HTTP_BODY_MORE && at < in.len);
+	if (res == HTTP_BODY_REFUSED)
+		printf("refused %d %s\n", status, reason);
+	else
+		printf("%s\nused %zu\nrest %zu\n", res == HTTP_BODY_DONE ? "done" : "more",
+		       at - head_len, in.len - at);
+	printf("length %zu\n", body.len);
+	if (out) {
+		FILE *f = fopen(out, "wb");
+		if (!f || (body.len && fwrite(body.data, 1, body.len, f) != body.len) || fclose(f)) {
+			perror(out);
+			ret = 1;
+		}
+	}
+	http_body_release(&body);
+out:
+	free(req);
+	strbuf_release(&in);
+	return ret;
+}
+
 int cmd__http(int argc, const char **argv)
 {
 	struct strbuf in = STRBUF_INIT;
@@ -66,6 +158,10 @@ int cmd__http(int argc, const char **argv)
 	const char *reason = NULL;
 	int status = 0;
 
+	if (argc >= 2 && !strcmp(argv[1], "body")) {
+		free(req);
+		return cmd_body(argc, argv);
+	}
 	if (argc < 2 || strcmp(argv[1], "parse") || argc > 3 ||
 	    (argc == 3 && (strncmp(argv[2], "--chunk=", 8) || !(chunk = strtoul(argv[2] + 8, NULL, 10))))) {
 		fprintf(stderr, "usage: test-tool http parse [--chunk=<n>]\n");
