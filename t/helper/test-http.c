@@ -164,7 +164,8 @@ int cmd__http(int argc, const char **argv)
 	}
 	if (argc < 2 || strcmp(argv[1], "parse") || argc > 3 ||
 	    (argc == 3 && (strncmp(argv[2], "--chunk=", 8) || !(chunk = strtoul(argv[2] + 8, NULL, 10))))) {
-		fprintf(stderr, "usage: test-tool http parse [--chunk=<n>]\n");
+		fprintf(stderr, "usage: test-tool http parse [--chunk=<n>]\n"
+				"   or: test-tool http body [<options>]\n");
 		return 129;
 	}
 	if (strbuf_read_fd(&in, 0, 4096) < 0) {
