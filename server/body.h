@@ -132,8 +132,10 @@ void http_body_init(struct http_body *b, const struct http_request *req, size_t 
  *        a Content-Length or a chunk size that exceeds them);
  *   431  the trailer section over its bounds;
  *   500  out of memory (malloc or zlib).
- * *used is the bytes consumed up to and including the one refused. Once
- * DONE or REFUSED, later calls consume nothing and answer the same.
+ * On a refusal *used only says how far the reader went (inside a gzip
+ * run zlib may have read ahead): where the next request would start is
+ * unknown, so the server answers and closes. Once DONE or REFUSED, later
+ * calls consume nothing and answer the same.
  *
  * Calling it with len 0 is allowed: right after init it tells whether the
  * body is empty (DONE: no body, Content-Length: 0) or its Content-Length
