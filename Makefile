@@ -35,7 +35,7 @@ WARNINGS += -Werror -Wstrict-prototypes -Wmissing-prototypes
 endif
 
 BASIC_CFLAGS = -std=gnu11 -pthread -I. $(WARNINGS) -D_FILE_OFFSET_BITS=64
-LIBS = -lcrypto -lz -lpthread -lm
+LIBS = -lcrypto -lcrypt -lz -lpthread -lm
 
 ifndef NO_LIBDEFLATE
 HAVE_LIBDEFLATE := $(shell printf '\043include <libdeflate.h>\nint main(void){return 0;}\n' | \

@@ -26,6 +26,8 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo);
 int cmd_repack(int argc, const char **argv, struct repository *repo);
 int cmd_rev_list(int argc, const char **argv, struct repository *repo);
 int cmd_show_index(int argc, const char **argv, struct repository *repo);
+int cmd_pack_objects_hook(int argc, const char **argv, struct repository *repo);
+int cmd_serve(int argc, const char **argv, struct repository *repo);
 int cmd_upload_pack(int argc, const char **argv, struct repository *repo);
 int cmd_verify_pack(int argc, const char **argv, struct repository *repo);
 

@@ -81,6 +81,7 @@ const char *gp_strerror(int code)
 	case GP_ENOMEM: return "out of memory";
 	case GP_EPROTO: return "protocol error";
 	case GP_EINVAL: return "invalid argument";
+	case GP_EBUSY: return "busy, try again later";
 	}
 	return "unknown error";
 }

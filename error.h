@@ -22,6 +22,7 @@ enum gp_errcode {
 	GP_ENOMEM = -4,    /* an input-derived size could not be allocated */
 	GP_EPROTO = -5,    /* a peer broke the protocol */
 	GP_EINVAL = -6,    /* the caller asked for something impossible */
+	GP_EBUSY = -7,     /* a limit says "not now": try again later */
 };
 
 struct gp_error {

@@ -18,7 +18,29 @@ struct progress {
 	bool has_bytes;
 	uint64_t bytes;         /* updated atomically */
 	uint64_t start_ns;
+	/* where this meter prints: the starting thread's output (see below) */
+	progress_out_fn *out_fn;
+	void *out_data;
 };
+
+/*
+ * The output is the calling thread's, not the process's: a server runs
+ * many upload-packs at once, each with its own side-band. A meter takes
+ * its thread's output when it starts, so that worker threads updating
+ * it (the delta search) print to the same place.
+ */
+static _Thread_local progress_out_fn *output_fn;
+static _Thread_local void *output_data;
+
+static void output_to(progress_out_fn *fn, void *data, const char *buf, size_t len)
+{
+	if (fn) {
+		fn(data, buf, len);
+		return;
+	}
+	fwrite(buf, 1, len, stderr);
+	fflush(stderr);
+}
 
 
 static uint64_t now_ns(void)
@@ -39,6 +61,8 @@ struct progress *progress_start(const char *title, uint64_t total, bool enabled)
 	trace2_region_enter("progress", title);
 	p->total = total;
 	p->last_percent = -1;
+	p->out_fn = output_fn;
+	p->out_data = output_data;
 	pthread_mutex_init(&p->lock, NULL);
 	return p;
 }
@@ -69,11 +93,8 @@ static void display(struct progress *p, uint64_t done, const char *end)
 		return;
 	if ((size_t)n >= sizeof(line))
 		n = sizeof(line) - 1;
-	progress_output(line, (size_t)n);
+	output_to(p->out_fn, p->out_data, line, (size_t)n);
 }
-
-static progress_out_fn *output_fn;
-static void *output_data;
 
 void progress_set_output(progress_out_fn *fn, void *data)
 {
@@ -83,12 +104,7 @@ void progress_set_output(progress_out_fn *fn, void *data)
 
 void progress_output(const char *buf, size_t len)
 {
-	if (output_fn) {
-		output_fn(output_data, buf, len);
-		return;
-	}
-	fwrite(buf, 1, len, stderr);
-	fflush(stderr);
+	output_to(output_fn, output_data, buf, len);
 }
 
 void progress_set_bytes(struct progress *p, uint64_t bytes)

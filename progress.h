@@ -32,7 +32,8 @@ void progress_stop_msg(struct progress **p, const char *msg);
  * Where meters go: stderr unless a process that speaks a protocol (an
  * upload-pack sending progress on side-band 2) says otherwise. fn may be
  * called from any thread that updates a meter; NULL restores stderr.
- * Process-wide: set it before the work starts, reset it after.
+ * Per thread: a meter prints where its starting thread's output was
+ * when it started, so set it before the work starts, reset it after.
  */
 typedef void progress_out_fn(void *data, const char *buf, size_t len);
 void progress_set_output(progress_out_fn *fn, void *data);

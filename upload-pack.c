@@ -1874,46 +1874,46 @@ static int pack_with_hook(struct session *s, struct fetch_req *r, bool progress,
 	return ret;
 }
 
-static int send_pack(struct session *s, struct fetch_req *r, bool v2, struct gp_error *err)
+/* What one pack stream is made of: the request, resolved for pack_for_fetch_write(). */
+struct pack_job {
+	struct session *s;
+	struct fetch_req *r;
+	struct pack_for_fetch req;
+	bool v2, progress;
+};
+
+/*
+ * Make the pack stream into out (the session's, or the pack hook's tee):
+ * pack data and progress on their bands, then the closing flush.
+ */
+static int generate_stream(void *data, struct pkt_sink *out, struct gp_error *err)
 {
-	struct pack_for_fetch req = { 0 };
+	struct pack_job *job = data;
+	struct session *s = job->s;
+	struct fetch_req *r = job->r;
+	struct pkt_sink *session_out = s->out;
 	struct pack_objects_stats stats;
 	struct keepalive ka;
-	bool progress = !r->no_progress && (r->sideband_max || v2);
 	int ret;
 
-	trace_fetch_info(r);
-	if ((ret = pack_for_fetch_config(s->repo, &req, err)))
-		return ret;
-	req.wants = r->wants;
-	req.nr_wants = r->nr_wants;
-	req.haves = r->haves;
-	req.nr_haves = r->nr_haves;
-	req.shallow = &r->walk_shallow;
-	req.thin = r->thin;
-	req.include_tag = r->include_tag;
-	req.ofs_delta = r->ofs_delta;
-	req.progress = progress;
-	req.filter = r->filter.kind != OBJECT_FILTER_NONE ? &r->filter : NULL;
-	req.allow_missing = s->promisor_accepted;
-
-	s->out_band_max = v2 ? LARGE_PACKET_MAX : r->sideband_max;
+	s->out = out;
+	s->out_band_max = job->v2 ? LARGE_PACKET_MAX : r->sideband_max;
 	s->out_failed = false;
 	s->last_write_ns = now_ns();
-	if (progress)
+	if (job->progress)
 		progress_set_output(progress_out, s);
 	/* v0 keeps alive with empty pack data, v2 with empty progress */
-	keepalive_start(&ka, s, v2 ? PKT_BAND_PROGRESS : PKT_BAND_DATA);
+	keepalive_start(&ka, s, job->v2 ? PKT_BAND_PROGRESS : PKT_BAND_DATA);
 	trace2_region_enter("upload-pack", "pack-objects");
 	if (s->cfg.pack_objects_hook) {
-		ret = pack_with_hook(s, r, progress, err);
+		ret = pack_with_hook(s, r, job->progress, err);
 	} else {
-		trace_pack_objects(r, progress);
-		ret = pack_for_fetch_write(s->repo, s->odb, &req, pack_out, s, &stats, err);
+		trace_pack_objects(r, job->progress);
+		ret = pack_for_fetch_write(s->repo, s->odb, &job->req, pack_out, s, &stats, err);
 	}
 	trace2_region_leave("upload-pack", "pack-objects");
 	keepalive_stop(&ka);
-	if (!ret && progress && !s->cfg.pack_objects_hook) {
+	if (!ret && job->progress && !s->cfg.pack_objects_hook) {
 		char line[200];
 		int n = snprintf(line, sizeof(line),
 				 "Total %" PRIu32 " (delta %" PRIu32 "), reused %" PRIu32
@@ -1926,9 +1926,8 @@ static int send_pack(struct session *s, struct fetch_req *r, bool v2, struct gp_
 	if (ret && s->out_failed) {
 		/* the connection is gone: the out error says more than the pack's */
 		gp_error_clear(err);
-		return gp_error_set(err, GP_EIO, "%s", gp_error_msg(&s->out_err));
-	}
-	if (ret) {
+		ret = gp_error_set(err, GP_EIO, "%s", gp_error_msg(&s->out_err));
+	} else if (ret) {
 		/*
 		 * Git's words, so that what a client and the server's log
 		 * show is what they know: the cause, then that the pack was
@@ -1947,11 +1946,102 @@ static int send_pack(struct session *s, struct fetch_req *r, bool v2, struct gp_
 		gp_error_set(err, ret, "%s\nerror: git upload-pack: git-pack-objects died with error.\n"
 			     "fatal: git upload-pack: %s", cause, abort_msg);
 		free(cause);
+	} else if (job->v2 || s->out_band_max) {
+		ret = pkt_flush(s->out, err);
+	}
+	s->out = session_out;
+	return ret;
+}
+
+static int cmp_oid_qsort(const void *a, const void *b)
+{
+	return memcmp(((const struct object_id *)a)->hash, ((const struct object_id *)b)->hash,
+		      GP_MAX_RAWSZ);
+}
+
+static void key_add_oids(struct strbuf *key, const char *what, struct object_id *oids, size_t nr)
+{
+	char hex[GP_MAX_HEXSZ + 1];
+	qsort(oids, nr, sizeof(*oids), cmp_oid_qsort);
+	for (size_t i = 0; i < nr; i++)
+		if (!i || !oideq(&oids[i], &oids[i - 1]))
+			strbuf_addf(key, "%s %s\n", what, oid_to_hex_r(hex, &oids[i]));
+}
+
+/* The pack hook's key: what decides the stream's bytes (upload-pack.h). */
+static void pack_stream_key(const struct pack_job *job, struct strbuf *key)
+{
+	const struct fetch_req *r = job->r;
+	const struct pack_objects_opts *po = &job->req.opts;
+	struct object_id *oids;
+	const struct object_id *oid;
+	size_t pos = 0, n = 0;
+
+	strbuf_addf(key, "gitpack pack stream 1\nprotocol %d\nband %zu\nprogress %d\n",
+		    job->v2 ? 2 : 0, job->v2 ? (size_t)LARGE_PACKET_MAX : r->sideband_max,
+		    job->progress);
+	strbuf_addf(key, "thin %d\nofs-delta %d\ninclude-tag %d\nallow-missing %d\n",
+		    r->thin, r->ofs_delta, r->include_tag, job->req.allow_missing);
+	if (job->req.filter)
+		strbuf_addf(key, "filter %s\n", object_filter_spec(job->req.filter));
+	strbuf_addf(key, "pack window=%d depth=%d compression=%d reuse=%d/%d/%d "
+		    "bitmaps=%d sparse=%d big=%" PRIu64 "\n",
+		    po->window, po->depth, po->compression, (int)job->req.reuse, po->reuse_delta,
+		    po->reuse_object, job->req.use_bitmaps, job->req.sparse,
+		    po->big_file_threshold);
+	/* bounded by UPLOAD_PACK_MAX_*: no overflow */
+	oids = xcalloc(r->nr_wants + r->nr_haves + oidset_size(&r->walk_shallow) + 1,
+		       sizeof(*oids));
+	memcpy(oids, r->wants, r->nr_wants * sizeof(*oids));
+	key_add_oids(key, "want", oids, r->nr_wants);
+	memcpy(oids, r->haves, r->nr_haves * sizeof(*oids));
+	key_add_oids(key, "have", oids, r->nr_haves);
+	while ((oid = oidset_next(&r->walk_shallow, &pos)))
+		oids[n++] = *oid;
+	key_add_oids(key, "shallow", oids, n);
+	free(oids);
+}
+
+static int send_pack(struct session *s, struct fetch_req *r, bool v2, struct gp_error *err)
+{
+	struct pack_job job = { .s = s, .r = r, .v2 = v2 };
+	int ret;
+
+	job.progress = !r->no_progress && (r->sideband_max || v2);
+	trace_fetch_info(r);
+	if ((ret = pack_for_fetch_config(s->repo, &job.req, err)))
+		return ret;
+	job.req.wants = r->wants;
+	job.req.nr_wants = r->nr_wants;
+	job.req.haves = r->haves;
+	job.req.nr_haves = r->nr_haves;
+	job.req.shallow = &r->walk_shallow;
+	job.req.thin = r->thin;
+	job.req.include_tag = r->include_tag;
+	job.req.ofs_delta = r->ofs_delta;
+	job.req.progress = job.progress;
+	job.req.filter = r->filter.kind != OBJECT_FILTER_NONE ? &r->filter : NULL;
+	job.req.allow_missing = s->promisor_accepted;
+
+	if (s->opts->pack_fn && !s->cfg.pack_objects_hook) {
+		struct strbuf key = STRBUF_INIT;
+		pack_stream_key(&job, &key);
+		ret = s->opts->pack_fn(s->opts->pack_data, key.buf, key.len, generate_stream, &job,
+				       s->out, err);
+		strbuf_release(&key);
+		if (ret == GP_EBUSY) {
+			/* where the pack would start, the client reads why there is none */
+			size_t band = v2 ? LARGE_PACKET_MAX : r->sideband_max;
+			const char *msg = gp_error_msg(err);
+			if (band)
+				pkt_write_band(s->out, band, PKT_BAND_ERROR, msg, strlen(msg), NULL);
+			else
+				pkt_write_error(s->out, NULL, "%s", msg);
+			pkt_sink_flush(s->out, NULL);
+		}
 		return ret;
 	}
-	if (v2 || s->out_band_max)
-		ret = pkt_flush(s->out, err);
-	return ret;
+	return generate_stream(&job, s->out, err);
 }
 
 static void fetch_req_release(struct fetch_req *r)
@@ -2915,7 +3005,10 @@ int upload_pack(struct repository *repo, int in_fd, struct pkt_sink *out,
 		goto out;
 	s->repo_is_shallow = oidset_size(&s->repo_shallow) > 0;
 	s->in = xmalloc(sizeof(*s->in));
-	pkt_reader_init_fd(s->in, in_fd, PKT_READ_CHOMP_LF);
+	if (opts->request)
+		pkt_reader_init_mem(s->in, opts->request, opts->request_len, PKT_READ_CHOMP_LF);
+	else
+		pkt_reader_init_fd(s->in, in_fd, PKT_READ_CHOMP_LF);
 	s->in->max_bytes = UPLOAD_PACK_MAX_REQUEST;
 	s->in->timeout_ms = opts->timeout > 0 ? opts->timeout * 1000 : 0;
 	trace2_data_intmax("transfer", "negotiated-version", opts->version);

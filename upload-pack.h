@@ -44,6 +44,37 @@ struct repository;
 #define UPLOAD_PACK_MAX_REQUEST ((uint64_t)1 << 30) /* bytes read in one session */
 #define UPLOAD_PACK_MAX_COMMANDS 100000  /* protocol v2 commands in one session */
 
+/*
+ * A server's say over the pack (gitpack serve's pack cache): after the
+ * negotiation, upload-pack describes what decides the bytes of the pack
+ * stream and hands the hook a way to make them. The hook sends the
+ * stream to out: made now by generate() (into out, or into a tee that
+ * also keeps it), or copied from a stream made before for the same key.
+ *
+ * The stream is everything from the pack's first byte to the end of
+ * the fetch: side-band framed pack data, progress (band 2), and the
+ * closing flush where the protocol has one. It does not hold what comes
+ * before (acknowledgments, shallow-info, wanted-refs, the "packfile"
+ * line), so one stream answers every request with the same key.
+ *
+ * key is canonical text, one item a line: the protocol's framing (v2 or
+ * v0, the side-band size), progress, thin-pack, ofs-delta, include-tag,
+ * the filter, whether missing promisor objects are allowed, the pack
+ * settings, then the wants, the haves negotiation kept and the shallow
+ * boundary, each sorted. It names no user and no repository: the hook
+ * adds the repository and the state of its store.
+ */
+typedef int upload_pack_generate_fn(void *gen_data, struct pkt_sink *out,
+				    struct gp_error *err);
+/*
+ * The hook returns 0, an error of generate() or of out, or GP_EBUSY when
+ * the pack may not be made now (a server's limits): upload-pack then
+ * tells the client so, on side-band 3 or in an ERR packet, and fails.
+ */
+typedef int upload_pack_pack_fn(void *data, const char *key, size_t key_len,
+				upload_pack_generate_fn *generate, void *gen_data,
+				struct pkt_sink *out, struct gp_error *err);
+
 struct upload_pack_options {
 	int version;          /* 0, 1 or 2: what GIT_PROTOCOL asked for */
 	bool stateless_rpc;   /* one request and its answer (smart HTTP) */
@@ -57,6 +88,18 @@ struct upload_pack_options {
 	 */
 	bool hook_allowed;
 	const char *agent;    /* the agent= capability, unless GIT_USER_AGENT says */
+	/*
+	 * The pack hook (NULL: the pack is made into the session's out).
+	 * Not called when uploadpack.packObjectsHook makes the pack.
+	 */
+	upload_pack_pack_fn *pack_fn;
+	void *pack_data;
+	/*
+	 * The whole request in memory (a smart-HTTP POST body, decoded),
+	 * read instead of in_fd; it must outlive the call. NULL: in_fd.
+	 */
+	const void *request;
+	size_t request_len;
 };
 
 #define UPLOAD_PACK_OPTIONS_INIT { .version = 0 }

@@ -270,6 +270,10 @@ static struct refusal parse_header(const char *line, size_t n, struct http_reque
 	} else if (token_is(line, name_len, "Authorization")) {
 		if (!copy_value(req->authorization, sizeof(req->authorization), v, vn))
 			return REFUSE(431, "Authorization header too long");
+	} else if (token_is(line, name_len, "Content-Type")) {
+		/* compared whole with the type a service takes: a cut one never matches */
+		size_t keep = vn < sizeof(req->content_type) ? vn : sizeof(req->content_type) - 1;
+		copy_value(req->content_type, sizeof(req->content_type), v, keep);
 	} else if (token_is(line, name_len, "User-Agent")) {
 		/* only logged: a long one is cut, not refused */
 		size_t keep = vn < sizeof(req->user_agent) ? vn : sizeof(req->user_agent) - 1;

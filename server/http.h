@@ -50,6 +50,7 @@ struct http_request {
 	char git_protocol[1024];
 	char authorization[1024];
 	char user_agent[256];
+	char content_type[128];		/* cut when longer */
 	size_t nr_headers;
 };
 
