@@ -1,0 +1,614 @@
+#!/bin/sh
+
+test_description='gitpack serve as clients see it
+
+gitpack serve runs on 127.0.0.1 (ports of 0: free ones, read from the
+"listening on" lines) with the base path srv/ of the trash directory, and
+clients nobody here wrote talk to it:
+
+  - stock git (2.39, and the newer git of GP_TEST_GIT_NEW over git://, and
+    over http:// when it was built with curl) clones over http:// and
+    git://, protocol v0 and v2, SHA-1 and SHA-256: a full clone, --depth=1
+    then --deepen=1, --filter=blob:none then a lazy fetch, and fetches
+    after a push; each result passes git fsck --full and holds the
+    objects, refs and shallow list that stock git gets from file://;
+  - libgit2 (pygit2), Dulwich and JGit clone over http://;
+  - curl and Python for what clients never send: repository lookup
+    (suffixes, git-daemon-export-ok, symbolic links and gitfiles out of the
+    base path, "..") and the HTTP answers (403, 404, 405, 415, gzip and
+    chunked bodies, keep-alive);
+  - Basic authentication and serve.read;
+  - the pack cache, seen through /metrics, the access log and the cache
+    directory; /metrics through promtool;
+  - the generation limits (429 and Retry-After, "server busy");
+  - gitpack pack-objects-hook as stock git upload-pack'\''s
+    uploadpack.packObjectsHook;
+  - SIGTERM while clones are in flight.
+
+Where a test needs a pack generation to last, a small proxy (Python)
+between client and server stops passing the answer on after some bytes
+until the test lets it go: the server then waits on a full socket, in the
+middle of the pack.'
+
+GP_TEST_NO_INIT=1
+. ./test-lib.sh
+
+if ! test_have_prereq GITPACK_IS_GITPACK
+then
+	skip_all='gitpack serve has no stock git counterpart'
+	test_done
+fi
+if ! test -d /proc/self
+then
+	skip_all='needs /proc to watch the server process'
+	test_done
+fi
+
+# --- tools -----------------------------------------------------------------
+
+# bounded CMD...: CMD, killed after 60 seconds (a server that hangs must
+# fail the test, not the run).
+# $SAFETY_NET CMD...: what runs the servers and proxies in the background,
+# ending them within five minutes whatever happens (a simple command, so
+# that $! is its pid and a signal sent there reaches CMD).
+if command -v timeout >/dev/null 2>&1
+then
+	bounded () {
+		timeout 60 "$@"
+	}
+	SAFETY_NET="timeout 300"
+else
+	bounded () {
+		"$@"
+	}
+	SAFETY_NET=
+fi
+
+# A python3 with module $1 (Debian's python3-* packages install for the
+# system python, not for another one first on PATH).
+find_python () {
+	for fp_py_ in ${GP_TEST_PYTHON:+"$GP_TEST_PYTHON"} /usr/bin/python3 python3
+	do
+		if "$fp_py_" -c "import $1" >/dev/null 2>&1
+		then
+			echo "$fp_py_"
+			return 0
+		fi
+	done
+	return 1
+}
+
+if PY=$(find_python http.client)
+then
+	test_set_prereq PYTHON
+else
+	echo "# no python3: the tests that need the proxy or raw requests are skipped"
+fi
+if command -v curl >/dev/null 2>&1
+then
+	test_set_prereq CURL
+else
+	echo "# no curl: the HTTP detail tests are skipped"
+fi
+if DULWICH_PY=$(find_python dulwich.porcelain)
+then
+	test_set_prereq DULWICH
+else
+	echo "# no dulwich (python3-dulwich): its case is skipped"
+fi
+if PYGIT2_PY=$(find_python pygit2)
+then
+	test_set_prereq PYGIT2
+else
+	echo "# no pygit2 (python3-pygit2): its case is skipped"
+fi
+jgit_ () {
+	JAVA_TOOL_OPTIONS="-Duser.home=$HOME" bounded jgit "$@"
+}
+if command -v jgit >/dev/null 2>&1
+then
+	# Debian's jgit-cli 4.11 needs the LFS and Apache HTTP jars
+	if ! jgit_ version >/dev/null 2>&1 && test -z "$JGIT_CLASSPATH"
+	then
+		for jar in org.eclipse.jgit.lfs org.eclipse.jgit.http.apache \
+			httpclient httpcore commons-logging
+		do
+			jar=/usr/share/java/$jar.jar
+			test -f "$jar" && JGIT_CLASSPATH=${JGIT_CLASSPATH:+$JGIT_CLASSPATH:}$jar
+		done
+		export JGIT_CLASSPATH
+	fi
+	if jgit_ version >/dev/null 2>&1
+	then
+		test_set_prereq JGIT
+	else
+		echo "# jgit does not start: its case is skipped"
+	fi
+else
+	echo "# no jgit (jgit-cli): its case is skipped"
+fi
+if command -v promtool >/dev/null 2>&1
+then
+	test_set_prereq PROMTOOL
+else
+	echo "# no promtool (Debian package prometheus): /metrics is not checked by it"
+fi
+# crypt(3) hashes for the credentials file
+if command -v openssl >/dev/null 2>&1 &&
+	openssl passwd -6 -salt abcdefgh x >/dev/null 2>&1
+then
+	make_hash () {
+		openssl passwd -6 -salt "$2" "$1"
+	}
+	test_set_prereq CRYPT
+elif test_have_prereq PYTHON &&
+	"$PY" -W ignore -c 'import crypt; assert crypt.crypt("x", "$6$abcdefgh$")' >/dev/null 2>&1
+then
+	make_hash () {
+		"$PY" -W ignore -c 'import crypt, sys; print(crypt.crypt(sys.argv[1], "$6$" + sys.argv[2] + "$"))' "$1" "$2"
+	}
+	test_set_prereq CRYPT
+else
+	echo "# neither openssl nor python crypt: the authentication tests are skipped"
+fi
+if test_have_prereq GIT_NEW
+then
+	echo "# newer git: $("$GP_TEST_GIT_NEW" --version)"
+	if test -x "$("$GP_TEST_GIT_NEW" --exec-path)/git-remote-http"
+	then
+		test_set_prereq GIT_NEW_HTTP
+	else
+		echo "# the newer git has no git-remote-http: it is tried over git:// only"
+	fi
+else
+	echo "# no newer git (GP_TEST_GIT_NEW): its cases are skipped"
+fi
+
+# --- the server ----------------------------------------------------------------
+
+SRV=$TRASH_DIRECTORY/srv
+SERVER_PID=
+
+# server_running PID: the process exists and is no zombie.
+server_running () {
+	test -d "/proc/$1" && ! grep '^State:[	 ]*Z' "/proc/$1/status" >/dev/null 2>&1
+}
+
+# start_server NAME [OPTION...]: gitpack serve on srv/ with OPTIONs, on a
+# free HTTP and a free git:// port of 127.0.0.1, in the background under
+# a "timeout" (the safety net of a run that goes wrong); its output in
+# NAME.out and NAME.err, its access log NAME.log. Sets SERVER_PID,
+# HTTP_URL and GIT_URL (no trailing slash), HTTP_PORT and GIT_PORT.
+# Registers stop_server with test_when_finished: call it from a test body.
+start_server () {
+	ss_name_=$1
+	shift
+	test_when_finished stop_server || return 1
+	rm -f "$ss_name_.out" "$ss_name_.err" || return 1
+	$SAFETY_NET gitpack serve --base-path="$SRV" \
+		--http=127.0.0.1:0 --git=127.0.0.1:0 \
+		--access-log="$TRASH_DIRECTORY/$ss_name_.log" "$@" \
+		</dev/null >"$ss_name_.out" 2>"$ss_name_.err" &
+	SERVER_PID=$!
+	SERVER_NAME=$ss_name_
+	ss_wait_=0
+	while test $ss_wait_ -lt 200
+	do
+		if test "$(grep -c "listening on" "$ss_name_.out" 2>/dev/null)" = 2
+		then
+			HTTP_URL=$(sed -n "s|^gitpack serve: listening on \(http://.*\)/\$|\1|p" "$ss_name_.out")
+			GIT_URL=$(sed -n "s|^gitpack serve: listening on \(git://.*\)/\$|\1|p" "$ss_name_.out")
+			HTTP_PORT=${HTTP_URL##*:}
+			GIT_PORT=${GIT_URL##*:}
+			export HTTP_URL GIT_URL
+			return 0
+		fi
+		server_running $SERVER_PID || break
+		sleep 0.05
+		ss_wait_=$((ss_wait_ + 1))
+	done
+	echo "start_server: no listening lines" >&2
+	cat "$ss_name_.out" "$ss_name_.err" >&2
+	return 1
+}
+
+# stop_server: SIGTERM; the server must exit 0 within 30 seconds (it is
+# killed otherwise, and that fails). Nothing when none runs.
+stop_server () {
+	test -n "$SERVER_PID" || return 0
+	kill -TERM "$SERVER_PID"
+	st_wait_=0
+	while server_running "$SERVER_PID" && test $st_wait_ -lt 300
+	do
+		sleep 0.1
+		st_wait_=$((st_wait_ + 1))
+	done
+	if server_running "$SERVER_PID"
+	then
+		echo "stop_server: still running 30 s after SIGTERM" >&2
+		kill -KILL "$SERVER_PID"
+	fi
+	wait "$SERVER_PID"
+	st_code_=$?
+	SERVER_PID=
+	if test $st_code_ != 0
+	then
+		echo "stop_server: gitpack serve exited with $st_code_" >&2
+		cat "$SERVER_NAME.err" >&2
+		return 1
+	fi
+}
+
+# metric NAME: the value of the sample NAME (with its labels, as
+# /metrics spells them) now; 0 when absent.
+metric () {
+	curl -s "$HTTP_URL/metrics" >metrics.txt &&
+	awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' metrics.txt
+}
+
+# lookups RESULT: gitpack_serve_cache_lookups_total{result="RESULT"}.
+lookups () {
+	metric "gitpack_serve_cache_lookups_total{result=\"$1\"}"
+}
+
+# cache_notes LOG: the cache= words of LOG's fetches, one a line.
+cache_notes () {
+	sed -n "s/.* cache=\([a-z]*\)\$/\1/p" "$1"
+}
+
+# wait_for CMD...: until CMD succeeds, at most 30 seconds.
+wait_for () {
+	wf_n_=0
+	until "$@"
+	do
+		wf_n_=$((wf_n_ + 1))
+		if test $wf_n_ -ge 300
+		then
+			echo "wait_for: gave up on: $*" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# --- the stalling proxy -----------------------------------------------------------
+
+# start_proxy NAME PORT STALL: a TCP proxy on a free port of 127.0.0.1
+# ($PROXY_PORT) to PORT, that passes the server's bytes to the client
+# until STALL of them went on one connection, then holds the rest until
+# the file NAME.release exists; NAME.stalled appears when it holds.
+# Small socket buffers on its side, so that the server soon waits.
+# Registers stop_proxy.
+start_proxy () {
+	test_when_finished "stop_proxy $1" || return 1
+	rm -f "$1.port" "$1.release" "$1.stalled" || return 1
+	$SAFETY_NET "$PY" "$TRASH_DIRECTORY/proxy.py" "$1" "$2" "$3" \
+		</dev/null >"$1.proxy-out" 2>&1 &
+	PROXY_PID=$!
+	eval "PROXY_PID_$1=\$PROXY_PID"
+	wait_for test -s "$1.port" &&
+	PROXY_PORT=$(cat "$1.port")
+}
+
+stop_proxy () {
+	eval "sp_pid_=\$PROXY_PID_$1"
+	test -n "$sp_pid_" || return 0
+	eval "PROXY_PID_$1="
+	touch "$1.release"
+	kill "$sp_pid_" 2>/dev/null
+	wait "$sp_pid_"
+	return 0
+}
+
+# --- references --------------------------------------------------------------------
+
+# snapshot DIR NAME: what a client repository holds, in NAME.objs (every
+# object, with its type), NAME.refs (every ref), NAME.rrefs (those the
+# remote gave: refs/remotes/origin/ but HEAD, and refs/tags/) and
+# NAME.shallow (the shallow list).
+snapshot () {
+	git -C "$1" cat-file --batch-all-objects \
+		--batch-check='%(objectname) %(objecttype)' | sort >"$2.objs" &&
+	git -C "$1" for-each-ref --format='%(objectname) %(refname)' >"$2.refs" &&
+	{ grep -E " refs/(remotes/origin|tags)/" "$2.refs" || :; } |
+	grep -v " refs/remotes/origin/HEAD\$" >"$2.rrefs" &&
+	sn_shallow_=$(git -C "$1" rev-parse --git-path shallow) &&
+	case "$sn_shallow_" in
+	/*) ;;
+	*) sn_shallow_=$1/$sn_shallow_ ;;
+	esac &&
+	if test -f "$sn_shallow_"
+	then
+		sort "$sn_shallow_"
+	fi >"$2.shallow"
+}
+
+# same_as REF DIR [remote]: DIR passes git fsck --full and holds what
+# snap/REF holds: objects, shallow list, refs (with "remote": the refs from
+# the remote only; clients lay out local branches their own way).
+same_as () {
+	git -C "$2" fsck --full --no-progress &&
+	snapshot "$2" actual &&
+	test_cmp "snap/$1.objs" actual.objs &&
+	test_cmp "snap/$1.shallow" actual.shallow &&
+	if test "$3" = remote
+	then
+		test_cmp "snap/$1.rrefs" actual.rrefs
+	else
+		test_cmp "snap/$1.refs" actual.refs
+	fi
+}
+
+# A file whose blob a partial clone fetches lazily.
+LAZY_FILE=a/b/deep.txt
+
+test_expect_success 'setup: helper programs' '
+	mkdir -p snap "$SRV" &&
+	cat >proxy.py <<-\EOF &&
+	import os
+	import socket
+	import sys
+	import threading
+	import time
+
+	name, port, stall = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+	release, stalled = name + ".release", name + ".stalled"
+
+	def pipe(src, dst, limit):
+	    passed = 0
+	    try:
+	        while True:
+	            if limit is not None and passed >= limit:
+	                while not os.path.exists(release):
+	                    if not os.path.exists(stalled):
+	                        open(stalled, "w").close()
+	                    time.sleep(0.05)
+	                limit = None
+	            data = src.recv(16384 if limit is None else min(16384, limit - passed))
+	            if not data:
+	                break
+	            dst.sendall(data)
+	            passed += len(data)
+	    except OSError:
+	        pass
+	    for s, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
+	        try:
+	            s.shutdown(how)
+	        except OSError:
+	            pass
+
+	def serve(client):
+	    upstream = socket.socket()
+	    upstream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+	    upstream.connect(("127.0.0.1", port))
+	    client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16384)
+	    up = threading.Thread(target=pipe, args=(client, upstream, None))
+	    up.start()
+	    pipe(upstream, client, stall)
+	    up.join()
+	    client.close()
+	    upstream.close()
+
+	listener = socket.socket()
+	listener.bind(("127.0.0.1", 0))
+	listener.listen(64)
+	with open(name + ".port.tmp", "w") as f:
+	    f.write("%d\n" % listener.getsockname()[1])
+	os.rename(name + ".port.tmp", name + ".port")
+	while True:
+	    c, _ = listener.accept()
+	    threading.Thread(target=serve, args=(c,), daemon=True).start()
+	EOF
+
+	# post URL BODY-FILE OUT [HEADER...]: a POST of BODY-FILE with
+	# curl; OUT.head gets the status line and headers, OUT the body
+	cat >post.sh <<-\EOF &&
+	url=$1 body=$2 out=$3
+	shift 3
+	for h
+	do
+	    set -- "$@" -H "$h"
+	    shift
+	done
+	exec curl -s -D "$out.head" -o "$out" --data-binary "@$body" "$@" "$url"
+	EOF
+
+	# A client for libgit2 and Dulwich: clone URL DIR.
+	cat >pyclient.py <<-\EOF
+	import sys
+
+	lib, url, path = sys.argv[1:4]
+	if lib == "dulwich":
+	    import dulwich.porcelain as porcelain
+	    porcelain.clone(url, path, errstream=sys.stderr.buffer).close()
+	else:
+	    import pygit2
+	    pygit2.clone_repository(url, path)
+	EOF
+'
+
+# The served repositories: main with a merged side branch, annotated tags
+# (one tagging another), a lightweight one, a file deep down for the lazy
+# fetch; packed with a bitmap, exported, filters allowed.
+for algo in $test_hash_algos
+do
+	test_expect_success "setup: the served repository ($algo)" '
+		git init -q -b main --object-format=$algo work-$algo &&
+		mkdir -p work-$algo/a/b &&
+		test_seq 200 >work-$algo/shared.txt &&
+		echo deep >work-$algo/$LAZY_FILE &&
+		git -C work-$algo add . &&
+		for i in 1 2 3 4 5 6
+		do
+			echo "change $i" >>work-$algo/shared.txt &&
+			test_commit -C work-$algo --no-tag "main $i" a/file$i || return 1
+		done &&
+		git -C work-$algo tag -a -m "version 0.4" v0.4 HEAD~2 &&
+		git -C work-$algo checkout -q -b side &&
+		test_commit -C work-$algo --no-tag "side 1" a/b/side1 &&
+		git -C work-$algo checkout -q main &&
+		test_commit -C work-$algo --annotate "main 7" a/file7 "seven" v0.7 &&
+		git -C work-$algo tag -a -m "tag of a tag" v0.7-signed v0.7 &&
+		test_tick &&
+		git -C work-$algo merge -q --no-ff -m "merge side" side &&
+		for i in 8 9 10
+		do
+			echo "change $i" >>work-$algo/shared.txt &&
+			test_commit -C work-$algo --no-tag "main $i" a/file$i || return 1
+		done &&
+		git -C work-$algo tag light10 &&
+
+		git init -q --bare -b main --object-format=$algo "$SRV/$algo.git" &&
+		git -C "$SRV/$algo.git" config uploadpack.allowFilter true &&
+		git -C "$SRV/$algo.git" config uploadpack.allowAnySHA1InWant true &&
+		git -C work-$algo push -q "$SRV/$algo.git" \
+			"refs/heads/*:refs/heads/*" "refs/tags/*:refs/tags/*" &&
+		git -C "$SRV/$algo.git" repack -adqb &&
+		touch "$SRV/$algo.git/git-daemon-export-ok"
+	'
+
+	# What stock git gets from file:// (stock upload-pack): the snapshots
+	# <algo>-full, -shallow1 (--depth=1), -shallow2 (then --deepen=1),
+	# -partial (--filter=blob:none), -lazy (then a checkout).
+	test_expect_success "setup: stock git clones from file:// ($algo)" '
+		git clone -q --no-local "$SRV/$algo.git" ref-$algo-full &&
+		snapshot ref-$algo-full snap/$algo-full &&
+		git clone -q --depth=1 "file://$SRV/$algo.git" ref-$algo-shallow &&
+		snapshot ref-$algo-shallow snap/$algo-shallow1 &&
+		git -C ref-$algo-shallow fetch -q --deepen=1 &&
+		snapshot ref-$algo-shallow snap/$algo-shallow2 &&
+		git clone -q --filter=blob:none --no-checkout "file://$SRV/$algo.git" ref-$algo-partial &&
+		snapshot ref-$algo-partial snap/$algo-partial &&
+		git -C ref-$algo-partial checkout -q HEAD -- $LAZY_FILE &&
+		snapshot ref-$algo-partial snap/$algo-lazy &&
+		# the cases differ
+		! test_cmp snap/$algo-shallow1.objs snap/$algo-shallow2.objs >/dev/null &&
+		! test_cmp snap/$algo-shallow2.objs snap/$algo-full.objs >/dev/null &&
+		! test_cmp snap/$algo-partial.objs snap/$algo-lazy.objs >/dev/null &&
+		! test_cmp snap/$algo-lazy.objs snap/$algo-full.objs >/dev/null &&
+		test_file_not_empty snap/$algo-shallow1.shallow
+	'
+done
+
+# --- stock git --------------------------------------------------------------------
+
+# gitc CLIENT PROTO ARGS...: git ARGS run by CLIENT ("git": stock git;
+# "new": the git of GP_TEST_GIT_NEW), with protocol PROTO (reaching the
+# git processes it starts: a lazy fetch too), its packets traced to
+# trace.packet.
+gitc () {
+	case "$1" in
+	git) gc_bin_=git ;;
+	new) gc_bin_=$GP_TEST_GIT_NEW ;;
+	esac
+	gc_proto_=$2
+	shift 2
+	GIT_TRACE_PACKET="$TRASH_DIRECTORY/trace.packet" \
+		bounded "$gc_bin_" -c protocol.version=$gc_proto_ "$@"
+}
+
+# spoke PROTO: the server answered the traced commands in protocol PROTO.
+spoke () {
+	if test "$1" = 2
+	then
+		grep "packet: *[a-z-]*< version 2\$" trace.packet >/dev/null
+	else
+		! grep "packet: *[a-z-]*< version [12]\$" trace.packet
+	fi &&
+	rm -f trace.packet
+}
+
+# url TRANSPORT ALGO: the served repository of ALGO.
+url () {
+	case "$1" in
+	http) echo "$HTTP_URL/$2.git" ;;
+	git) echo "$GIT_URL/$2.git" ;;
+	esac
+}
+
+# The clients: "client:transport:proto:prereq".
+git_clients="git:http:0: git:http:2: git:git:0: git:git:2: new:git:2:GIT_NEW
+new:http:2:GIT_NEW_HTTP"
+
+# Every test starts its server (the ports change; clones are pointed at
+# the new one with remote set-url), all with the same cache directory, so
+# that later clients get packs from the cache and from a restarted server.
+INTEROP="interop --cache-dir=$TRASH_DIRECTORY/cache-interop"
+
+for algo in $test_hash_algos
+do
+	for ct in $git_clients
+	do
+		c=${ct%%:*} rest=${ct#*:}
+		t=${rest%%:*} rest=${rest#*:}
+		p=${rest%%:*} pre=${rest#*:}
+		d=$c-$t-v$p-$algo
+		test_expect_success $pre "$c, $t, v$p: clone ($algo)" '
+			start_server $INTEROP &&
+			gitc $c $p clone -q "$(url $t $algo)" $d-full &&
+			spoke $p &&
+			same_as $algo-full $d-full
+		'
+		test_expect_success $pre "$c, $t, v$p: clone --depth=1, fetch --deepen=1 ($algo)" '
+			start_server $INTEROP &&
+			gitc $c $p clone -q --depth=1 "$(url $t $algo)" $d-shallow &&
+			spoke $p &&
+			same_as $algo-shallow1 $d-shallow &&
+			gitc $c $p -C $d-shallow fetch -q --deepen=1 &&
+			spoke $p &&
+			same_as $algo-shallow2 $d-shallow
+		'
+		test_expect_success $pre "$c, $t, v$p: clone --filter=blob:none, lazy fetch ($algo)" '
+			start_server $INTEROP &&
+			gitc $c $p clone -q --filter=blob:none --no-checkout "$(url $t $algo)" $d-partial &&
+			spoke $p &&
+			same_as $algo-partial $d-partial &&
+			gitc $c $p -C $d-partial checkout -q HEAD -- $LAZY_FILE &&
+			spoke $p &&
+			same_as $algo-lazy $d-partial
+		'
+	done
+
+	# New commits on main, an annotated tag at the new tip (include-tag),
+	# a new branch; stock git fetches them from file:// for the references.
+	test_expect_success "push to the served repository ($algo)" '
+		for i in 11 12 13
+		do
+			echo "change $i" >>work-$algo/shared.txt &&
+			test_commit -C work-$algo --no-tag "main $i" a/file$i || return 1
+		done &&
+		git -C work-$algo tag -a -m "version 1.0" v1.0 &&
+		git -C work-$algo checkout -q -b topic HEAD~1 &&
+		test_commit -C work-$algo --no-tag "topic 1" a/topic1 &&
+		git -C work-$algo checkout -q main &&
+		git -C work-$algo push -q "$SRV/$algo.git" main topic v1.0 &&
+		for k in full shallow partial
+		do
+			git -C ref-$algo-$k fetch -q &&
+			snapshot ref-$algo-$k snap/$algo-$k-B || return 1
+		done &&
+		! test_cmp snap/$algo-full.objs snap/$algo-full-B.objs >/dev/null &&
+		grep " refs/tags/v1.0\$" snap/$algo-full-B.refs &&
+		grep " refs/remotes/origin/topic\$" snap/$algo-full-B.refs
+	'
+
+	for ct in $git_clients
+	do
+		c=${ct%%:*} rest=${ct#*:}
+		t=${rest%%:*} rest=${rest#*:}
+		p=${rest%%:*} pre=${rest#*:}
+		d=$c-$t-v$p-$algo
+		test_expect_success $pre "$c, $t, v$p: fetch after a push ($algo)" '
+			start_server $INTEROP &&
+			for k in full shallow partial
+			do
+				git -C $d-$k remote set-url origin "$(url $t $algo)" &&
+				gitc $c $p -C $d-$k fetch -q &&
+				spoke $p &&
+				same_as $algo-$k-B $d-$k || return 1
+			done
+		'
+	done
+done
+
+test_done
