@@ -968,10 +968,28 @@ static bool http_answer(struct server *srv, struct conn *c)
 					  http_service_name(route.service));
 		return http_upload_pack(srv, c, &route);
 	case HTTP_ROUTE_NONE:
-	default:
-		if (req->method == HTTP_OTHER)
-			return http_error(srv, c, 405, "Allow: GET, POST\r\n", "Method not allowed.");
+	default: {
+		/*
+		 * A path that another method would route (GET of a service,
+		 * POST of info/refs or /metrics) is 405, as Git's http-backend
+		 * answers; the route is asked again with that method.
+		 */
+		enum http_method method = req->method;
+		struct http_route as_get, as_post;
+		req->method = HTTP_GET;
+		http_route(req, &as_get);
+		req->method = HTTP_POST;
+		http_route(req, &as_post);
+		req->method = method;
+		if (method != HTTP_GET && method != HTTP_HEAD && as_get.kind != HTTP_ROUTE_NONE)
+			return http_error(srv, c, 405, "Allow: GET, HEAD\r\n", "Method not allowed.");
+		if (method != HTTP_POST && as_post.kind != HTTP_ROUTE_NONE)
+			return http_error(srv, c, 405, "Allow: POST\r\n", "Method not allowed.");
+		if (method == HTTP_OTHER)
+			return http_error(srv, c, 405, "Allow: GET, HEAD, POST\r\n",
+					  "Method not allowed.");
 		return http_error(srv, c, 404, NULL, "Not found.");
+	}
 	}
 }
 

@@ -216,7 +216,14 @@ start_server () {
 # killed otherwise, and that fails). Nothing when none runs.
 stop_server () {
 	test -n "$SERVER_PID" || return 0
-	kill -TERM "$SERVER_PID"
+	if ! server_running "$SERVER_PID"
+	then
+		echo "stop_server: the server ended before SIGTERM" >&2
+		st_gone_=t
+	else
+		st_gone_=
+		kill -TERM "$SERVER_PID"
+	fi
 	st_wait_=0
 	while server_running "$SERVER_PID" && test $st_wait_ -lt 300
 	do
@@ -231,7 +238,7 @@ stop_server () {
 	wait "$SERVER_PID"
 	st_code_=$?
 	SERVER_PID=
-	if test $st_code_ != 0
+	if test $st_code_ != 0 || test -n "$st_gone_"
 	then
 		echo "stop_server: gitpack serve exited with $st_code_" >&2
 		cat "$SERVER_NAME.err" >&2
@@ -610,5 +617,309 @@ do
 		'
 	done
 done
+
+# --- other clients ------------------------------------------------------------------
+
+test_expect_success PYGIT2 'pygit2 (libgit2) clones over http:// (sha1)' '
+	start_server $INTEROP &&
+	bounded "$PYGIT2_PY" pyclient.py pygit2 "$HTTP_URL/sha1.git" pygit2-http &&
+	same_as sha1-full-B pygit2-http remote
+'
+
+test_expect_success DULWICH 'Dulwich clones over http:// (sha1)' '
+	start_server $INTEROP &&
+	bounded "$DULWICH_PY" pyclient.py dulwich "$HTTP_URL/sha1.git" dulwich-http &&
+	same_as sha1-full-B dulwich-http remote
+'
+
+test_expect_success JGIT 'JGit clones over http:// (sha1)' '
+	start_server $INTEROP &&
+	jgit_ clone "$HTTP_URL/sha1.git" jgit-http &&
+	same_as sha1-full-B jgit-http remote
+'
+
+# --- repository lookup --------------------------------------------------------------
+
+# http_get URL OUT: curl GET of URL (as it is spelled), the body in OUT;
+# prints the status.
+http_get () {
+	curl -s --path-as-is -o "$2" -w "%{http_code}\n" "$1"
+}
+
+# refs_of PATH OUT: GET PATH/info/refs?service=git-upload-pack; prints
+# the status, the body in OUT.
+refs_of () {
+	http_get "$HTTP_URL/$1/info/refs?service=git-upload-pack" "$2"
+}
+
+# git_err PATH: the error of git ls-remote over git:// for PATH, with
+# PATH itself taken out.
+git_err () {
+	test_must_fail bounded git ls-remote "$GIT_URL/$1" 2>git-err.raw &&
+	sed "s|$1||" git-err.raw
+}
+
+test_expect_success 'setup: repositories to look up' '
+	git clone -q --bare srv/sha1.git srv/hidden.git &&
+	git clone -q --bare srv/sha1.git outside.git &&
+	touch outside.git/git-daemon-export-ok &&
+	ln -s ../outside.git srv/link-out.git &&
+	ln -s sha1.git srv/link-in.git &&
+	echo "gitdir: ../outside.git" >srv/gitfile-out.git &&
+	echo "gitdir: sha1.git" >srv/gitfile-in.git &&
+	mkdir srv/wt-out &&
+	echo "gitdir: $TRASH_DIRECTORY/outside.git" >srv/wt-out/.git &&
+	mkdir -p srv/sub/deeper &&
+	git clone -q --bare srv/sha1.git srv/sub/nested.git &&
+	touch srv/sub/nested.git/git-daemon-export-ok
+'
+
+test_expect_success 'the .git suffix is optional; project finds project.git' '
+	start_server lookup &&
+	git ls-remote "$HTTP_URL/sha1.git" >expect &&
+	test_file_not_empty expect &&
+	git ls-remote "$HTTP_URL/sha1" >actual &&
+	test_cmp expect actual &&
+	git ls-remote "$GIT_URL/sha1" >actual &&
+	test_cmp expect actual &&
+	git ls-remote "$HTTP_URL/sub/nested" >actual &&
+	test_cmp expect actual &&
+	git ls-remote "$GIT_URL/sub/nested.git" >actual &&
+	test_cmp expect actual &&
+	# a link and a gitfile that stay inside are followed
+	git ls-remote "$HTTP_URL/link-in.git" >actual &&
+	test_cmp expect actual &&
+	git ls-remote "$GIT_URL/gitfile-in" >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success CURL 'absent, not exported, or out of the base path: one answer' '
+	start_server lookup &&
+	echo 404 >expect.status &&
+	refs_of absent.git absent.body >status &&
+	test_cmp expect.status status &&
+	git_err absent.git >absent.err &&
+	grep "access denied or repository not exported" absent.err &&
+	for r in hidden.git hidden link-out.git gitfile-out.git gitfile-out wt-out \
+		sub/deeper sub
+	do
+		refs_of $r body >status &&
+		test_cmp expect.status status &&
+		test_cmp absent.body body &&
+		git_err $r >err &&
+		test_cmp absent.err err || return 1
+	done &&
+	# the POST of the fetch too
+	printf 0000 >flush &&
+	sh post.sh "$HTTP_URL/hidden.git/git-upload-pack" flush body \
+		"Content-Type: application/x-git-upload-pack-request" &&
+	grep "^HTTP/1.1 404" body.head &&
+	test_cmp absent.body body
+'
+
+test_expect_success CURL '.. and %2e%2e never leave the path they are in' '
+	start_server lookup &&
+	echo 404 >expect &&
+	for p in sub/../sha1.git sub/%2e%2e/sha1.git sub/%2E%2E/sha1.git \
+		../outside.git %2e%2e/outside.git sub/./nested.git sub//nested.git \
+		./sha1.git
+	do
+		refs_of $p body >status &&
+		test_cmp expect status || return 1
+	done &&
+	git_err sub/../sha1.git >err &&
+	grep "access denied or repository not exported" err &&
+	git_err ../outside.git >err &&
+	grep "access denied or repository not exported" err
+'
+
+test_expect_success CURL '--export-all serves what git-daemon-export-ok would, nothing outside' '
+	start_server lookup --export-all &&
+	git ls-remote "$HTTP_URL/sha1.git" >expect &&
+	git ls-remote "$HTTP_URL/hidden" >actual &&
+	test_cmp expect actual &&
+	git ls-remote "$GIT_URL/hidden.git" >actual &&
+	test_cmp expect actual &&
+	for r in link-out.git gitfile-out.git wt-out
+	do
+		test_must_fail git ls-remote "$HTTP_URL/$r" &&
+		test_must_fail git ls-remote "$GIT_URL/$r" || return 1
+	done
+'
+
+# --- HTTP ---------------------------------------------------------------------------
+
+# pkt STRING: STRING and a newline as a pkt-line.
+pkt () {
+	printf "%04x%s\n" $((${#1} + 5)) "$1"
+}
+
+UPLOAD_REQ="Content-Type: application/x-git-upload-pack-request"
+
+test_expect_success CURL 'setup: a protocol v0 request' '
+	oid=$(git -C srv/sha1.git rev-parse main) &&
+	{
+		pkt "want $oid ofs-delta" &&
+		printf 0000 &&
+		pkt done
+	} >want.req &&
+	# check_pack RESPONSE: the answer is NAK and a pack holding main whole
+	check_pack () {
+		head -c 8 "$1" >nak &&
+		printf "0008NAK\n" >expect.nak &&
+		test_cmp expect.nak nak &&
+		rm -rf chk.git &&
+		git init -q --bare chk.git &&
+		tail -c +9 "$1" | git -C chk.git index-pack --stdin >/dev/null &&
+		git -C chk.git rev-list --objects $oid >objs &&
+		git -C srv/sha1.git rev-list --objects $oid >expect.objs &&
+		test_cmp expect.objs objs
+	}
+'
+
+test_expect_success CURL 'plain, gzip and chunked request bodies' '
+	start_server http &&
+	url=$HTTP_URL/sha1.git/git-upload-pack &&
+	sh post.sh "$url" want.req plain "$UPLOAD_REQ" &&
+	grep "^HTTP/1.1 200" plain.head &&
+	grep -i "^Content-Type: application/x-git-upload-pack-result" plain.head &&
+	check_pack plain &&
+	gzip -c want.req >want.req.gz &&
+	sh post.sh "$url" want.req.gz gzip "$UPLOAD_REQ" "Content-Encoding: gzip" &&
+	grep "^HTTP/1.1 200" gzip.head &&
+	check_pack gzip &&
+	sh post.sh "$url" want.req chunked "$UPLOAD_REQ" "Transfer-Encoding: chunked" &&
+	grep "^HTTP/1.1 200" chunked.head &&
+	check_pack chunked &&
+	sh post.sh "$url" want.req.gz both "$UPLOAD_REQ" "Transfer-Encoding: chunked" \
+		"Content-Encoding: x-gzip" &&
+	check_pack both
+'
+
+test_expect_success 'stock git gzips a large request; the fetch works' '
+	for i in $(test_seq 40)
+	do
+		git -C work-sha1 commit-tree -m "many $i" HEAD^{tree} >oid &&
+		echo "create refs/heads/many/$i $(cat oid)" || return 1
+	done >many.updates &&
+	git -C work-sha1 update-ref --stdin <many.updates &&
+	git -C work-sha1 push -q "$SRV/sha1.git" "refs/heads/many/*:refs/heads/many/*" &&
+	git clone -q --bare --no-local srv/sha1.git many-ref.git &&
+	git clone -q --bare srv/sha1.git many-v0.git &&
+	git clone -q --bare srv/sha1.git many-v2.git &&
+	git -C many-v0.git for-each-ref --format="delete %(refname)" refs/heads/many >del &&
+	git -C many-v0.git update-ref --stdin <del &&
+	git -C many-v2.git update-ref --stdin <del &&
+	git -C many-v0.git gc -q --prune=now &&
+	git -C many-v2.git gc -q --prune=now &&
+	start_server http &&
+	for p in 0 2
+	do
+		GIT_TRACE_CURL="$TRASH_DIRECTORY/trace.curl" GIT_TRACE_CURL_NO_DATA=1 \
+			git -C many-v$p.git -c protocol.version=$p fetch -q \
+			"$HTTP_URL/sha1.git" "refs/heads/*:refs/heads/*" &&
+		grep -i "=> Send header: Content-Encoding: gzip" trace.curl &&
+		rm trace.curl &&
+		git -C many-v$p.git fsck --full --no-progress &&
+		git -C many-ref.git for-each-ref >expect &&
+		git -C many-v$p.git for-each-ref >actual &&
+		test_cmp expect actual || return 1
+	done
+'
+
+test_expect_success CURL '403 for receive-pack and upload-archive' '
+	start_server http &&
+	for s in git-receive-pack git-upload-archive
+	do
+		echo 403 >expect &&
+		http_get "$HTTP_URL/sha1.git/info/refs?service=$s" body >status &&
+		test_cmp expect status &&
+		grep "Service not enabled" body &&
+		sh post.sh "$HTTP_URL/sha1.git/$s" flush body \
+			"Content-Type: application/x-$s-request" &&
+		grep "^HTTP/1.1 403" body.head || return 1
+	done &&
+	# stock git is told so
+	test_must_fail git -C many-ref.git push "$HTTP_URL/sha1.git" HEAD:refs/heads/pushed 2>err &&
+	grep "403" err
+'
+
+test_expect_success CURL '405 for a method a route does not take' '
+	start_server http &&
+	for m in PUT DELETE PATCH
+	do
+		curl -s -X $m -o body -D head "$HTTP_URL/sha1.git/info/refs?service=git-upload-pack" &&
+		grep "^HTTP/1.1 405" head || return 1
+	done &&
+	curl -s -o body -D head "$HTTP_URL/sha1.git/git-upload-pack" &&
+	grep "^HTTP/1.1 405" head &&
+	grep -i "^Allow: POST" head &&
+	sh post.sh "$HTTP_URL/sha1.git/info/refs?service=git-upload-pack" want.req body "$UPLOAD_REQ" &&
+	grep "^HTTP/1.1 405" body.head &&
+	grep -i "^Allow: GET" body.head &&
+	sh post.sh "$HTTP_URL/metrics" flush body "Content-Type: text/plain" &&
+	grep "^HTTP/1.1 405" body.head
+'
+
+test_expect_success CURL '415 for a POST of another Content-Type' '
+	start_server http &&
+	sh post.sh "$HTTP_URL/sha1.git/git-upload-pack" want.req body "Content-Type: text/plain" &&
+	grep "^HTTP/1.1 415" body.head &&
+	sh post.sh "$HTTP_URL/sha1.git/git-upload-pack" want.req body \
+		"Content-Type: application/x-www-form-urlencoded" &&
+	grep "^HTTP/1.1 415" body.head &&
+	sh post.sh "$HTTP_URL/sha1.git/git-upload-pack" want.req body "Content-Type:" &&
+	grep "^HTTP/1.1 415" body.head
+'
+
+test_expect_success CURL 'no dumb HTTP: 404' '
+	start_server http &&
+	pack=$(cd srv/sha1.git/objects/pack && ls pack-*.pack) &&
+	echo 404 >expect &&
+	for p in info/refs HEAD objects/info/packs objects/pack/$pack config \
+		info/refs?service=git-frobnicate
+	do
+		http_get "$HTTP_URL/sha1.git/$p" body >status &&
+		test_cmp expect status || return 1
+	done &&
+	# a client that asks for it fails
+	test_must_fail env GIT_SMART_HTTP=0 git ls-remote "$HTTP_URL/sha1.git"
+'
+
+test_expect_success PYTHON 'keep-alive: several requests on one connection' '
+	start_server http &&
+	cat >keepalive.py <<-\EOF &&
+	import http.client
+	import sys
+
+	port, req = int(sys.argv[1]), open(sys.argv[2], "rb").read()
+	c = http.client.HTTPConnection("127.0.0.1", port)
+	sock = None
+	for method, path, body in (
+	        ("GET", "/sha1.git/info/refs?service=git-upload-pack", None),
+	        ("POST", "/sha1.git/git-upload-pack", req),
+	        ("GET", "/absent.git/info/refs?service=git-upload-pack", None),
+	        ("GET", "/metrics", None),
+	        ("POST", "/sha1.git/git-upload-pack", req)):
+	    headers = {"Content-Type": "application/x-git-upload-pack-request"} if body else {}
+	    c.request(method, path, body=body, headers=headers)
+	    r = c.getresponse()
+	    data = r.read()
+	    print(method, path, r.status, len(data))
+	    if sock is not None and c.sock is not sock:
+	        sys.exit("a new connection for " + path)
+	    if r.will_close:
+	        sys.exit("the server closes after " + path)
+	    sock = c.sock
+	EOF
+	bounded "$PY" keepalive.py $HTTP_PORT want.req >out &&
+	cat out &&
+	test_line_count = 5 out &&
+	grep "^GET /absent.git/info/refs?service=git-upload-pack 404" out &&
+	# one connection in the access log: one client port
+	sed -n "s/^[^ ]* \(127.0.0.1:[0-9]*\) .*/\1/p" http.log | sort -u >peers &&
+	tail -n 5 http.log &&
+	test "$(tail -n 5 http.log | cut -d" " -f2 | sort -u | wc -l)" = 1
+'
 
 test_done
