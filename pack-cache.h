@@ -27,7 +27,7 @@
  *
  * Files: "<hex>.stream" complete entries, a 32-byte header ("gitpack
  * pack stream\n" padded, then the stream's length, big-endian) before
- * the stream; "<hex>.tmp-*" being written, removed at open. A restarted
+ * the stream; "tmp-*" being written, removed at open. A restarted
  * server keeps the complete entries whose size matches their header.
  *
  * Thread-safe: one cache serves every worker thread of a process.

@@ -922,4 +922,316 @@ test_expect_success PYTHON 'keep-alive: several requests on one connection' '
 	test "$(tail -n 5 http.log | cut -d" " -f2 | sort -u | wc -l)" = 1
 '
 
+# --- authentication -------------------------------------------------------------------
+
+# status_of CURL-ARGS...: the HTTP status of a curl request; headers in
+# auth.head, body in auth.body.
+status_of () {
+	curl -s -D auth.head -o auth.body -w "%{http_code}\n" "$@"
+}
+
+test_expect_success CRYPT 'setup: users, a private and a team repository' '
+	alice=$(make_hash alice-pw saltsal1) &&
+	bob=$(make_hash bob-pw saltsal2) &&
+	{
+		echo "# users of gitpack serve" &&
+		echo "alice:$alice" &&
+		echo &&
+		echo "bob:$bob"
+	} >users &&
+	for r in private team unlisted-hidden
+	do
+		git clone -q --bare srv/sha1.git srv/$r.git || return 1
+	done &&
+	touch srv/private.git/git-daemon-export-ok srv/team.git/git-daemon-export-ok &&
+	git -C srv/private.git config serve.read alice &&
+	git -C srv/team.git config serve.read carol &&
+	git -C srv/team.git config --add serve.read "*" &&
+	git -C srv/unlisted-hidden.git config serve.read alice &&
+	cat >cred.sh <<-\EOF
+	#!/bin/sh
+	test "$1" = get || exit 0
+	echo username=alice
+	echo password=alice-pw
+	EOF
+	chmod +x cred.sh
+'
+
+test_expect_success CRYPT 'a public repository: anonymous clones, over HTTP and git://' '
+	start_server auth --auth-file="$TRASH_DIRECTORY/users" &&
+	git clone -q "$HTTP_URL/sha1.git" auth-public &&
+	git -C auth-public fsck --full --no-progress &&
+	git clone -q "$GIT_URL/sha1.git" auth-public-git &&
+	git -C auth-public-git fsck --full --no-progress &&
+	grep " - \"POST /sha1.git/git-upload-pack\" 200 " auth.log
+'
+
+test_expect_success CRYPT,CURL 'no credentials, or wrong ones: 401, and no hint of existence' '
+	start_server auth --auth-file="$TRASH_DIRECTORY/users" &&
+	echo 401 >expect &&
+	status_of "$HTTP_URL/private.git/info/refs?service=git-upload-pack" >status &&
+	test_cmp expect status &&
+	grep -i "^WWW-Authenticate: Basic realm=" auth.head &&
+	mv auth.body private.body &&
+	for r in absent.git unlisted-hidden.git
+	do
+		status_of "$HTTP_URL/$r/info/refs?service=git-upload-pack" >status &&
+		test_cmp expect status &&
+		grep -i "^WWW-Authenticate: Basic" auth.head &&
+		test_cmp private.body auth.body || return 1
+	done &&
+	for who in alice:wrong alice: bob:alice-pw nobody:x ALICE:alice-pw
+	do
+		status_of -u "$who" "$HTTP_URL/private.git/info/refs?service=git-upload-pack" >status &&
+		test_cmp expect status || return 1
+	done &&
+	# the POST too
+	sh post.sh "$HTTP_URL/private.git/git-upload-pack" want.req body "$UPLOAD_REQ" &&
+	grep "^HTTP/1.1 401" body.head &&
+	# stock git gives up
+	test_must_fail env GIT_TERMINAL_PROMPT=0 git clone -q "$HTTP_URL/private.git" no-cred 2>err &&
+	test_must_fail env GIT_TERMINAL_PROMPT=0 \
+		git clone -q "http://alice:wrong@127.0.0.1:$HTTP_PORT/private.git" wrong-cred 2>err &&
+	test_path_is_missing no-cred &&
+	test_path_is_missing wrong-cred
+'
+
+test_expect_success CRYPT,CURL 'a user serve.read does not name: 404, as for no repository' '
+	start_server auth --auth-file="$TRASH_DIRECTORY/users" &&
+	echo 404 >expect &&
+	status_of -u bob:bob-pw "$HTTP_URL/private.git/info/refs?service=git-upload-pack" >status &&
+	test_cmp expect status &&
+	mv auth.body private.body &&
+	for r in absent.git unlisted-hidden.git hidden.git
+	do
+		status_of -u bob:bob-pw "$HTTP_URL/$r/info/refs?service=git-upload-pack" >status &&
+		test_cmp expect status &&
+		test_cmp private.body auth.body || return 1
+	done &&
+	# not exported stays not exported for a listed user
+	status_of -u alice:alice-pw "$HTTP_URL/unlisted-hidden.git/info/refs?service=git-upload-pack" >status &&
+	test_cmp expect status &&
+	test_must_fail env GIT_TERMINAL_PROMPT=0 \
+		git clone -q "http://bob:bob-pw@127.0.0.1:$HTTP_PORT/private.git" bob-private
+'
+
+test_expect_success CRYPT 'listed users clone; the access log names them' '
+	rm -f auth.log &&
+	start_server auth --auth-file="$TRASH_DIRECTORY/users" &&
+	git clone -q "http://alice:alice-pw@127.0.0.1:$HTTP_PORT/private.git" alice-private &&
+	git -C alice-private fsck --full --no-progress &&
+	git clone -q -c credential.helper="$TRASH_DIRECTORY/cred.sh" \
+		"$HTTP_URL/private.git" alice-helper &&
+	git -C alice-helper fsck --full --no-progress &&
+	git clone -q "http://bob:bob-pw@127.0.0.1:$HTTP_PORT/team.git" bob-team &&
+	git -C bob-team fsck --full --no-progress &&
+	git -C srv/private.git rev-parse main >expect &&
+	git -C alice-private rev-parse origin/main >actual &&
+	test_cmp expect actual &&
+	grep " alice \"POST /private.git/git-upload-pack\" 200 " auth.log &&
+	grep " bob \"POST /team.git/git-upload-pack\" 200 " auth.log &&
+	! grep " bob \"[A-Z]* /private.git" auth.log
+'
+
+test_expect_success CRYPT 'git:// serves public repositories only' '
+	start_server auth --auth-file="$TRASH_DIRECTORY/users" &&
+	git_err absent.git >absent.err &&
+	for r in private.git team.git
+	do
+		git_err $r >err &&
+		test_cmp absent.err err || return 1
+	done &&
+	git ls-remote "$GIT_URL/sha1.git" >out &&
+	test_file_not_empty out
+'
+
+# --- the pack cache -----------------------------------------------------------------------
+
+# A repository whose pack takes a while to send: twelve MiB that do not
+# compress, on main; a small commit before them on the branch small.
+test_expect_success 'setup: a big repository' '
+	git init -q -b main big &&
+	test_commit -C big --no-tag small &&
+	git -C big branch small &&
+	for i in $(test_seq 12)
+	do
+		head -c 1048576 /dev/urandom >big/random$i || return 1
+	done &&
+	git -C big add . &&
+	git -C big commit -q -m random &&
+	git clone -q --bare big srv/big.git &&
+	git -C srv/big.git repack -adq &&
+	touch srv/big.git/git-daemon-export-ok
+'
+
+# clones_done PREFIX N: each PREFIX-1 .. PREFIX-N has received pack data
+# (a pack being written, or a whole one).
+clones_receiving () {
+	for cr_i_ in $(test_seq $2)
+	do
+		ls "$1-$cr_i_"/.git/objects/pack/ 2>/dev/null | grep "pack" >/dev/null || return 1
+	done
+}
+
+test_expect_success PYTHON 'identical clones at once: one generation, the others follow' '
+	start_server cache1 --cache-dir="$TRASH_DIRECTORY/cache1" &&
+	start_proxy p1 $HTTP_PORT 65536 &&
+	# the first clone goes through the proxy, which holds the pack
+	{ bounded git clone -q --depth=1 "http://127.0.0.1:$PROXY_PORT/big.git" same-0 2>same-0.err & } &&
+	pid0=$! &&
+	wait_for test -f p1.stalled &&
+	test "$(metric gitpack_serve_generations_in_flight)" = 1 &&
+	# seven identical ones, at once, straight to the server
+	pids= &&
+	for i in 1 2 3 4 5 6 7
+	do
+		{ bounded git clone -q --depth=1 "$HTTP_URL/big.git" same-$i 2>same-$i.err & } &&
+		pids="$pids $!" || return 1
+	done &&
+	# they are served as the first one is: they wait with it
+	wait_for clones_receiving same 7 &&
+	sleep 0.5 &&
+	test "$(metric gitpack_serve_generations_in_flight)" = 1 &&
+	touch p1.release &&
+	wait $pid0 &&
+	for pid in $pids
+	do
+		wait $pid || return 1
+	done &&
+	test $(( $(lookups miss) + $(lookups bypass) )) = 1 &&
+	test $(( $(lookups hit) + $(lookups follow) )) = 7 &&
+	test "$(metric gitpack_serve_generation_duration_seconds_count)" = 1 &&
+	test "$(metric gitpack_serve_generations_failed_total)" = 0 &&
+	git -C srv/big.git rev-parse main >expect &&
+	for i in 0 1 2 3 4 5 6 7
+	do
+		git -C same-$i fsck --full --no-progress &&
+		git -C same-$i rev-parse HEAD >actual &&
+		test_cmp expect actual || return 1
+	done &&
+	ls cache1/*.stream >entries &&
+	test_line_count = 1 entries &&
+	# a later one is sent the entry
+	git clone -q --depth=1 "$HTTP_URL/big.git" same-8 &&
+	git -C same-8 fsck --full --no-progress &&
+	cache_notes cache1.log >notes &&
+	tail -n 1 notes >last &&
+	echo hit >expect &&
+	test_cmp expect last &&
+	test "$(metric gitpack_serve_generation_duration_seconds_count)" = 1 &&
+	rm -rf same-*
+'
+
+# clone_note NAME ARGS...: git clone ARGS into NAME (replacing it), then
+# the cache= word the server logged for its pack.
+clone_note () {
+	cn_dir_=$1
+	shift
+	rm -rf "$cn_dir_" &&
+	bounded git clone -q "$@" "$cn_dir_" &&
+	git -C "$cn_dir_" fsck --full --no-progress &&
+	cache_notes "$SERVER_NAME.log" | tail -n 1
+}
+
+test_expect_success 'a pack is kept from its second request on, and after a restart' '
+	rm -f cache2.log &&
+	start_server cache2 --cache-dir="$TRASH_DIRECTORY/cache2" &&
+	echo bypass >expect &&
+	clone_note c2 --depth=1 "$HTTP_URL/sha1.git" >note &&
+	test_cmp expect note &&
+	ls cache2 >files &&
+	! grep "\.stream\$" files &&
+	echo miss >expect &&
+	clone_note c2 --depth=1 "$HTTP_URL/sha1.git" >note &&
+	test_cmp expect note &&
+	ls cache2/*.stream >entries &&
+	test_line_count = 1 entries &&
+	echo hit >expect &&
+	clone_note c2 --depth=1 "$HTTP_URL/sha1.git" >note &&
+	test_cmp expect note &&
+	stop_server &&
+
+	# what a crash leaves is removed at start: a temporary file, an
+	# entry cut short
+	entry=$(cat entries) &&
+	touch cache2/tmp-0000000000000001.99999 &&
+	head -c 100 "$entry" >cache2/0000000000000000000000000000000000000000000000000000000000000000.stream &&
+	start_server cache2 --cache-dir="$TRASH_DIRECTORY/cache2" &&
+	ls cache2 >files &&
+	! grep "tmp-" files &&
+	! grep "^0000000000000000000000000000000000000000000000000000000000000000" files &&
+	echo hit >expect &&
+	clone_note c2 --depth=1 "$HTTP_URL/sha1.git" >note &&
+	test_cmp expect note
+'
+
+test_expect_success '--cache-max-age: an entry is not served once old' '
+	start_server cache3 --cache-dir="$TRASH_DIRECTORY/cache3" \
+		--cache-min-occurrences=1 --cache-max-age=1 &&
+	echo miss >expect &&
+	clone_note c3 --depth=1 "$HTTP_URL/sha1.git" >note &&
+	test_cmp expect note &&
+	ls cache3/*.stream >entries &&
+	test_line_count = 1 entries &&
+	sleep 2 &&
+	clone_note c3 --depth=1 "$HTTP_URL/sha1.git" >note &&
+	! grep hit note
+'
+
+test_expect_success 'a new pack in the repository starts new keys; loose objects do not' '
+	git clone -q --bare srv/sha1.git srv/keyed.git &&
+	git -C srv/keyed.git repack -adq &&
+	touch srv/keyed.git/git-daemon-export-ok &&
+	start_server cache4 --cache-dir="$TRASH_DIRECTORY/cache4" --cache-min-occurrences=1 &&
+	side="--depth=1 --single-branch --branch=side" &&
+	echo miss >expect &&
+	clone_note c4 $side "$HTTP_URL/keyed.git" >note &&
+	test_cmp expect note &&
+	echo hit >expect &&
+	clone_note c4 $side "$HTTP_URL/keyed.git" >note &&
+	test_cmp expect note &&
+	# a push of a few objects leaves them loose: the key stays
+	git -C work-sha1 checkout -q -b keyed main &&
+	test_commit -C work-sha1 --no-tag keyed1 &&
+	git -C work-sha1 push -q "$SRV/keyed.git" keyed:main &&
+	clone_note c4 $side "$HTTP_URL/keyed.git" >note &&
+	test_cmp expect note &&
+	# a repack changes the store: a new key, no stale entry
+	test_commit -C work-sha1 --no-tag keyed2 &&
+	git -C work-sha1 push -q "$SRV/keyed.git" keyed:main &&
+	git -C srv/keyed.git repack -adq &&
+	echo miss >expect &&
+	clone_note c4 $side "$HTTP_URL/keyed.git" >note &&
+	test_cmp expect note &&
+	# and main is new
+	clone_note c4 --depth=1 "$HTTP_URL/keyed.git" >note &&
+	git -C work-sha1 rev-parse keyed >expect &&
+	git -C c4 rev-parse HEAD >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success '--cache-max-size: entries are evicted' '
+	start_server cache5 --cache-dir="$TRASH_DIRECTORY/cache5" \
+		--cache-min-occurrences=1 --cache-max-size=2k &&
+	for b in main side topic
+	do
+		clone_note c5 --depth=1 --branch=$b "$HTTP_URL/sha1.git" >note || return 1
+	done &&
+	test "$(metric gitpack_serve_cache_evictions_total)" -gt 0 &&
+	test "$(metric gitpack_serve_cache_bytes)" -le 2048 &&
+	cat cache5/*.stream | wc -c >size &&
+	test "$(cat size)" -le 2048
+'
+
+test_expect_success PROMTOOL '/metrics passes promtool check metrics' '
+	start_server metrics --cache-dir="$TRASH_DIRECTORY/cache-metrics" &&
+	git clone -q --depth=1 "$HTTP_URL/sha1.git" m1 &&
+	git clone -q "$GIT_URL/sha1.git" m2 &&
+	curl -s "$HTTP_URL/absent" >/dev/null &&
+	curl -s "$HTTP_URL/metrics" >metrics.txt &&
+	grep "^gitpack_serve_requests_total{" metrics.txt &&
+	grep "^gitpack_serve_cache_lookups_total{result=\"bypass\"} [1-9]" metrics.txt &&
+	promtool check metrics <metrics.txt
+'
+
 test_done
