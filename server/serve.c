@@ -368,6 +368,13 @@ struct http_out {
 	int fd;
 	bool chunked;
 	bool failed;
+	/*
+	 * Until the pack may be made (the generation limits) or is sent
+	 * from the cache, upload-pack's flushes (after a v0 NAK, a v2
+	 * section) keep the bytes here: sent, they would commit the
+	 * answer to 200 and a refusal could not be 429.
+	 */
+	bool defer_flush;
 	uint64_t bytes;
 	/*
 	 * The status line and headers, sent with the first body bytes: until
@@ -432,9 +439,9 @@ static int http_out_send(struct http_out *o, const char *data, size_t len)
 	return 0;
 }
 
-static int http_out_flush(struct pkt_sink *sink, struct gp_error *err)
+/* Send what is buffered, the held headers first. */
+static int http_out_send_buffered(struct http_out *o, struct gp_error *err)
 {
-	struct http_out *o = sink->data;
 	if (o->failed)
 		return gp_error_set(err, GP_EIO, "the client went away");
 	if (http_out_send(o, o->buf, o->len)) {
@@ -445,6 +452,16 @@ static int http_out_flush(struct pkt_sink *sink, struct gp_error *err)
 	return 0;
 }
 
+static int http_out_flush(struct pkt_sink *sink, struct gp_error *err)
+{
+	struct http_out *o = sink->data;
+	if (o->failed)
+		return gp_error_set(err, GP_EIO, "the client went away");
+	if (o->defer_flush && o->headers && o->headers->len)
+		return 0;
+	return http_out_send_buffered(o, err);
+}
+
 static int http_out_write(struct pkt_sink *sink, const void *buf, size_t len,
 			  struct gp_error *err)
 {
@@ -452,7 +469,7 @@ static int http_out_write(struct pkt_sink *sink, const void *buf, size_t len,
 	if (o->failed)
 		return gp_error_set(err, GP_EIO, "the client went away");
 	if (o->len + len > sizeof(o->buf)) {
-		if (http_out_flush(sink, err))
+		if (http_out_send_buffered(o, err))
 			return GP_EIO;
 		if (len >= sizeof(o->buf)) {
 			if (http_out_send(o, buf, len)) {
@@ -477,6 +494,7 @@ static void http_out_init(struct http_out *o, int fd, bool chunked)
 	o->fd = fd;
 	o->chunked = chunked;
 	o->failed = false;
+	o->defer_flush = false;
 	o->bytes = 0;
 	o->len = 0;
 }
@@ -484,7 +502,7 @@ static void http_out_init(struct http_out *o, int fd, bool chunked)
 /* The last chunk; false when the connection failed on the way. */
 static bool http_out_finish(struct http_out *o)
 {
-	if (o->failed || http_out_flush(&o->sink, NULL) || http_out_headers(o))
+	if (o->failed || http_out_send_buffered(o, NULL) || http_out_headers(o))
 		return false;
 	if (o->chunked && send_all(o->fd, "0\r\n\r\n", 5))
 		return false;
@@ -722,6 +740,7 @@ static int pack_send_file(struct pack_cache_client *client, int fd, uint64_t off
 			return ret;
 		return send_file_raw(ctx->fd, fd, offset, len, err);
 	}
+	ctx->http->defer_flush = false;
 	if ((ret = pkt_sink_flush(&ctx->http->sink, err)))
 		return ret;
 	if (ctx->http->chunked) {
@@ -784,6 +803,8 @@ static int timed_generate(void *data, struct pkt_sink *out, struct gp_error *err
 		return gp_error_set(err, GP_EBUSY, "server busy: too many pack generations, "
 				    "try again later");
 	}
+	if (ctx->http)
+		ctx->http->defer_flush = false;
 	serve_metrics_generation_start(ctx->srv->metrics);
 	ret = ctx->generate(ctx->gen_data, &cs.sink, err);
 	serve_metrics_generation_end(ctx->srv->metrics, (double)(now_ns() - start) / 1e9, cs.bytes,
@@ -894,6 +915,7 @@ static bool http_upload_pack(struct server *srv, struct conn *c, const struct ht
 	out = xmalloc(sizeof(*out));
 	http_out_init(out, c->fd, chunked);
 	out->headers = &h;
+	out->defer_flush = !info_refs;
 	ctx.http = out;
 	ret = 0;
 	if (info_refs && up.version < 2) {

@@ -1098,8 +1098,12 @@ test_expect_success PYTHON 'identical clones at once: one generation, the others
 	do
 		wait $pid || return 1
 	done &&
-	test $(( $(lookups miss) + $(lookups bypass) )) = 1 &&
-	test $(( $(lookups hit) + $(lookups follow) )) = 7 &&
+	# one made it (and kept it: seven more asked meanwhile), seven
+	# followed it as it was made
+	test "$(lookups miss)" = 1 &&
+	test "$(lookups bypass)" = 0 &&
+	test "$(lookups follow)" = 7 &&
+	test "$(lookups hit)" = 0 &&
 	test "$(metric gitpack_serve_generation_duration_seconds_count)" = 1 &&
 	test "$(metric gitpack_serve_generations_failed_total)" = 0 &&
 	git -C srv/big.git rev-parse main >expect &&
@@ -1232,6 +1236,183 @@ test_expect_success PROMTOOL '/metrics passes promtool check metrics' '
 	grep "^gitpack_serve_requests_total{" metrics.txt &&
 	grep "^gitpack_serve_cache_lookups_total{result=\"bypass\"} [1-9]" metrics.txt &&
 	promtool check metrics <metrics.txt
+'
+
+# --- generation limits ----------------------------------------------------------------
+
+# hold_clone PROXY-NAME PORT URL-SCHEME DIR: a full clone of big.git through
+# a proxy to PORT that holds it mid-pack ($HELD_PID); returns once it holds.
+hold_clone () {
+	start_proxy $1 $2 65536 || return 1
+	{ bounded git clone -q "$3://127.0.0.1:$PROXY_PORT/big.git" $4 2>$4.err & }
+	HELD_PID=$!
+	wait_for test -f $1.stalled
+}
+
+test_expect_success PYTHON,CURL 'past --max-generations-per-repo: 429 and Retry-After, "server busy"' '
+	start_server limits --max-generations-per-repo=1 --generation-queue=0 &&
+	hold_clone p2 $HTTP_PORT http held &&
+	test "$(metric gitpack_serve_generations_in_flight)" = 1 &&
+	small=$(git -C srv/big.git rev-parse small) &&
+	{
+		pkt "want $small ofs-delta" &&
+		printf 0000 &&
+		pkt done
+	} >small.req &&
+	sh post.sh "$HTTP_URL/big.git/git-upload-pack" small.req busy "$UPLOAD_REQ" &&
+	grep "^HTTP/1.1 429" busy.head &&
+	grep -i "^Retry-After: [1-9]" busy.head &&
+	test_must_fail bounded git clone -q --depth=1 --branch=small "$HTTP_URL/big.git" busy-http 2>err &&
+	grep 429 err &&
+	test_must_fail bounded git clone -q --depth=1 --branch=small "$GIT_URL/big.git" busy-git 2>err &&
+	grep "server busy" err &&
+	# another repository has its own count
+	git clone -q --depth=1 "$HTTP_URL/sha1.git" other-repo &&
+	touch p2.release &&
+	wait $HELD_PID &&
+	git -C held fsck --full --no-progress &&
+	# the slot is free again
+	git clone -q --depth=1 --branch=small "$HTTP_URL/big.git" after &&
+	git -C after fsck --full --no-progress &&
+	rm -rf held
+'
+
+test_expect_success PYTHON 'a generation waits in --generation-queue, at most --generation-queue-timeout' '
+	start_server limits --max-generations-per-repo=1 --generation-queue=1 \
+		--generation-queue-timeout=2 &&
+	hold_clone p2 $HTTP_PORT http held &&
+	# this one waits two seconds, then is refused
+	start=$(date +%s) &&
+	test_must_fail bounded git clone -q --depth=1 --branch=small "$HTTP_URL/big.git" waited 2>err &&
+	end=$(date +%s) &&
+	grep 429 err &&
+	test $((end - start)) -ge 1 &&
+	# this one gets the slot when the held clone lets it go
+	{ bounded git clone -q --depth=1 --branch=small "$HTTP_URL/big.git" waiting 2>waiting.err & } &&
+	pid=$! &&
+	sleep 0.5 &&
+	touch p2.release &&
+	wait $HELD_PID &&
+	wait $pid &&
+	git -C waiting fsck --full --no-progress &&
+	git -C held fsck --full --no-progress &&
+	rm -rf held
+'
+
+# --- pack-objects-hook -----------------------------------------------------------------
+
+# hooked ARGS...: stock git with uploadpack.packObjectsHook set to gitpack
+# pack-objects-hook (in a global config file: git takes the hook only from
+# protected config, and clears GIT_CONFIG_PARAMETERS for a file://
+# upload-pack); trace2 events in hook.events, where each pack made is a
+# "write_pack_file/wrote".
+hooked () {
+	GIT_CONFIG_GLOBAL="$TRASH_DIRECTORY/hook.gitconfig" \
+	GIT_TRACE2_EVENT="$TRASH_DIRECTORY/hook.events" bounded git "$@"
+}
+
+# packs_made: the packs made since hook.events began.
+packs_made () {
+	grep -c "\"key\":\"write_pack_file/wrote\"" hook.events
+}
+
+test_expect_success 'setup: stock git with gitpack pack-objects-hook' '
+	gitpack=$(command -v gitpack) &&
+	printf "[uploadpack]\n\tpackObjectsHook = %s pack-objects-hook --cache-dir=%s\n" \
+		"$gitpack" "$TRASH_DIRECTORY/hook-cache" >hook.gitconfig &&
+	git clone -q --bare --no-local srv/sha1.git hook-ref-full.git &&
+	git clone -q --bare --depth=1 "file://$SRV/sha1.git" hook-ref-shallow.git &&
+	snapshot hook-ref-full.git snap/hook-full &&
+	snapshot hook-ref-shallow.git snap/hook-shallow
+'
+
+test_expect_success 'the hook keeps a pack from its second request on, and sends it' '
+	rm -rf hook-cache hook.events &&
+	hooked clone -q --bare --no-local srv/sha1.git hook-1.git &&
+	same_as hook-full hook-1.git &&
+	test "$(packs_made)" = 1 &&
+	! ls hook-cache/*.hook &&
+	hooked clone -q --bare --no-local srv/sha1.git hook-2.git &&
+	same_as hook-full hook-2.git &&
+	test "$(packs_made)" = 2 &&
+	ls hook-cache/*.hook >entries &&
+	test_line_count = 1 entries &&
+	entry=$(cat entries) &&
+	inode=$(stat -c %i "$entry") &&
+	touch -a -d @1000000000 "$entry" &&
+	hooked clone -q --bare --no-local srv/sha1.git hook-3.git &&
+	same_as hook-full hook-3.git &&
+	# no pack made: the entry was sent (its use marks its atime)
+	test "$(packs_made)" = 2 &&
+	test "$(stat -c %i "$entry")" = $inode &&
+	test "$(stat -c %X "$entry")" -gt 1000000000
+'
+
+test_expect_success 'the hook: identical clones at once make one pack' '
+	rm -rf hook-cache hook.events hook-same-* &&
+	sed "s/pack-objects-hook/pack-objects-hook --cache-min-occurrences=1/" \
+		hook.gitconfig >hook1.gitconfig &&
+	pids= &&
+	for i in 1 2 3 4 5 6 7 8
+	do
+		{ GIT_CONFIG_GLOBAL="$TRASH_DIRECTORY/hook1.gitconfig" \
+			GIT_TRACE2_EVENT="$TRASH_DIRECTORY/hook.events" \
+			bounded git clone -q --bare --no-local srv/big.git hook-same-$i.git & } &&
+		pids="$pids $!" || return 1
+	done &&
+	for pid in $pids
+	do
+		wait $pid || return 1
+	done &&
+	test "$(packs_made)" = 1 &&
+	ls hook-cache/*.hook >entries &&
+	test_line_count = 1 entries &&
+	git -C srv/big.git rev-parse main >expect &&
+	for i in 1 2 3 4 5 6 7 8
+	do
+		git -C hook-same-$i.git fsck --full --no-progress &&
+		git -C hook-same-$i.git rev-parse main >actual &&
+		test_cmp expect actual || return 1
+	done &&
+	rm -rf hook-same-*
+'
+
+test_expect_success 'the hook: shallow clones (git puts --shallow-file before pack-objects)' '
+	rm -rf hook-cache hook.events &&
+	hooked clone -q --bare --depth=1 "file://$SRV/sha1.git" hook-shallow-1.git &&
+	same_as hook-shallow hook-shallow-1.git &&
+	grep "\"argv\":\[.*\"pack-objects-hook\",.*\"--shallow-file\"" hook.events &&
+	hooked clone -q --bare --depth=1 "file://$SRV/sha1.git" hook-shallow-2.git &&
+	same_as hook-shallow hook-shallow-2.git &&
+	hooked clone -q --bare --depth=1 "file://$SRV/sha1.git" hook-shallow-3.git &&
+	same_as hook-shallow hook-shallow-3.git &&
+	test "$(packs_made)" = 2
+'
+
+# --- stopping -------------------------------------------------------------------------------
+
+test_expect_success PYTHON,CURL 'SIGTERM: clones in flight complete, nothing new is taken, exit 0' '
+	start_server term &&
+	hold_clone p3 $HTTP_PORT http term-http &&
+	pid_http=$HELD_PID &&
+	hold_clone p4 $GIT_PORT git term-git &&
+	pid_git=$HELD_PID &&
+	test "$(metric gitpack_serve_generations_in_flight)" = 2 &&
+	kill -TERM $SERVER_PID &&
+	sleep 1 &&
+	server_running $SERVER_PID &&
+	test_must_fail curl -s "$HTTP_URL/metrics" &&
+	test_must_fail bounded git ls-remote "$GIT_URL/sha1.git" &&
+	touch p3.release p4.release &&
+	wait $pid_http &&
+	wait $pid_git &&
+	git -C term-http fsck --full --no-progress &&
+	git -C term-git fsck --full --no-progress &&
+	# and the server ends, with 0
+	wait_for eval "! server_running $SERVER_PID" &&
+	wait $SERVER_PID &&
+	SERVER_PID= &&
+	rm -rf term-http term-git
 '
 
 test_done
