@@ -66,6 +66,8 @@ static void read_config(struct serve_options *o, const char **base, bool *export
 	*export_all = config_get_bool_or(&cs, "serve.exportall", *export_all);
 	if (!config_get_string(&cs, "serve.accesslog", &v))
 		*log = xstrdup(v);
+	o->enable_receive_pack = config_get_bool_or(&cs, "serve.receivepack", false);
+	o->enable_upload_archive = config_get_bool_or(&cs, "serve.uploadarchive", false);
 	if (!config_get_string(&cs, "serve.authfile", &v))
 		*auth_file = xstrdup(v);
 	if (!config_get_string(&cs, "serve.cachedir", &v))
@@ -111,6 +113,7 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 {
 	struct serve_options o = SERVE_OPTIONS_INIT;
 	struct opt_string_list http = { 0 }, git = { 0 }, cfg_http = { 0 }, cfg_git = { 0 };
+	struct opt_string_list enable = { 0 }, disable = { 0 };
 	struct gp_error err = GP_ERROR_INIT;
 	const char *base = NULL, *log = NULL;
 	bool export_all = false;
@@ -137,6 +140,10 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 			OPT_STRING_LIST(0, "http", &http, "host:port",
 					"serve smart HTTP on <host>:<port> (port 0: any free one)"),
 			OPT_STRING_LIST(0, "git", &git, "host:port", "serve git:// on <host>:<port>"),
+			OPT_STRING_LIST(0, "enable", &enable, "service",
+					"serve receive-pack or upload-archive too (run by stock git)"),
+			OPT_STRING_LIST(0, "disable", &disable, "service",
+					"do not serve receive-pack or upload-archive"),
 			OPT_INTEGER(0, "workers", &o.workers, "threads answering requests"),
 			OPT_INTEGER(0, "max-connections", &o.max_connections,
 				    "connections open at once"),
@@ -179,6 +186,16 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 		argc = parse_options(argc, argv, options, serve_usage);
 		if (argc)
 			usage_with_options(serve_usage, options);
+	}
+	for (size_t i = 0; i < enable.nr + disable.nr; i++) {
+		bool on = i < enable.nr;
+		const char *svc = on ? enable.items[i] : disable.items[i - enable.nr];
+		if (!strcmp(svc, "receive-pack"))
+			o.enable_receive_pack = on;
+		else if (!strcmp(svc, "upload-archive"))
+			o.enable_upload_archive = on;
+		else if (strcmp(svc, "upload-pack") || !on)
+			die("unknown service '%s' (receive-pack, upload-archive)", svc);
 	}
 	if (export_all_opt >= 0)
 		export_all = export_all_opt;

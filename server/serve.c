@@ -30,7 +30,10 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <spawn.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -358,6 +361,125 @@ static bool may_read(const struct repository *repo, const char *user)
 			return true;
 	}
 	return !listed;
+}
+
+/* ---- services stock Git runs: receive-pack, upload-archive ------------------------ */
+
+static bool service_enabled(const struct server *srv, enum http_service service)
+{
+	switch (service) {
+	case HTTP_SERVICE_UPLOAD_PACK:
+		return true;
+	case HTTP_SERVICE_RECEIVE_PACK:
+		return srv->opts->enable_receive_pack;
+	case HTTP_SERVICE_UPLOAD_ARCHIVE:
+		return srv->opts->enable_upload_archive;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether user may push to repo: its serve.write entries name the users
+ * ("*": every authenticated one). Nobody is listed: nobody pushes.
+ */
+static bool may_write(const struct repository *repo, const char *user)
+{
+	if (!user)
+		return false;
+	for (size_t i = 0; i < repo->config.nr; i++) {
+		const struct config_entry *e = &repo->config.items[i];
+		if (!strcmp(e->key, "serve.write") && e->value &&
+		    (!strcmp(e->value, "*") || !strcmp(e->value, user)))
+			return true;
+	}
+	return false;
+}
+
+extern char **environ;
+
+/*
+ * Run "git <service> [<mode>] <gitdir>" in the git directory, with
+ * posix_spawn (never fork: this process may hold gigabytes of mappings),
+ * its standard input on in_fd, its output on out_fd (or, with out_fd
+ * -1, through a pipe into out_sink), its errors on ours, GIT_PROTOCOL
+ * set as the client asked; wait for it.
+ */
+static int spawn_git_service(struct server *srv, struct repository *repo,
+			     enum http_service service, const char *mode, const char *protocol,
+			     int in_fd, int out_fd, struct pkt_sink *out_sink, int *code,
+			     struct gp_error *err)
+{
+	int pipefd[2] = { -1, -1 };
+	const char *argv[5];
+	size_t n = 0, nenv = 0;
+	char **env;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status, ret;
+
+	(void)srv;
+	argv[n++] = "git";
+	argv[n++] = service == HTTP_SERVICE_RECEIVE_PACK ? "receive-pack" : "upload-archive";
+	if (mode)
+		argv[n++] = mode;
+	argv[n++] = repo->gitdir;
+	argv[n] = NULL;
+	while (environ[nenv])
+		nenv++;
+	env = xcalloc(nenv + 2, sizeof(*env));
+	n = 0;
+	for (size_t i = 0; i < nenv; i++)
+		if (strncmp(environ[i], "GIT_PROTOCOL=", 13))
+			env[n++] = environ[i];
+	if (protocol && *protocol)
+		env[n++] = xstrfmt("GIT_PROTOCOL=%s", protocol);
+	if (out_fd < 0) {
+		if (pipe2(pipefd, O_CLOEXEC)) {
+			free(env);
+			return gp_error_errno(err, "pipe");
+		}
+		out_fd = pipefd[1];
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	posix_spawn_file_actions_addchdir_np(&fa, repo->gitdir);
+	ret = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	if (protocol && *protocol)
+		free(env[n - 1]);
+	free(env);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	if (ret) {
+		if (pipefd[0] >= 0)
+			close(pipefd[0]);
+		errno = ret;
+		return gp_error_errno(err, "cannot run git %s", argv[1]);
+	}
+	if (pipefd[0] >= 0) {
+		/* the child's answer to the client as it comes; a gone client only drains */
+		char buf[65536];
+		bool failed = false;
+		ssize_t got;
+		while ((got = read(pipefd[0], buf, sizeof(buf))) != 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0)
+				break;
+			if (!failed && out_sink->write(out_sink, buf, (size_t)got, NULL))
+				failed = true;
+		}
+		close(pipefd[0]);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return gp_error_errno(err, "waiting for git %s", argv[1]);
+	*code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (*code)
+		return gp_error_set(err, GP_EIO, "git %s exited with %d", argv[1], *code);
+	return 0;
 }
 
 /* ---- HTTP answers ----------------------------------------------------------- */
@@ -926,6 +1048,107 @@ static bool http_upload_pack(struct server *srv, struct conn *c, const struct ht
 	return ok && keep;
 }
 
+/*
+ * receive-pack (push) and upload-archive over smart HTTP, run by stock
+ * Git as http-backend runs them, under the same access rules (a push
+ * needs a user serve.write names).
+ */
+static bool http_git_service(struct server *srv, struct conn *c, const struct http_route *route)
+{
+	struct http_request *req = c->req;
+	bool info_refs = route->kind == HTTP_ROUTE_INFO_REFS;
+	const char *name = http_service_name(route->service); /* "git-receive-pack" */
+	struct gp_error err = GP_ERROR_INIT;
+	struct repository *repo;
+	struct strbuf h = STRBUF_INIT, type = STRBUF_INIT;
+	struct http_out *out;
+	char what[3100];
+	bool keep = req->keep_alive && req->minor >= 1, ok;
+	int ret, code = 0, in_fd = -1;
+
+	if (srv->opts->auth && req->authorization[0] &&
+	    !serve_auth_check(srv->opts->auth, req->authorization, c->user))
+		return http_error(srv, c, 401, "WWW-Authenticate: Basic realm=\"gitpack\"\r\n",
+				  "Authentication failed.");
+	repo = find_repo(srv, route->repo);
+	if (!repo || !may_read(repo, c->user[0] ? c->user : NULL)) {
+		repo_free(repo);
+		if (!c->user[0] && srv->opts->auth)
+			return http_error(srv, c, 401,
+					  "WWW-Authenticate: Basic realm=\"gitpack\"\r\n",
+					  "Authentication required.");
+		return http_error(srv, c, 404, NULL, "Repository not found.");
+	}
+	if (route->service == HTTP_SERVICE_RECEIVE_PACK &&
+	    !may_write(repo, c->user[0] ? c->user : NULL)) {
+		repo_free(repo);
+		if (!c->user[0] && srv->opts->auth)
+			return http_error(srv, c, 401,
+					  "WWW-Authenticate: Basic realm=\"gitpack\"\r\n",
+					  "Authentication required.");
+		return http_error(srv, c, 403, NULL, "Push not allowed.");
+	}
+	if (!info_refs) {
+		strbuf_addf(&type, "application/x-%s-request", name);
+		if (strcmp(req->content_type, type.buf)) {
+			ret = 0;
+			repo_free(repo);
+			keep = http_error(srv, c, 415, NULL,
+					  "Expected POST with Content-Type '%s', but received '%s' instead.",
+					  type.buf, req->content_type);
+			strbuf_release(&type);
+			return keep;
+		}
+		/* the body, as the child's standard input */
+		in_fd = memfd_create("gitpack-request", MFD_CLOEXEC);
+		if (in_fd < 0 || write_in_full(in_fd, c->body.data ? c->body.data : "",
+					       c->body.len) < 0 || lseek(in_fd, 0, SEEK_SET)) {
+			if (in_fd >= 0)
+				close(in_fd);
+			repo_free(repo);
+			strbuf_release(&type);
+			return http_error(srv, c, 500, NULL, "Cannot hold the request.");
+		}
+	} else {
+		in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	strbuf_reset(&type);
+	strbuf_addf(&type, "application/x-%s-%s", name, info_refs ? "advertisement" : "result");
+	add_common_headers(&h, 200, keep);
+	add_nocache_headers(&h);
+	strbuf_addf(&h, "Content-Type: %s\r\n", type.buf);
+	if (req->minor >= 1)
+		strbuf_addstr(&h, "Transfer-Encoding: chunked\r\n");
+	strbuf_addstr(&h, "\r\n");
+	out = xmalloc(sizeof(*out));
+	http_out_init(out, c->fd, req->minor >= 1);
+	out->headers = &h;
+	ret = 0;
+	if (info_refs && upload_pack_protocol_version(req->git_protocol) < 2) {
+		ret = pkt_writef(&out->sink, &err, "# service=%s\n", name);
+		if (!ret)
+			ret = pkt_flush(&out->sink, &err);
+	}
+	if (!ret)
+		ret = spawn_git_service(srv, repo, route->service,
+					info_refs ? "--http-backend-info-refs" :
+					route->service == HTTP_SERVICE_RECEIVE_PACK ? "--stateless-rpc" : NULL,
+					req->git_protocol, in_fd, -1, &out->sink, &code, &err);
+	ok = http_out_finish(out) && !ret;
+	describe_request(req, what, sizeof(what));
+	serve_metrics_request(srv->metrics, name + 4, ret ? 500 : 200);
+	serve_metrics_bytes(srv->metrics, out->bytes);
+	log_request(srv, c, what, 200, out->bytes, ret ? gp_error_msg(&err) : NULL);
+	gp_error_clear(&err);
+	if (in_fd >= 0)
+		close(in_fd);
+	free(out);
+	strbuf_release(&h);
+	strbuf_release(&type);
+	repo_free(repo);
+	return ok && keep;
+}
+
 static bool http_answer(struct server *srv, struct conn *c)
 {
 	struct http_request *req = c->req;
@@ -963,9 +1186,11 @@ static bool http_answer(struct server *srv, struct conn *c)
 			return http_error(srv, c, 405, "Allow: GET\r\n", "Method not allowed.");
 		if (route.kind == HTTP_ROUTE_SERVICE && req->method != HTTP_POST)
 			return http_error(srv, c, 405, "Allow: POST\r\n", "Method not allowed.");
-		if (route.service != HTTP_SERVICE_UPLOAD_PACK)
+		if (!service_enabled(srv, route.service))
 			return http_error(srv, c, 403, NULL, "Service not enabled: '%s'",
 					  http_service_name(route.service));
+		if (route.service != HTTP_SERVICE_UPLOAD_PACK)
+			return http_git_service(srv, c, &route);
 		return http_upload_pack(srv, c, &route);
 	case HTTP_ROUTE_NONE:
 	default:
@@ -1000,6 +1225,7 @@ static void git_answer(struct server *srv, struct conn *c)
 	struct pkt_buffered_sink *out;
 	struct repository *repo = NULL;
 	struct pack_ctx ctx = { .srv = srv, .fd = c->fd, .client = c->addr };
+	enum http_service service = HTTP_SERVICE_NONE;
 	char what[512];
 	int ret;
 
@@ -1007,17 +1233,26 @@ static void git_answer(struct server *srv, struct conn *c)
 	if (!nul)
 		nul = end;
 	snprintf(what, sizeof(what), "git %.*s", (int)(nul - line > 400 ? 400 : nul - line), line);
-	if (strncmp(line, "git-upload-pack ", 16) || nul - line <= 16) {
+	{
 		const char *sp = memchr(line, ' ', (size_t)(nul - line));
-		if (sp && !memcmp(line, "git-", 4)) {
-			git_refuse(srv, c, what, "service not enabled");
-		} else {
+		size_t name_len = sp ? (size_t)(sp - line) : 0;
+		if (!sp || memcmp(line, "git-", 4) || sp + 1 >= nul) {
 			serve_metrics_request(srv->metrics, "git", 400);
 			log_request(srv, c, what, 400, 0, "bad request line");
+			goto out;
 		}
-		goto out;
+		if (name_len == 15 && !memcmp(line, "git-upload-pack", 15))
+			service = HTTP_SERVICE_UPLOAD_PACK;
+		else if (name_len == 16 && !memcmp(line, "git-receive-pack", 16))
+			service = HTTP_SERVICE_RECEIVE_PACK;
+		else if (name_len == 18 && !memcmp(line, "git-upload-archive", 18))
+			service = HTTP_SERVICE_UPLOAD_ARCHIVE;
+		if (!service_enabled(srv, service)) {
+			git_refuse(srv, c, what, "service not enabled");
+			goto out;
+		}
+		strbuf_add(&path, sp + 1, (size_t)(nul - sp - 1));
 	}
-	strbuf_add(&path, line + 16, (size_t)(nul - line - 16));
 	/* the extra parameters, after "host=...\0" and an empty one */
 	for (p = nul < end ? nul + 1 : end; p < end;) {
 		const char *e = memchr(p, '\0', (size_t)(end - p));
@@ -1044,8 +1279,13 @@ static void git_answer(struct server *srv, struct conn *c)
 		fake.has_query = true;
 		http_route(&fake, &route);
 		if (route.kind == HTTP_ROUTE_INFO_REFS && (repo = find_repo(srv, route.repo)) &&
-		    !may_read(repo, NULL)) {
-			/* git:// has no users: only public repositories */
+		    (!may_read(repo, NULL) ||
+		     (service == HTTP_SERVICE_RECEIVE_PACK &&
+		      !config_get_bool_or(&repo->config, "daemon.receivepack", false)))) {
+			/*
+			 * git:// has no users: only public repositories, and a
+			 * push only where daemon.receivePack says so, as git daemon
+			 */
 			repo_free(repo);
 			repo = NULL;
 		}
@@ -1055,6 +1295,15 @@ static void git_answer(struct server *srv, struct conn *c)
 			free(msg);
 			goto out;
 		}
+	}
+	if (service != HTTP_SERVICE_UPLOAD_PACK) {
+		int code = 0;
+		ret = spawn_git_service(srv, repo, service, NULL, params.buf, c->fd, c->fd, NULL,
+					&code, &err);
+		serve_metrics_request(srv->metrics, "git", ret || code ? 500 : 200);
+		log_request(srv, c, what, ret || code ? 500 : 200, 0, ret ? gp_error_msg(&err) : NULL);
+		gp_error_clear(&err);
+		goto out;
 	}
 	up.version = protocol_version(params.buf);
 	up.timeout = srv->opts->io_timeout_s;

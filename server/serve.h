@@ -63,6 +63,13 @@ struct serve_options {
 	int log_fd;                         /* one access-log line a request; -1: none */
 	/* Counters for /metrics, shared with the pack hook; NULL: serve keeps its own. */
 	struct serve_metrics *metrics;
+	/*
+	 * Services run by stock Git ("git" in PATH, started with
+	 * posix_spawn): pushes (repository config serve.write over HTTP,
+	 * daemon.receivePack over git://) and git archive --remote.
+	 */
+	bool enable_receive_pack;
+	bool enable_upload_archive;
 	/* HTTP Basic authentication (auth.h); NULL: every request is anonymous. */
 	struct serve_auth *auth;
 	/* The cache of pack streams (pack-cache.h); NULL: every pack is generated. */
