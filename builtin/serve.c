@@ -11,6 +11,7 @@
 #include "../server/auth.h"
 #include "../server/metrics.h"
 #include "../server/serve.h"
+#include "../server/tls.h"
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -27,7 +28,8 @@ struct int_key {
 };
 
 static void read_config(struct serve_options *o, const char **base, bool *export_all,
-			struct opt_string_list *http, struct opt_string_list *git,
+			struct opt_string_list *http, struct opt_string_list *https,
+			struct opt_string_list *git, const char **tls_cert, const char **tls_key,
 			const char **log, int *header_s, int *body_s, int *idle_s, int *queue_s,
 			int *max_body_mb, int *gen_queue_s, const char **auth_file, const char **cache_dir, const char **cache_size,
 			int *cache_min, int *cache_age)
@@ -68,6 +70,10 @@ static void read_config(struct serve_options *o, const char **base, bool *export
 		*log = xstrdup(v);
 	o->enable_receive_pack = config_get_bool_or(&cs, "serve.receivepack", false);
 	o->enable_upload_archive = config_get_bool_or(&cs, "serve.uploadarchive", false);
+	if (!config_get_string(&cs, "serve.tlscert", &v))
+		*tls_cert = xstrdup(v);
+	if (!config_get_string(&cs, "serve.tlskey", &v))
+		*tls_key = xstrdup(v);
 	if (!config_get_string(&cs, "serve.authfile", &v))
 		*auth_file = xstrdup(v);
 	if (!config_get_string(&cs, "serve.cachedir", &v))
@@ -78,6 +84,7 @@ static void read_config(struct serve_options *o, const char **base, bool *export
 	for (size_t i = 0; i < cs.nr; i++) {
 		const struct config_entry *e = &cs.items[i];
 		struct opt_string_list *list = !strcmp(e->key, "serve.http") ? http :
+					       !strcmp(e->key, "serve.https") ? https :
 					       !strcmp(e->key, "serve.git") ? git : NULL;
 		if (!list || !e->value)
 			continue;
@@ -113,7 +120,9 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 {
 	struct serve_options o = SERVE_OPTIONS_INIT;
 	struct opt_string_list http = { 0 }, git = { 0 }, cfg_http = { 0 }, cfg_git = { 0 };
-	struct opt_string_list enable = { 0 }, disable = { 0 };
+	struct opt_string_list enable = { 0 }, disable = { 0 }, https = { 0 }, cfg_https = { 0 };
+	const char *tls_cert = NULL, *tls_key = NULL;
+	struct serve_tls *tls = NULL;
 	struct gp_error err = GP_ERROR_INIT;
 	const char *base = NULL, *log = NULL;
 	bool export_all = false;
@@ -129,7 +138,8 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	int ret;
 
 	(void)unused;
-	read_config(&o, &base, &export_all, &cfg_http, &cfg_git, &log, &header_s, &body_s,
+	read_config(&o, &base, &export_all, &cfg_http, &cfg_https, &cfg_git, &tls_cert, &tls_key,
+		    &log, &header_s, &body_s,
 		    &idle_s, &queue_s, &max_body_mb, &gen_queue_s, &auth_file, &cache_dir, &cache_size, &cache_min, &cache_age);
 	{
 		struct option options[] = {
@@ -140,6 +150,11 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 			OPT_STRING_LIST(0, "http", &http, "host:port",
 					"serve smart HTTP on <host>:<port> (port 0: any free one)"),
 			OPT_STRING_LIST(0, "git", &git, "host:port", "serve git:// on <host>:<port>"),
+			OPT_STRING_LIST(0, "https", &https, "host:port",
+					"serve smart HTTP over TLS on <host>:<port>"),
+			OPT_STRING(0, "tls-cert", &tls_cert, "file",
+				   "the certificate chain for --https (PEM)"),
+			OPT_STRING(0, "tls-key", &tls_key, "file", "its private key (PEM)"),
 			OPT_STRING_LIST(0, "enable", &enable, "service",
 					"serve receive-pack or upload-archive too (run by stock git)"),
 			OPT_STRING_LIST(0, "disable", &disable, "service",
@@ -207,10 +222,20 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	    o.gen_queue < 0 || gen_queue_s < 0)
 		die("serve: every limit must be positive");
 	/* the command line replaces the config's addresses, as git's options do */
-	if (!http.nr && !git.nr) {
+	if (!http.nr && !git.nr && !https.nr) {
 		http = cfg_http;
+		https = cfg_https;
 		git = cfg_git;
 	}
+	if (https.nr) {
+		if (!tls_cert || !tls_key)
+			die("--https needs --tls-cert and --tls-key");
+		if (serve_tls_open(&tls, tls_cert, tls_key, &err))
+			die_error(&err);
+	}
+	o.https_addrs = https.items;
+	o.nr_https = https.nr;
+	o.tls = tls;
 	o.base_path = base;
 	o.export_all = export_all;
 	o.http_addrs = http.items;
@@ -255,6 +280,7 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	serve_metrics_free(o.metrics);
 	pack_cache_free(cache);
 	serve_auth_free(auth);
+	serve_tls_free(tls);
 	if (ret)
 		die_error(&err);
 	return 0;

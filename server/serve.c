@@ -7,6 +7,7 @@
 #include "body.h"
 #include "http.h"
 #include "metrics.h"
+#include "tls.h"
 #include "../error.h"
 #include "../config.h"
 #include "../pack-cache.h"
@@ -43,7 +44,7 @@
 /* Bytes a connection keeps between requests (a pipelined next request, say). */
 #define CONN_IN_MAX (HTTP_HEAD_MAX + 65536)
 
-enum conn_kind { CONN_HTTP, CONN_GIT };
+enum conn_kind { CONN_HTTP, CONN_GIT, CONN_HTTPS /* listeners only: its connections are CONN_HTTP with ssl */ };
 
 enum conn_state {
 	ST_HEAD,       /* reading an HTTP head (or idle between requests) */
@@ -54,6 +55,7 @@ enum conn_state {
 
 struct conn {
 	int fd;
+	struct ssl_st *ssl;        /* an https connection's TLS session */
 	enum conn_kind kind;
 	enum conn_state state;
 	char peer[INET6_ADDRSTRLEN + 8];  /* address and port, for the log */
@@ -159,6 +161,14 @@ static int send_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* Bytes to the client, through TLS when the connection has it. */
+static int conn_send(struct conn *c, const void *buf, size_t len)
+{
+	if (c->ssl)
+		return serve_tls_write(c->ssl, buf, len);
+	return send_all(c->fd, buf, len);
 }
 
 static void set_nonblocking(int fd, bool on)
@@ -282,7 +292,7 @@ static int listen_on(struct server *srv, const char *spec, enum conn_kind kind,
 	format_address(&ss, where, sizeof(where));
 	if (srv->opts->listen_report) {
 		fprintf(srv->opts->listen_report, "gitpack serve: listening on %s://%s/\n",
-			kind == CONN_HTTP ? "http" : "git", where);
+			kind == CONN_HTTP ? "http" : kind == CONN_HTTPS ? "https" : "git", where);
 		fflush(srv->opts->listen_report);
 	}
 	srv->listen_fd[srv->nr_listen] = fd;
@@ -487,7 +497,7 @@ static int spawn_git_service(struct server *srv, struct repository *repo,
 /* A response body written with chunked framing (HTTP/1.1) or up to the close. */
 struct http_out {
 	struct pkt_sink sink;
-	int fd;
+	struct conn *c;
 	bool chunked;
 	bool failed;
 	uint64_t bytes;
@@ -506,7 +516,7 @@ static int http_out_headers(struct http_out *o)
 {
 	int ret = 0;
 	if (o->headers && o->headers->len) {
-		ret = send_all(o->fd, o->headers->buf, o->headers->len);
+		ret = conn_send(o->c, o->headers->buf, o->headers->len);
 		strbuf_reset(o->headers);
 	}
 	return ret;
@@ -522,6 +532,15 @@ static int http_out_send(struct http_out *o, const char *data, size_t len)
 		return 0;
 	if (http_out_headers(o))
 		return -1;
+	if (o->c->ssl) {
+		/* TLS takes no iovec: the chunk's parts in turn, one record each at most */
+		int n = snprintf(head, sizeof(head), "%zx\r\n", len);
+		if ((o->chunked && conn_send(o->c, head, (size_t)n)) || conn_send(o->c, data, len) ||
+		    (o->chunked && conn_send(o->c, "\r\n", 2)))
+			return -1;
+		o->bytes += len;
+		return 0;
+	}
 	if (o->chunked) {
 		int n = snprintf(head, sizeof(head), "%zx\r\n", len);
 		iov[0] = (struct iovec){ head, (size_t)n };
@@ -533,7 +552,7 @@ static int http_out_send(struct http_out *o, const char *data, size_t len)
 		msg.msg_iovlen = 1;
 	}
 	while (msg.msg_iovlen) {
-		ssize_t n = sendmsg(o->fd, &msg, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(o->c->fd, &msg, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -589,14 +608,14 @@ static int http_out_write(struct pkt_sink *sink, const void *buf, size_t len,
 	return 0;
 }
 
-static void http_out_init(struct http_out *o, int fd, bool chunked)
+static void http_out_init(struct http_out *o, struct conn *c, bool chunked)
 {
 	memset(&o->sink, 0, sizeof(o->sink));
 	o->sink.write = http_out_write;
 	o->sink.flush = http_out_flush;
 	o->sink.data = o;
-	o->sink.fd = fd;
-	o->fd = fd;
+	o->sink.fd = -1;
+	o->c = c;
 	o->chunked = chunked;
 	o->failed = false;
 	o->bytes = 0;
@@ -608,7 +627,7 @@ static bool http_out_finish(struct http_out *o)
 {
 	if (o->failed || http_out_flush(&o->sink, NULL) || http_out_headers(o))
 		return false;
-	if (o->chunked && send_all(o->fd, "0\r\n\r\n", 5))
+	if (o->chunked && conn_send(o->c, "0\r\n\r\n", 5))
 		return false;
 	return true;
 }
@@ -640,7 +659,7 @@ static void add_nocache_headers(struct strbuf *h)
  * A short whole answer (an error, /metrics): returns whether the
  * connection may carry another request.
  */
-static bool http_send_simple(int fd, int status, bool keep_alive, const char *extra_headers,
+static bool http_send_simple(struct conn *c, int status, bool keep_alive, const char *extra_headers,
 			     const char *type, const char *body, size_t body_len, bool head_only,
 			     uint64_t *sent)
 {
@@ -652,7 +671,7 @@ static bool http_send_simple(int fd, int status, bool keep_alive, const char *ex
 	strbuf_addf(&h, "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n", type, body_len);
 	if (!head_only)
 		strbuf_add(&h, body, body_len);
-	ok = !send_all(fd, h.buf, h.len);
+	ok = !conn_send(c, h.buf, h.len);
 	if (sent)
 		*sent = head_only ? 0 : body_len;
 	strbuf_release(&h);
@@ -687,7 +706,7 @@ static bool http_error(struct server *srv, struct conn *c, int status, const cha
 	strbuf_vaddf(&body, fmt, ap);
 	va_end(ap);
 	strbuf_addch(&body, '\n');
-	keep = http_send_simple(c->fd, status, c->req && c->req->keep_alive, extra_headers,
+	keep = http_send_simple(c, status, c->req && c->req->keep_alive, extra_headers,
 				"text/plain; charset=utf-8", body.buf, body.len,
 				c->req && c->req->method == HTTP_HEAD, &sent);
 	describe_request(c->req, what, sizeof(what));
@@ -846,14 +865,32 @@ static int pack_send_file(struct pack_cache_client *client, int fd, uint64_t off
 	}
 	if ((ret = pkt_sink_flush(&ctx->http->sink, err)))
 		return ret;
+	if (ctx->http->c->ssl) {
+		/* no sendfile through TLS: the file's pages go through a buffer */
+		char *buf = xmalloc(65536);
+		while (len && !ret) {
+			size_t want = len < 65536 ? len : 65536;
+			ssize_t got = pread(fd, buf, want, (off_t)offset);
+			if (got <= 0)
+				ret = gp_error_errno(err, "reading the pack cache");
+			else if (http_out_send(ctx->http, buf, (size_t)got))
+				ret = gp_error_set(err, GP_EIO, "writing to the client failed");
+			offset += (uint64_t)(got > 0 ? got : 0);
+			len -= got > 0 ? (size_t)got : 0;
+		}
+		free(buf);
+		if (ret)
+			ctx->http->failed = true;
+		return ret;
+	}
 	if (ctx->http->chunked) {
 		int n = snprintf(head, sizeof(head), "%zx\r\n", len);
-		if (send_all(ctx->fd, head, (size_t)n))
+		if (conn_send(ctx->http->c, head, (size_t)n))
 			goto fail;
 	}
 	if (send_file_raw(ctx->fd, fd, offset, len, err))
 		goto fail_err;
-	if (ctx->http->chunked && send_all(ctx->fd, "\r\n", 2))
+	if (ctx->http->chunked && conn_send(ctx->http->c, "\r\n", 2))
 		goto fail;
 	ctx->http->bytes += len;
 	return 0;
@@ -995,7 +1032,7 @@ static bool http_upload_pack(struct server *srv, struct conn *c, const struct ht
 	strbuf_addstr(&h, "\r\n");
 	describe_request(req, what, sizeof(what));
 	if (req->method == HTTP_HEAD) {
-		ok = !send_all(c->fd, h.buf, h.len);
+		ok = !conn_send(c, h.buf, h.len);
 		strbuf_release(&h);
 		repo_free(repo);
 		serve_metrics_request(srv->metrics, "upload-pack", 200);
@@ -1014,7 +1051,7 @@ static bool http_upload_pack(struct server *srv, struct conn *c, const struct ht
 	up.request = c->body.data ? (const void *)c->body.data : "";
 	up.request_len = c->body.len;
 	out = xmalloc(sizeof(*out));
-	http_out_init(out, c->fd, chunked);
+	http_out_init(out, c, chunked);
 	out->headers = &h;
 	ctx.http = out;
 	ret = 0;
@@ -1121,7 +1158,7 @@ static bool http_git_service(struct server *srv, struct conn *c, const struct ht
 		strbuf_addstr(&h, "Transfer-Encoding: chunked\r\n");
 	strbuf_addstr(&h, "\r\n");
 	out = xmalloc(sizeof(*out));
-	http_out_init(out, c->fd, req->minor >= 1);
+	http_out_init(out, c, req->minor >= 1);
 	out->headers = &h;
 	ret = 0;
 	if (info_refs && upload_pack_protocol_version(req->git_protocol) < 2) {
@@ -1173,7 +1210,7 @@ static bool http_answer(struct server *srv, struct conn *c)
 						  st.evictions);
 		}
 		serve_metrics_format(srv->metrics, &text);
-		keep = http_send_simple(c->fd, 200, req->keep_alive, NULL,
+		keep = http_send_simple(c, 200, req->keep_alive, NULL,
 					"text/plain; version=0.0.4; charset=utf-8", text.buf, text.len,
 					req->method == HTTP_HEAD, &sent);
 		log_request(srv, c, "GET /metrics", 200, sent, NULL);
@@ -1332,6 +1369,7 @@ out:
 
 static void conn_free(struct conn *c)
 {
+	serve_tls_end(c->ssl);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->body_active)
@@ -1453,7 +1491,7 @@ static void loop_refuse(struct server *srv, struct conn *c, int status, const ch
 	int n = snprintf(body, sizeof(body), "%s\n", reason ? reason : http_status_text(status));
 	if (c->kind == CONN_HTTP) {
 		/* a socket buffer takes this much at once; a peer that does not read loses it */
-		http_send_simple(c->fd, status, false, NULL, "text/plain; charset=utf-8", body,
+		http_send_simple(c, status, false, NULL, "text/plain; charset=utf-8", body,
 				 (size_t)n, false, NULL);
 		serve_metrics_request(srv->metrics, "http", status);
 	}
@@ -1486,7 +1524,7 @@ static void loop_dispatch(struct server *srv, struct conn *c)
 		return;
 	/* the queue is the bound: past it, an answer now rather than a wait */
 	if (c->kind == CONN_HTTP) {
-		http_send_simple(c->fd, 429, false, "Retry-After: 5\r\n", "text/plain; charset=utf-8",
+		http_send_simple(c, 429, false, "Retry-After: 5\r\n", "text/plain; charset=utf-8",
 				 "Too many requests; try again later.\n", 36, false, NULL);
 		serve_metrics_request(srv->metrics, "http", 429);
 	} else {
@@ -1597,7 +1635,7 @@ static bool conn_progress(struct server *srv, struct conn *c)
 				return false;
 			}
 			if (br == HTTP_BODY_MORE &&
-			    send_all(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25)) {
+			    conn_send(c, "HTTP/1.1 100 Continue\r\n\r\n", 25)) {
 				loop_close(srv, c);
 				return false;
 			}
@@ -1641,7 +1679,8 @@ static void conn_readable(struct server *srv, struct conn *c)
 			loop_refuse(srv, c, 431, "request too large");
 			return;
 		}
-		n = recv(c->fd, c->in + c->in_len, room, 0);
+		n = c->ssl ? serve_tls_read(c->ssl, c->in + c->in_len, room)
+			   : recv(c->fd, c->in + c->in_len, room, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -1680,15 +1719,25 @@ static void loop_accept(struct server *srv, int lfd, enum conn_kind kind)
 			srv->nr_conns++;
 		pthread_mutex_unlock(&srv->lock);
 		if (full) {
-			serve_metrics_request(srv->metrics, kind == CONN_HTTP ? "http" : "git", 503);
+			serve_metrics_request(srv->metrics, kind == CONN_GIT ? "git" : "http", 503);
 			close(fd);
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		c = xcalloc(1, sizeof(*c));
 		c->fd = fd;
-		c->kind = kind;
-		c->state = kind == CONN_HTTP ? ST_HEAD : ST_GIT;
+		if (kind == CONN_HTTPS) {
+			c->ssl = serve_tls_session(srv->opts->tls, fd);
+			if (!c->ssl) {
+				pthread_mutex_lock(&srv->lock);
+				srv->nr_conns--;
+				pthread_mutex_unlock(&srv->lock);
+				conn_free(c);
+				continue;
+			}
+		}
+		c->kind = kind == CONN_GIT ? CONN_GIT : CONN_HTTP;
+		c->state = c->kind == CONN_HTTP ? ST_HEAD : ST_GIT;
 		c->start_ns = now_ns();
 		c->deadline_ns = c->start_ns + ms_ns(srv->opts->header_timeout_ms);
 		format_address(&ss, c->peer, sizeof(c->peer));
@@ -1718,6 +1767,11 @@ static void loop_take_returned(struct server *srv)
 		loop_add(srv, c);
 		if (srv->stopping && !c->in_len) {
 			loop_close(srv, c);
+			continue;
+		}
+		/* decrypted bytes epoll cannot see: read them now */
+		if (c->ssl && serve_tls_pending(c->ssl)) {
+			conn_readable(srv, c);
 			continue;
 		}
 		/* a pipelined request may be complete already */
@@ -1830,8 +1884,8 @@ int serve_run(const struct serve_options *opts, struct gp_error *err)
 	srv->metrics = opts->metrics;
 	if (!srv->metrics)
 		srv->metrics = srv->own_metrics = serve_metrics_new();
-	if (!opts->nr_http && !opts->nr_git) {
-		ret = gp_error_set(err, GP_EINVAL, "nothing to listen on: give --http or --git");
+	if (!opts->nr_http && !opts->nr_https && !opts->nr_git) {
+		ret = gp_error_set(err, GP_EINVAL, "nothing to listen on: give --http, --https or --git");
 		goto out;
 	}
 	srv->base_real = realpath(opts->base_path, NULL);
@@ -1858,6 +1912,9 @@ int serve_run(const struct serve_options *opts, struct gp_error *err)
 	}
 	for (size_t i = 0; i < opts->nr_http && !ret; i++)
 		ret = listen_on(srv, opts->http_addrs[i], CONN_HTTP, err);
+	for (size_t i = 0; i < opts->nr_https && !ret; i++)
+		ret = opts->tls ? listen_on(srv, opts->https_addrs[i], CONN_HTTPS, err)
+				: gp_error_set(err, GP_EINVAL, "--https needs --tls-cert and --tls-key");
 	for (size_t i = 0; i < opts->nr_git && !ret; i++)
 		ret = listen_on(srv, opts->git_addrs[i], CONN_GIT, err);
 	if (ret)

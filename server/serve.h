@@ -30,6 +30,7 @@ struct gp_error;
 struct serve_metrics;
 struct pack_cache;
 struct serve_auth;
+struct serve_tls;
 
 struct serve_options {
 	const char *base_path;              /* directory the repositories are under */
@@ -38,6 +39,9 @@ struct serve_options {
 	size_t nr_http;
 	const char *const *git_addrs;
 	size_t nr_git;
+	const char *const *https_addrs;     /* smart HTTP over TLS, with tls */
+	size_t nr_https;
+	struct serve_tls *tls;              /* certificate and key (tls.h) */
 	int workers;                        /* request threads */
 	int max_connections;                /* open at once; more are closed at accept */
 	int max_queue;                      /* requests waiting for a worker; more: 429 */
