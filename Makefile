@@ -176,7 +176,8 @@ fuzz-run: fuzz
 
 # server/ files that, like ewah/, include nothing of gitpack's (the
 # listeners that serve through the library, server/serve.c, do).
-SERVER_SELF_CONTAINED = server/http.c server/http.h server/body.c server/body.h
+SERVER_SELF_CONTAINED = server/http.c server/http.h server/body.c server/body.h \
+	server/git-request.c server/git-request.h
 
 # Each header compiles on its own, and ewah/ and $(SERVER_SELF_CONTAINED)
 # include nothing of gitpack's: a quoted include in ewah/ must name a file

@@ -5,6 +5,7 @@
 #include "serve.h"
 #include "auth.h"
 #include "body.h"
+#include "git-request.h"
 #include "http.h"
 #include "metrics.h"
 #include "tls.h"
@@ -1255,94 +1256,57 @@ static void git_refuse(struct server *srv, struct conn *c, const char *what, con
  */
 static void git_answer(struct server *srv, struct conn *c)
 {
-	const char *line = c->in + 4, *end = c->in + c->in_len, *p, *nul;
 	struct upload_pack_options up = UPLOAD_PACK_OPTIONS_INIT;
 	struct gp_error err = GP_ERROR_INIT;
-	struct strbuf params = STRBUF_INIT, path = STRBUF_INIT;
 	struct pkt_buffered_sink *out;
 	struct repository *repo = NULL;
 	struct pack_ctx ctx = { .srv = srv, .fd = c->fd, .client = c->addr };
-	enum http_service service = HTTP_SERVICE_NONE;
+	struct git_request *gr = xmalloc(sizeof(*gr));
+	enum git_request_result parsed;
+	enum http_service service;
+	const char *reason;
 	char what[512];
 	int ret;
 
-	nul = memchr(line, '\0', (size_t)(end - line));
-	if (!nul)
-		nul = end;
-	snprintf(what, sizeof(what), "git %.*s", (int)(nul - line > 400 ? 400 : nul - line), line);
-	{
-		const char *sp = memchr(line, ' ', (size_t)(nul - line));
-		size_t name_len = sp ? (size_t)(sp - line) : 0;
-		if (!sp || memcmp(line, "git-", 4) || sp + 1 >= nul) {
-			serve_metrics_request(srv->metrics, "git", 400);
-			log_request(srv, c, what, 400, 0, "bad request line");
-			goto out;
-		}
-		if (name_len == 15 && !memcmp(line, "git-upload-pack", 15))
-			service = HTTP_SERVICE_UPLOAD_PACK;
-		else if (name_len == 16 && !memcmp(line, "git-receive-pack", 16))
-			service = HTTP_SERVICE_RECEIVE_PACK;
-		else if (name_len == 18 && !memcmp(line, "git-upload-archive", 18))
-			service = HTTP_SERVICE_UPLOAD_ARCHIVE;
-		if (!service_enabled(srv, service)) {
-			git_refuse(srv, c, what, "service not enabled");
-			goto out;
-		}
-		strbuf_add(&path, sp + 1, (size_t)(nul - sp - 1));
+	parsed = git_request_parse(c->in + 4, c->in_len - 4, gr, &reason);
+	service = gr->service;
+	snprintf(what, sizeof(what), "git %s %.400s", gr->service_name, gr->path);
+	if (parsed == GIT_REQUEST_BAD) {
+		serve_metrics_request(srv->metrics, "git", 400);
+		log_request(srv, c, what, 400, 0, reason);
+		goto out;
 	}
-	/* the extra parameters, after "host=...\0" and an empty one */
-	for (p = nul < end ? nul + 1 : end; p < end;) {
-		const char *e = memchr(p, '\0', (size_t)(end - p));
-		size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
-		if (n && strncmp(p, "host=", 5)) {
-			if (params.len)
-				strbuf_addch(&params, ':');
-			strbuf_add(&params, p, n);
-		}
-		p += n + 1;
+	if (!service_enabled(srv, service)) {
+		git_refuse(srv, c, what, "service not enabled");
+		goto out;
 	}
-	{
-		/* the path's segments, as the HTTP route checks them */
-		struct http_request fake;
-		struct http_route route;
-		memset(&fake, 0, sizeof(fake));
-		fake.method = HTTP_GET;
-		if (path.len + 10 > HTTP_TARGET_MAX || path.buf[0] != '/') {
-			git_refuse(srv, c, what, "access denied or repository not exported");
-			goto out;
-		}
-		snprintf(fake.path, sizeof(fake.path), "%s/info/refs", path.buf);
-		strcpy(fake.query, "service=git-upload-pack");
-		fake.has_query = true;
-		http_route(&fake, &route);
-		if (route.kind == HTTP_ROUTE_INFO_REFS && (repo = find_repo(srv, route.repo)) &&
-		    (!may_read(repo, NULL) ||
-		     (service == HTTP_SERVICE_RECEIVE_PACK &&
-		      !config_get_bool_or(&repo->config, "daemon.receivepack", false)))) {
-			/*
-			 * git:// has no users: only public repositories, and a
-			 * push only where daemon.receivePack says so, as git daemon
-			 */
-			repo_free(repo);
-			repo = NULL;
-		}
-		if (!repo) {
-			char *msg = xstrfmt("access denied or repository not exported: %s", path.buf);
-			git_refuse(srv, c, what, msg);
-			free(msg);
-			goto out;
-		}
+	if (parsed == GIT_REQUEST_OK && (repo = find_repo(srv, gr->repo)) &&
+	    (!may_read(repo, NULL) ||
+	     (service == HTTP_SERVICE_RECEIVE_PACK &&
+	      !config_get_bool_or(&repo->config, "daemon.receivepack", false)))) {
+		/*
+		 * git:// has no users: only public repositories, and a push
+		 * only where daemon.receivePack says so, as git daemon
+		 */
+		repo_free(repo);
+		repo = NULL;
+	}
+	if (!repo) {
+		char *msg = xstrfmt("access denied or repository not exported: %s", gr->path);
+		git_refuse(srv, c, what, msg);
+		free(msg);
+		goto out;
 	}
 	if (service != HTTP_SERVICE_UPLOAD_PACK) {
 		int code = 0;
-		ret = spawn_git_service(srv, repo, service, NULL, params.buf, c->fd, c->fd, NULL,
+		ret = spawn_git_service(srv, repo, service, NULL, gr->params, c->fd, c->fd, NULL,
 					&code, &err);
 		serve_metrics_request(srv->metrics, "git", ret || code ? 500 : 200);
 		log_request(srv, c, what, ret || code ? 500 : 200, 0, ret ? gp_error_msg(&err) : NULL);
 		gp_error_clear(&err);
 		goto out;
 	}
-	up.version = protocol_version(params.buf);
+	up.version = protocol_version(gr->params);
 	up.timeout = srv->opts->io_timeout_s;
 	up.agent = srv->opts->agent;
 	up.pack_fn = pack_hook;
@@ -1361,8 +1325,7 @@ static void git_answer(struct server *srv, struct conn *c)
 	free(out);
 out:
 	repo_free(repo);
-	strbuf_release(&params);
-	strbuf_release(&path);
+	free(gr);
 }
 
 /* ---- workers -------------------------------------------------------------------- */
