@@ -10,6 +10,7 @@
 #include "metrics.h"
 #include "tls.h"
 #include "../error.h"
+#include "../odb.h"
 #include "../config.h"
 #include "../pack-cache.h"
 #include "../pkt-line.h"
@@ -101,6 +102,9 @@ struct server {
 	pthread_t *threads;
 	size_t nr_threads;
 	struct serve_metrics *metrics, *own_metrics;
+	/* object stores kept open between requests, under lock */
+	struct pooled_odb *pool;
+	size_t pool_len;
 	/* the generation limits, under lock */
 	struct gen_count *gen_counts;
 	size_t gen_waiting;
@@ -491,6 +495,128 @@ static int spawn_git_service(struct server *srv, struct repository *repo,
 	if (*code)
 		return gp_error_set(err, GP_EIO, "git %s exited with %d", argv[1], *code);
 	return 0;
+}
+
+/* ---- object stores kept open ------------------------------------------------------ */
+
+/*
+ * One store, many requests: an odb a request opened (its indexes,
+ * multi-pack-index and bitmaps mapped and checked) goes back to a pool
+ * when the request ends, and the next request for the same object
+ * directory takes it instead of opening again. An odb is stamped with
+ * the pack directory's mtime when its request began: a pack added or
+ * removed, a MIDX replaced (all renames in that directory) changes it,
+ * and a stale odb is freed rather than reused. Each odb serves one
+ * request at a time (it owns its reader); the pool holds at most as many
+ * as there are workers, and they hold no delta bases while they wait.
+ */
+struct pooled_odb {
+	char *objdir;
+	struct timespec stamp;
+	struct odb *odb;
+	struct pooled_odb *next;
+};
+
+static struct timespec pack_dir_stamp(const struct repository *repo)
+{
+	struct stat st;
+	char *path = xstrfmt("%s/pack", repo->objdir);
+	struct timespec none = { 0 };
+	int ret = stat(path, &st);
+	free(path);
+	return ret ? none : st.st_mtim;
+}
+
+static bool same_stamp(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec && (a.tv_sec || a.tv_nsec);
+}
+
+/* Give repo a pooled odb of its object directory, if one is fresh. */
+static void pool_take(struct server *srv, struct repository *repo, struct timespec stamp)
+{
+	struct pooled_odb **pp, *found = NULL, *stale = NULL;
+
+	pthread_mutex_lock(&srv->lock);
+	for (pp = &srv->pool; *pp;) {
+		struct pooled_odb *p = *pp;
+		if (strcmp(p->objdir, repo->objdir)) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		srv->pool_len--;
+		if (!found && same_stamp(p->stamp, stamp)) {
+			found = p;
+		} else {
+			p->next = stale;
+			stale = p;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	while (stale) {
+		struct pooled_odb *p = stale;
+		stale = p->next;
+		odb_free(p->odb);
+		free(p->objdir);
+		free(p);
+	}
+	if (!found)
+		return;
+	odb_set_cache_limit(found->odb, 0);
+	repo_attach_odb(repo, found->odb);
+	free(found->objdir);
+	free(found);
+}
+
+/* Take repo's odb back into the pool, unless the pack directory changed. */
+static void pool_put(struct server *srv, struct repository *repo, struct timespec stamp)
+{
+	struct odb *odb = repo_detach_odb(repo);
+	struct pooled_odb *p, *drop = NULL;
+
+	if (!odb)
+		return;
+	if (!same_stamp(stamp, pack_dir_stamp(repo))) {
+		odb_free(odb);
+		return;
+	}
+	/* no delta bases kept while it waits: an idle server holds no caches */
+	odb_set_cache_limit(odb, 1);
+	p = xcalloc(1, sizeof(*p));
+	p->objdir = xstrdup(repo->objdir);
+	p->stamp = stamp;
+	p->odb = odb;
+	pthread_mutex_lock(&srv->lock);
+	p->next = srv->pool;
+	srv->pool = p;
+	if (++srv->pool_len > (size_t)srv->opts->workers) {
+		/* the oldest goes: the last of the list */
+		struct pooled_odb **pp = &srv->pool;
+		while ((*pp)->next)
+			pp = &(*pp)->next;
+		drop = *pp;
+		*pp = NULL;
+		srv->pool_len--;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (drop) {
+		odb_free(drop->odb);
+		free(drop->objdir);
+		free(drop);
+	}
+}
+
+static void pool_free(struct server *srv)
+{
+	while (srv->pool) {
+		struct pooled_odb *p = srv->pool;
+		srv->pool = p->next;
+		odb_free(p->odb);
+		free(p->objdir);
+		free(p);
+	}
+	srv->pool_len = 0;
 }
 
 /* ---- HTTP answers ----------------------------------------------------------- */
@@ -1061,8 +1187,12 @@ static bool http_upload_pack(struct server *srv, struct conn *c, const struct ht
 		if (!ret)
 			ret = pkt_flush(&out->sink, &err);
 	}
-	if (!ret)
+	if (!ret) {
+		struct timespec stamp = pack_dir_stamp(repo);
+		pool_take(srv, repo, stamp);
 		ret = upload_pack(repo, -1, &out->sink, &up, &err);
+		pool_put(srv, repo, stamp);
+	}
 	if (ctx.busy && h.len) {
 		/* nothing went out yet: the answer becomes "later" */
 		strbuf_release(&h);
@@ -1315,7 +1445,12 @@ static void git_answer(struct server *srv, struct conn *c)
 	pkt_buffered_sink_init(out, c->fd);
 	ctx.repo = repo;
 	ctx.raw = out;
-	ret = upload_pack(repo, c->fd, &out->sink, &up, &err);
+	{
+		struct timespec stamp = pack_dir_stamp(repo);
+		pool_take(srv, repo, stamp);
+		ret = upload_pack(repo, c->fd, &out->sink, &up, &err);
+		pool_put(srv, repo, stamp);
+	}
 	if (pkt_sink_flush(&out->sink, ret ? NULL : &err) && !ret)
 		ret = -1;
 	serve_metrics_request(srv->metrics, "git", ret ? 500 : 200);
@@ -1921,6 +2056,7 @@ out:
 		close(srv->sigfd);
 	if (srv->wakefd >= 0)
 		close(srv->wakefd);
+	pool_free(srv);
 	serve_metrics_free(srv->own_metrics);
 	free(srv->threads);
 	free(srv->base_real);
