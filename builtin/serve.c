@@ -94,27 +94,6 @@ static void read_config(struct serve_options *o, const char **base, bool *export
 	config_set_release(&cs);
 }
 
-/* "<n>[kmg]" in bytes (powers of 1024); false when it does not parse. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	uint64_t v, unit = 1;
-	errno = 0;
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	switch (*end) {
-	case 'k': case 'K': unit = 1ull << 10; end++; break;
-	case 'm': case 'M': unit = 1ull << 20; end++; break;
-	case 'g': case 'G': unit = 1ull << 30; end++; break;
-	}
-	if (*end || v > UINT64_MAX / unit)
-		return false;
-	*out = v * unit;
-	return true;
-}
 
 int cmd_serve(int argc, const char **argv, struct repository *unused)
 {
@@ -262,7 +241,7 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 		o.auth = auth;
 	}
 	if (cache_dir) {
-		if (cache_size && !parse_size(cache_size, &co.max_bytes))
+		if (cache_size && !config_parse_uint64(cache_size, &co.max_bytes))
 			die("bad --cache-max-size '%s'", cache_size);
 		if (cache_min < 1 || cache_age < 1)
 			die("serve: --cache-min-occurrences and --cache-max-age must be positive");

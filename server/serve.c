@@ -1672,9 +1672,7 @@ static bool conn_progress(struct server *srv, struct conn *c)
 		if (c->in_len < 4)
 			return true;
 		for (int i = 0; i < 4; i++) {
-			int d = c->in[i];
-			d = d >= '0' && d <= '9' ? d - '0' : d >= 'a' && d <= 'f' ? d - 'a' + 10 :
-			    d >= 'A' && d <= 'F' ? d - 'A' + 10 : -1;
+			int d = http_hex_value((unsigned char)c->in[i]);
 			if (d < 0) {
 				loop_refuse(srv, c, 400, "bad request line length");
 				return false;
