@@ -1992,9 +1992,12 @@ static void pack_stream_key(const struct pack_job *job, struct strbuf *key)
 	/* bounded by UPLOAD_PACK_MAX_*: no overflow */
 	oids = xcalloc(r->nr_wants + r->nr_haves + oidset_size(&r->walk_shallow) + 1,
 		       sizeof(*oids));
-	memcpy(oids, r->wants, r->nr_wants * sizeof(*oids));
+	/* a clone has no haves: r->haves is NULL, which memcpy may not be given */
+	if (r->nr_wants)
+		memcpy(oids, r->wants, r->nr_wants * sizeof(*oids));
 	key_add_oids(key, "want", oids, r->nr_wants);
-	memcpy(oids, r->haves, r->nr_haves * sizeof(*oids));
+	if (r->nr_haves)
+		memcpy(oids, r->haves, r->nr_haves * sizeof(*oids));
 	key_add_oids(key, "have", oids, r->nr_haves);
 	while ((oid = oidset_next(&r->walk_shallow, &pos)))
 		oids[n++] = *oid;

@@ -1278,18 +1278,26 @@ test_expect_success PYTHON,CURL 'past --max-generations-per-repo: 429 and Retry-
 '
 
 test_expect_success PYTHON 'a generation waits in --generation-queue, at most --generation-queue-timeout' '
-	start_server limits --max-generations-per-repo=1 --generation-queue=1 \
-		--generation-queue-timeout=2 &&
+	start_server queue --max-generations-per-repo=1 --generation-queue=1 \
+		--generation-queue-timeout=5 &&
 	hold_clone p2 $HTTP_PORT http held &&
-	# this one waits two seconds, then is refused
+	# this one waits five seconds, then is refused
 	start=$(date +%s) &&
 	test_must_fail bounded git clone -q --depth=1 --branch=small "$HTTP_URL/big.git" waited 2>err &&
 	end=$(date +%s) &&
 	grep 429 err &&
-	test $((end - start)) -ge 1 &&
-	# this one gets the slot when the held clone lets it go
+	test $((end - start)) -ge 4 &&
+	# this one gets the slot when the held clone lets it go, which it
+	# does once the next one asked for its pack (its ls-refs answered,
+	# counted from the line of the 429, written after its answer)
+	wait_for grep "\"POST /big.git/git-upload-pack\" 429 " queue.log &&
+	posts=$(grep -c "\"POST /big.git/" queue.log) &&
 	{ bounded git clone -q --depth=1 --branch=small "$HTTP_URL/big.git" waiting 2>waiting.err & } &&
 	pid=$! &&
+	more_posts () {
+		test "$(grep -c "\"POST /big.git/" queue.log)" -gt $posts
+	} &&
+	wait_for more_posts &&
 	sleep 0.5 &&
 	touch p2.release &&
 	wait $HELD_PID &&
