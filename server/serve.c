@@ -1518,8 +1518,13 @@ static void loop_take_returned(struct server *srv)
 			loop_close(srv, c);
 			continue;
 		}
-		/* a pipelined request may be complete already */
-		if (c->in_len && c->in_len >= 4) {
+		/*
+		 * Bytes of a pipelined request: its head is under the header
+		 * deadline from now, however few (conn_readable starts that
+		 * clock only on a connection's first byte), and may be
+		 * complete already.
+		 */
+		if (c->in_len) {
 			c->deadline_ns = c->start_ns + ms_ns(srv->opts->header_timeout_ms);
 			conn_progress(srv, c);
 		}
