@@ -309,6 +309,17 @@ def read_response_body(s, head, rest, deadline):
     return body
 
 
+def get(port, path):
+    """GET PATH on a fresh connection; print the body."""
+    s = connect(port)
+    s.sendall(b"GET %s HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n" % path.encode())
+    deadline = time.monotonic() + 20
+    status, head, rest = read_head(s, deadline)
+    if status != 200:
+        raise SystemExit("GET %s: %s" % (path, status))
+    sys.stdout.write(read_response_body(s, head, rest, deadline).decode())
+
+
 def idle(port, repo):
     s = connect(port)
     s.sendall(b"GET /%s/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: h\r\n\r\n" % repo.encode())
@@ -779,15 +790,172 @@ def soak_main(argv):
     return Soak(a).run()
 
 
-def exec_limited(fsize, *cmd):
-    """Run cmd with files limited to fsize bytes, as on a disk that fills:
-    a write past the limit fails (EFBIG; SIGXFSZ ignored, which exec
-    keeps) instead of killing the process."""
+def exec_limited(*args):
+    """exec-limited [fsize=BYTES] [nofile=N] -- CMD...: run CMD with files
+    limited to BYTES, as on a disk that fills (a write past the limit
+    fails with EFBIG: SIGXFSZ is ignored, which exec keeps), or with at
+    most N descriptors (soft and hard, so CMD cannot raise it)."""
     import resource
     import signal
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (int(fsize), int(fsize)))
+    args = list(args)
+    while args and args[0] != "--":
+        k, _, v = args.pop(0).partition("=")
+        if k == "fsize":
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (int(v), int(v)))
+        elif k == "nofile":
+            resource.setrlimit(resource.RLIMIT_NOFILE, (int(v), int(v)))
+        else:
+            raise SystemExit("exec-limited: unknown limit %s" % k)
+    cmd = args[1:]
     os.execvp(cmd[0], cmd)
+
+
+def cpu_seconds(pid):
+    with open("/proc/%s/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def flood(port, pid, n):
+    """Open N connections at once and hold them 2 s: print the CPU
+    seconds the server spent meanwhile and how many it closed."""
+    raise_fd_limit()
+    socks = []
+    for _ in range(int(n)):
+        s = socket.socket()
+        s.connect((HOST, int(port)))
+        socks.append(s)
+    c0 = cpu_seconds(pid)
+    time.sleep(2)
+    print("cpu %.2f" % (cpu_seconds(pid) - c0))
+    closed = 0
+    for s in socks:
+        s.setblocking(False)
+        try:
+            if s.recv(1, socket.MSG_PEEK) == b"":
+                closed += 1
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed += 1
+    print("closed %d" % closed)
+    for s in socks:
+        s.close()
+
+
+def pipe_trickle(port, first):
+    """A request, and FIRST bytes of the next in the same write; the rest
+    of that one a byte every 50 ms. Prints the statuses and the seconds
+    until the second answer."""
+    req = GET + b"X-Pad: " + b"p" * 300 + b"\r\n\r\n"
+    req = req.replace(b"/repo.git/", b"/repo-sha1.git/")
+    s = connect(port)
+    start = time.monotonic()
+    s.sendall(req + req[:int(first)])
+    rest = req[int(first):]
+    got = b""
+    s.setblocking(False)
+    for i in range(len(rest)):
+        try:
+            s.send(rest[i:i + 1])
+        except OSError:
+            break
+        time.sleep(0.05)
+        try:
+            data = s.recv(65536)
+        except BlockingIOError:
+            continue
+        except OSError:
+            break
+        if not data:
+            break
+        got += data
+        if got.count(b"HTTP/1.1 ") >= 2:
+            break
+    statuses = [l.split(b" ")[1].decode() for l in got.split(b"\r\n") if l.startswith(b"HTTP/1.1 ")]
+    print(" ".join(statuses))
+    print("%.1f" % (time.monotonic() - start))
+
+
+GIT_CASES = {
+    "bad-length": b"zzzzgit-upload-pack /repo-sha1.git\0",
+    "length-3": b"0003",
+    "length-4": b"0004",
+    "flush": b"0000",
+    "length-too-large": b"ffff" + b"a" * 100,
+    "data-after-line": pkt(b"git-upload-pack /repo-sha1.git\0host=x\0") + b"0009done\n",
+    "garbage": pkt(bytes(range(1, 40))),
+    "receive-pack": pkt(b"git-receive-pack /repo-sha1.git\0host=x\0"),
+    "upload-archive": pkt(b"git-upload-archive /repo-sha1.git\0host=x\0"),
+    "no-path": pkt(b"git-upload-pack \0host=x\0"),
+    "relative-path": pkt(b"git-upload-pack repo-sha1.git\0host=x\0"),
+    "dot-dot": pkt(b"git-upload-pack /../srv/repo-sha1.git\0host=x\0"),
+    "missing": pkt(b"git-upload-pack /nope.git\0host=x\0"),
+    "bad-want": pkt(b"git-upload-pack /repo-sha1.git\0host=x\0"),
+}
+
+
+def git_malformed(port, case):
+    """Send the git:// bytes CASE; print the first packet answered (an
+    ERR, "advert" for a ref advertisement, or "nothing") and "closed"
+    when the server then closes."""
+    s = connect(port)
+    s.settimeout(10)
+    s.sendall(GIT_CASES[case])
+    out = "nothing"
+    try:
+        size, data = read_pkt(s)
+        out = data.decode(errors="replace").strip() if data.startswith(b"ERR ") else "advert"
+        if case == "bad-want":
+            while size:
+                size, data = read_pkt(s)
+            s.sendall(pkt("want %s side-band-64k\n" % ("1" * 40)) + b"0000")
+            size, data = read_pkt(s)
+            out += " then " + (data.decode(errors="replace").strip() if data else "flush")
+    except (EOFError, OSError):
+        pass
+    print(out + (" closed" if wait_closed(s, 5) else " open"))
+
+
+def git_trickle(port, delay):
+    """A git:// request line a byte every DELAY seconds: print the
+    seconds until the server closes."""
+    data = pkt(b"git-upload-pack /repo-sha1.git\0host=" + b"h" * 100 + b"\0")
+    s = connect(port)
+    start = time.monotonic()
+    for i in range(len(data)):
+        try:
+            s.sendall(data[i:i + 1])
+        except OSError:
+            break
+        s.setblocking(False)
+        try:
+            peek = s.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:
+            peek = None
+        except OSError:
+            peek = b""
+        s.setblocking(True)
+        if peek is not None:
+            break
+        time.sleep(float(delay))
+    print("closed" if wait_closed(s, 10) else "open")
+    print("%.1f" % (time.monotonic() - start))
+
+
+def slow_reader(port, repo, seconds, *oids):
+    """A fetch whose answer is never read: hold the connection SECONDS
+    seconds, then print whether the server closed it meanwhile."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect((HOST, int(port)))
+    body = v2_fetch_body(oids, "sha1", ("ofs-delta\n",))
+    s.sendall(b"POST /%s/git-upload-pack HTTP/1.1\r\nHost: h\r\n"
+              b"Content-Type: application/x-git-upload-pack-request\r\n"
+              b"Git-Protocol: version=2\r\nContent-Length: %d\r\n\r\n" % (repo.encode(), len(body)) + body)
+    time.sleep(float(seconds))
+    s.close()
 
 
 def main(argv):
@@ -801,7 +969,13 @@ def main(argv):
         "stall-body": stall_body,
         "steady-body": steady_body,
         "exec-limited": exec_limited,
+        "flood": flood,
+        "pipe-trickle": pipe_trickle,
+        "git-malformed": git_malformed,
+        "git-trickle": git_trickle,
+        "slow-reader": slow_reader,
         "idle": idle,
+        "get": get,
         "hold": hold,
         "conns": conns,
         "fetch-drop": fetch_drop,
@@ -810,6 +984,9 @@ def main(argv):
     }
     if cmd == "cases":
         print("\n".join(CASES))
+        return 0
+    if cmd == "git-cases":
+        print("\n".join(GIT_CASES))
         return 0
     if cmd == "soak":
         return soak_main(args)

@@ -149,6 +149,15 @@ cache_fds_match () {
 	test_cmp "$1.cachefiles" "$1.cachefds"
 }
 
+# at_rest NAME: /metrics says nothing is queued or generating, and one
+# connection is open (the one asking)
+at_rest () {
+	lib get $(cat "$1.http") /metrics >"$1.metrics" &&
+	grep "^gitpack_serve_queue_length 0$" "$1.metrics" &&
+	grep "^gitpack_serve_generations_in_flight 0$" "$1.metrics" &&
+	grep "^gitpack_serve_connections 1$" "$1.metrics"
+}
+
 vm () {
 	sed -n "s/^$2:[	 ]*\([0-9]*\) kB$/\1/p" "/proc/$(cat "$1.pid")/status"
 }
@@ -350,6 +359,94 @@ test_expect_success 'slow clients: an idle keep-alive connection is closed after
 	fds_settle slow $base
 '
 
+test_expect_success 'slow clients: bytes of a pipelined head are under the header deadline' '
+	test_when_finished "stop_server slow" &&
+	start_server slow --header-timeout=2 --idle-timeout=20 &&
+	for first in 1 2 3 4 40
+	do
+		# FIRST bytes of the next request come with the first: the rest
+		# trickles, and the header deadline (not the idle one) ends it
+		lib pipe-trickle $(cat slow.http) $first >out &&
+		cat out &&
+		{ read statuses && read secs; } <out &&
+		test "$statuses" = "200 408" &&
+		within $secs 1.8 5 || return 1
+	done
+'
+
+test_expect_success 'slow clients: a client that stops reading is dropped after --timeout' '
+	git init -q -b main big &&
+	# ~16 MB that do not compress: more than the socket buffers hold
+	head -c 12000000 /dev/urandom | base64 >big/blob &&
+	git -C big add blob &&
+	git -C big commit -q -m big &&
+	git clone -q --bare big srv/big.git &&
+	test_when_finished "rm -rf srv/big.git" &&
+	start_server slow --timeout=2 --workers=1 &&
+	test_when_finished "stop_server slow" &&
+	base=$(fds slow) &&
+	{ lib slow-reader $(cat slow.http) big.git 30 $(git -C big rev-parse HEAD) & } &&
+	reader=$! &&
+	test_when_finished "kill $reader; wait $reader; true" &&
+	# the only worker is stuck writing to it, for --timeout at most:
+	# the fetch ends (failed) long before the reader lets go
+	tries=0 &&
+	while ! grep "POST /big.git" slow.log >post
+	do
+		tries=$((tries + 1)) &&
+		test $tries -lt 250 &&
+		sleep 0.1 || return 1
+	done &&
+	cat post &&
+	grep "writing to the client" post &&
+	ms=$(sed -n "s/.* \([0-9.]*\)ms .*/\1/p" post) &&
+	within $ms 0 20000 &&
+	git ls-remote "$(http_url slow repo-sha1.git)" &&
+	kill $reader &&
+	fds_settle slow $base
+'
+
+# what each malformed git:// request line gets: an ERR packet, or the
+# connection closed without a word (a line that does not frame)
+cat >git-malformed.expect <<\EOF
+bad-length nothing closed
+length-3 nothing closed
+length-4 nothing closed
+flush nothing closed
+length-too-large nothing closed
+data-after-line nothing closed
+garbage nothing closed
+receive-pack ERR service not enabled closed
+upload-archive ERR service not enabled closed
+no-path ERR service not enabled closed
+relative-path ERR access denied or repository not exported closed
+dot-dot ERR access denied or repository not exported: /../srv/repo-sha1.git closed
+missing ERR access denied or repository not exported: /nope.git closed
+bad-want advert then ERR upload-pack: not our ref 1111111111111111111111111111111111111111 closed
+EOF
+
+test_expect_success 'malformed git:// requests: refused, and the next clone is served' '
+	start_server badgit --header-timeout=2 &&
+	test_when_finished "stop_server badgit" &&
+	base=$(fds badgit) &&
+	while read case want
+	do
+		echo "$case $(lib git-malformed $(cat badgit.git) $case)" &&
+		git ls-remote "$(git_url badgit repo-sha1.git)" >/dev/null ||
+		echo "$case: the next ls-remote failed"
+	done <git-malformed.expect >git-malformed.actual &&
+	test_cmp git-malformed.expect git-malformed.actual &&
+	# a request line trickled past the header deadline
+	lib git-trickle $(cat badgit.git) 0.05 >out &&
+	cat out &&
+	{ read closed && read secs; } <out &&
+	test "$closed" = closed &&
+	within $secs 1.8 4 &&
+	clone_ok badgit "$(git_url badgit repo-sha256.git)" c-git &&
+	fds_settle badgit $base &&
+	at_rest badgit
+'
+
 test_lazy_prereq FD_1100 'test "$(ulimit -Hn)" = unlimited || test "$(ulimit -Hn)" -ge 1100'
 
 test_expect_success FD_1100 '1,000 idle connections held, clones still served, then descriptors back' '
@@ -416,20 +513,22 @@ test_expect_success 'clients that disconnect mid-pack, over and over' '
 	clone_ok drop "$(http_url drop repo-sha1.git)" c1 &&
 	clone_ok drop "$(git_url drop repo-sha256.git)" c2 &&
 	clone_ok dropc "$(http_url dropc repo-sha256.git)" c3 &&
-	clone_ok dropc "$(git_url dropc repo-sha1.git)" c4
+	clone_ok dropc "$(git_url dropc repo-sha1.git)" c4 &&
+	at_rest drop &&
+	at_rest dropc
 '
 
 test_expect_success 'git clones killed mid-way, over and over' '
-	test_when_finished "stop_server drop" &&
-	start_server drop &&
-	test_when_finished "stop_server dropc" &&
-	start_server dropc --cache-dir=cache-drop2 &&
-	base=$(fds drop) &&
-	basec=$(fds dropc cache-drop2) &&
+	test_when_finished "stop_server kill" &&
+	start_server kill &&
+	test_when_finished "stop_server killc" &&
+	start_server killc --cache-dir=cache-drop2 &&
+	base=$(fds kill) &&
+	basec=$(fds killc cache-drop2) &&
 	for delay in 0.01 0.03 0.05 0.08 0.1 0.15 0.2 0.3
 	do
-		for url in "$(http_url drop repo-sha1.git)" "$(git_url drop repo-sha256.git)" \
-			"$(http_url dropc repo-sha256.git)" "$(git_url dropc repo-sha1.git)"
+		for url in "$(http_url kill repo-sha1.git)" "$(git_url kill repo-sha256.git)" \
+			"$(http_url killc repo-sha256.git)" "$(git_url killc repo-sha1.git)"
 		do
 			rm -rf killed &&
 			{ git clone -q --bare "$url" killed 2>/dev/null & } &&
@@ -441,13 +540,15 @@ test_expect_success 'git clones killed mid-way, over and over' '
 			# to die of the broken pipe
 		done
 	done &&
-	alive drop &&
-	alive dropc &&
-	fds_settle drop $base &&
-	fds_settle dropc $basec cache-drop2 &&
-	cache_fds_match dropc cache-drop2 &&
-	clone_ok drop "$(http_url drop repo-sha256.git)" c1 &&
-	clone_ok dropc "$(git_url dropc repo-sha256.git)" c2
+	alive kill &&
+	alive killc &&
+	fds_settle kill $base &&
+	fds_settle killc $basec cache-drop2 &&
+	cache_fds_match killc cache-drop2 &&
+	clone_ok kill "$(http_url kill repo-sha256.git)" c1 &&
+	clone_ok killc "$(git_url killc repo-sha256.git)" c2 &&
+	at_rest kill &&
+	at_rest killc
 '
 
 # fetches_bypassed NAME N: NAME.log has N fetches, each cache=bypass
@@ -460,7 +561,7 @@ fetches_bypassed () {
 
 test_expect_success 'a cache whose writes fail mid-way (the disk fills): every fetch succeeds' '
 	# files limited to 200 KB: the ~500 KB pack streams cannot be written
-	GP_SERVE_WRAP="python3 $LIB exec-limited 200000" &&
+	GP_SERVE_WRAP="python3 $LIB exec-limited fsize=200000 --" &&
 	start_server full --cache-dir=cache-full &&
 	GP_SERVE_WRAP= &&
 	test_when_finished "stop_server full" &&
@@ -479,7 +580,7 @@ test_expect_success 'a cache whose writes fail mid-way (the disk fills): every f
 '
 
 test_expect_failure 'a cache whose writes fail mid-way: concurrent identical clones all succeed' '
-	GP_SERVE_WRAP="python3 $LIB exec-limited 200000" &&
+	GP_SERVE_WRAP="python3 $LIB exec-limited fsize=200000 --" &&
 	start_server full --cache-dir=cache-full2 &&
 	GP_SERVE_WRAP= &&
 	test_when_finished "stop_server full" &&
@@ -590,6 +691,26 @@ test_expect_success '--max-connections: connections past it are closed, the serv
 	clone_ok few "$(git_url few repo-sha256.git)" c-git
 '
 
+test_expect_success 'out of descriptors: excess connections are closed at once, no busy loop' '
+	GP_SERVE_WRAP="python3 $LIB exec-limited nofile=64 --" &&
+	start_server nofd &&
+	GP_SERVE_WRAP= &&
+	test_when_finished "stop_server nofd" &&
+	base=$(fds nofd) &&
+	# 80 connections, fewer than 64 descriptors: the rest wait in the
+	# backlog, and a level-triggered listener would spin the loop
+	lib flood $(cat nofd.http) $(cat nofd.pid) 80 >out &&
+	cat out &&
+	sed -n "s/^cpu //p" out >cpu &&
+	within $(cat cpu) 0 0.5 &&
+	sed -n "s/^closed //p" out >closed &&
+	# at least those that no descriptor numbered under 64 could hold
+	test $(cat closed) -ge 16 &&
+	fds_settle nofd $base &&
+	clone_ok nofd "$(http_url nofd repo-sha1.git)" c-http &&
+	clone_ok nofd "$(git_url nofd repo-sha256.git)" c-git
+'
+
 # The soak. Clients that stay must all succeed; the servers must end
 # with their baseline descriptors, alive, and with flat memory.
 #
@@ -633,8 +754,10 @@ test_expect_success 'soak: concurrent clones and fetches, pushes, random disconn
 	fds_settle soakn $basen &&
 	fds_settle soakc $basec cache-soak &&
 	cache_fds_match soakc cache-soak &&
+	at_rest soakc &&
+	at_rest soakn &&
 	# the cache served some of it
-	grep "cache=hit\|cache=follow" soakc.log
+	grep -c "cache=hit\|cache=follow" soakc.log
 '
 
 test_done
