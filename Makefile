@@ -35,7 +35,7 @@ WARNINGS += -Werror -Wstrict-prototypes -Wmissing-prototypes
 endif
 
 BASIC_CFLAGS = -std=gnu11 -pthread -I. $(WARNINGS) -D_FILE_OFFSET_BITS=64
-LIBS = -lcrypto -lcrypt -lz -lpthread -lm
+LIBS = -lssl -lcrypto -lcrypt -lz -lpthread -lm
 
 ifndef NO_LIBDEFLATE
 HAVE_LIBDEFLATE := $(shell printf '\043include <libdeflate.h>\nint main(void){return 0;}\n' | \
@@ -56,6 +56,10 @@ ifndef NO_STATIC_CRYPTO
 LIBCRYPTO_A := $(shell $(CC) -print-file-name=libcrypto.a)
 ifneq ($(wildcard $(LIBCRYPTO_A)),)
 LIBS := $(subst -lcrypto,$(LIBCRYPTO_A),$(LIBS))
+endif
+LIBSSL_A := $(shell $(CC) -print-file-name=libssl.a)
+ifneq ($(wildcard $(LIBSSL_A)),)
+LIBS := $(subst -lssl,$(LIBSSL_A),$(LIBS))
 endif
 endif
 
@@ -172,7 +176,8 @@ fuzz-run: fuzz
 
 # server/ files that, like ewah/, include nothing of gitpack's (the
 # listeners that serve through the library, server/serve.c, do).
-SERVER_SELF_CONTAINED = server/http.c server/http.h server/body.c server/body.h
+SERVER_SELF_CONTAINED = server/http.c server/http.h server/body.c server/body.h \
+	server/git-request.c server/git-request.h
 
 # Each header compiles on its own, and ewah/ and $(SERVER_SELF_CONTAINED)
 # include nothing of gitpack's: a quoted include in ewah/ must name a file

@@ -1509,6 +1509,11 @@ bool config_parse_int64(const char *value, int64_t *out)
 	return parse_signed(value, INT64_MAX, out) == NUM_OK;
 }
 
+bool config_parse_uint64(const char *value, uint64_t *out)
+{
+	return parse_unsigned(value, UINT64_MAX, out) == NUM_OK;
+}
+
 bool config_parse_bool(const char *value, bool *out)
 {
 	int64_t num;

@@ -284,5 +284,7 @@ int config_entry_double(const struct config_entry *e, double *out, struct gp_err
 /* Value parsers shared with option handling; false when invalid. */
 bool config_parse_bool(const char *value, bool *out);
 bool config_parse_int64(const char *value, int64_t *out);
+/* A size: digits (base 0, as strtoumax) and an optional k/m/g suffix, no sign. */
+bool config_parse_uint64(const char *value, uint64_t *out);
 
 #endif

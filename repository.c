@@ -1081,6 +1081,16 @@ static int lazy_fetch(void *data, const struct object_id *oid)
 	return ret ? -1 : 0;
 }
 
+/* What follows the opening of repo->odb, however it was opened. */
+static void odb_opened(struct repository *repo)
+{
+	/* A partial clone fetches what it lacks, unless told not to (--no-lazy-fetch). */
+	const char *env = getenv("GIT_NO_LAZY_FETCH");
+	repo->promisor = promisor_remote(repo);
+	if (repo->promisor && !(env && *env && strcmp(env, "0")))
+		odb_set_missing_hook(repo->odb, lazy_fetch, repo);
+}
+
 int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err)
 {
 	if (!repo->odb) {
@@ -1096,14 +1106,29 @@ int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err)
 			return ret;
 		if (env && *env)
 			add_env_alternates(repo, repo->odb, env);
-		/* A partial clone fetches what it lacks, unless told not to (--no-lazy-fetch). */
-		env = getenv("GIT_NO_LAZY_FETCH");
-		repo->promisor = promisor_remote(repo);
-		if (repo->promisor && !(env && *env && strcmp(env, "0")))
-			odb_set_missing_hook(repo->odb, lazy_fetch, repo);
+		odb_opened(repo);
 	}
 	*out = repo->odb;
 	return 0;
+}
+
+void repo_attach_odb(struct repository *repo, struct odb *odb)
+{
+	odb_free(repo->odb);
+	free(repo->promisor);
+	repo->promisor = NULL;
+	repo->odb = odb;
+	odb_opened(repo);
+}
+
+struct odb *repo_detach_odb(struct repository *repo)
+{
+	struct odb *odb = repo->odb;
+	repo->odb = NULL;
+	/* the hook points at this repository, which the odb outlives */
+	if (odb)
+		odb_set_missing_hook(odb, NULL, NULL);
+	return odb;
 }
 
 char *repo_shallow_path(const struct repository *repo)

@@ -142,6 +142,17 @@ void repo_free(struct repository *repo);
  */
 int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err);
 
+/*
+ * For a server that keeps object stores open between requests (one
+ * store, many requests): repo_attach_odb() gives repo an odb opened
+ * before for the same object directory (and the same alternates), which
+ * repo_odb() returns from then on, set up as if repo had opened it;
+ * repo_detach_odb() takes the odb back (NULL if none was opened), so
+ * that it outlives repo_free(). An odb serves one thread at a time.
+ */
+void repo_attach_odb(struct repository *repo, struct odb *odb);
+struct odb *repo_detach_odb(struct repository *repo);
+
 /* "<gitdir>/<rel>" and "<objdir>/<rel>"; caller frees. */
 char *repo_git_path(const struct repository *repo, const char *rel);
 char *repo_obj_path(const struct repository *repo, const char *rel);

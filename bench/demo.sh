@@ -22,7 +22,11 @@
 #      upload-pack counts the objects with the bitmap);
 #   5. indexes the packs of gitpack's result with gitpack index-pack and
 #      git index-pack, and checks that gitpack's .idx and .rev are
-#      byte-identical to git's.
+#      byte-identical to git's;
+#   6. serves gitpack's result with gitpack serve to 20 simultaneous
+#      `git clone --depth=1` over HTTP, its pack cache cold then warm,
+#      beside stock git http-backend behind lighttpd (when installed),
+#      with bench/serve-clones: server CPU, wall, peak RSS, bytes made.
 #
 # Environment: GITPACK (default ./gitpack), GP_DEMO_SIZE (default medium),
 # GP_DEMO_FORMATS (default "sha1"; "sha1 sha256" checks both),
@@ -56,8 +60,8 @@ idx_objects() { od -An -tu4 --endian=big -j $((8 + 255 * 4)) -N4 "$1" | tr -d ' 
 case "$runs" in ''|*[!0-9]*|0) fail "GP_DEMO_RUNS wants a positive number" ;; esac
 
 # ---- 1. dependencies -------------------------------------------------------
-step "1/5 build dependencies"
-deps="git zlib1g-dev libssl-dev libdeflate-dev build-essential"
+step "1/6 build dependencies"
+deps="git zlib1g-dev libssl-dev libdeflate-dev libcrypt-dev build-essential lighttpd"
 if [ -f /etc/debian_version ] && [ "$(id -u)" = 0 ] && command -v dpkg-query >/dev/null &&
    command -v apt-get >/dev/null; then
 	missing=
@@ -78,7 +82,7 @@ else
 fi
 
 # ---- 2. build ---------------------------------------------------------------
-step "2/5 make"
+step "2/6 make"
 mkdir -p "$top/bench/work"
 log=$top/bench/work/make.log
 if make --no-print-directory >"$log" 2>&1; then
@@ -103,7 +107,7 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 unset GIT_DIR GIT_WORK_TREE GIT_OBJECT_DIRECTORY GIT_INDEX_FILE GIT_ALTERNATE_OBJECT_DIRECTORIES
 
 # ---- 3. sample repositories ----------------------------------------------------
-step "3/5 sample repository: a base pack and $pushes pushes"
+step "3/6 sample repository: a base pack and $pushes pushes"
 repos=()
 for fmt in $formats; do
 	src=bench/work/$size
@@ -125,7 +129,7 @@ for fmt in $formats; do
 done
 
 # ---- 4. the maintenance repack, checked by git ---------------------------------
-step "4/5 maintenance repack: gitpack vs git"
+step "4/6 maintenance repack: gitpack vs git"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/gp-demo.XXXXXX") || fail "mktemp failed"
 trap 'rm -rf "$scratch"' EXIT
 export GIT_CEILING_DIRECTORIES=$scratch
@@ -274,7 +278,7 @@ for entry in "${repos[@]}"; do
 done
 
 # ---- 5. index-pack, checked against git -------------------------------------------
-step "5/5 index-pack of gitpack's packs: gitpack vs git (--threads=$threads --rev-index)"
+step "5/6 index-pack of gitpack's packs: gitpack vs git (--threads=$threads --rev-index)"
 echo "for each pack, in a scratch directory ($scratch/index):"
 echo "  $gitpack index-pack --threads=$threads --rev-index [--object-format=F] -o gitpack/P.idx P.pack"
 echo "  git index-pack --threads=$threads --rev-index [--object-format=F] -o git/P.idx P.pack"
@@ -338,6 +342,30 @@ for entry in "${repos[@]}"; do
 	done
 done
 
+# ---- 6. the server ---------------------------------------------------------------
+step "6/6 gitpack serve: 20 simultaneous clone --depth=1 over HTTP"
+echo "the repository gitpack just maintained, served by gitpack serve (its pack cache"
+echo "cold, then warm) and, when lighttpd is installed, by git http-backend behind"
+echo "lighttpd without a cache; only the server's CPU is counted (bench/serve-clones)"
+serve_repo=$scratch/result-${formats%% *}.git
+scenarios=gitpack-cold,gitpack-warm
+[ -x /usr/sbin/lighttpd ] && scenarios=$scenarios,lighttpd
+if [ -d "$serve_repo" ] &&
+   python3 bench/serve-clones --runs 1 --clones 20 --repo "$serve_repo" --gitpack "$gitpack" \
+	--scenario "$scenarios" >"$scratch/serve.out" 2>&1; then
+	cat "$scratch/serve.out"
+	if grep -q "gitpack-cold .*(1 gens)" "$scratch/serve.out"; then
+		summary+=("serve: 20 simultaneous clones cost gitpack serve one pack generation")
+	else
+		errors+=("gitpack serve made more than one pack for 20 identical clones")
+		bad=1
+	fi
+else
+	[ -f "$scratch/serve.out" ] && tail -20 "$scratch/serve.out"
+	errors+=("bench/serve-clones failed")
+	bad=1
+fi
+
 echo
 echo "${bold}summary${plain}"
 for line in "${summary[@]}"; do
@@ -345,7 +373,7 @@ for line in "${summary[@]}"; do
 done
 echo
 if [ $bad = 0 ]; then
-	echo "${bold}OK${plain}: gitpack's maintenance repack passes git's fsck --full, multi-pack-index verify, --test-bitmap and a clone; its packs index the same with gitpack and git."
+	echo "${bold}OK${plain}: gitpack's maintenance repack passes git's fsck --full, multi-pack-index verify, --test-bitmap and a clone; its packs index the same with gitpack and git; gitpack serve answered 20 simultaneous clones with one pack generation."
 	echo "(For repeated timings on bigger repositories: bench/repack; see bench/README.md.)"
 	exit 0
 fi

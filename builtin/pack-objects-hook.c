@@ -45,26 +45,6 @@ struct hook_opts {
 	int max_age_s;
 };
 
-static bool parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	uint64_t v, unit = 1;
-	errno = 0;
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	switch (*end) {
-	case 'k': case 'K': unit = 1ull << 10; end++; break;
-	case 'm': case 'M': unit = 1ull << 20; end++; break;
-	case 'g': case 'G': unit = 1ull << 30; end++; break;
-	}
-	if (*end || v > UINT64_MAX / unit)
-		return false;
-	*out = v * unit;
-	return true;
-}
 
 /* Copy len bytes of fd from offset to out_fd (a pipe, mostly). */
 static int copy_out(int out_fd, int fd, off_t offset, uint64_t len)
@@ -266,7 +246,8 @@ int cmd_pack_objects_hook(int argc, const char **argv, struct repository *repo)
 	/* config first (the protected config that named the hook), then options */
 	if (!config_get_string(cs, "serve.cachedir", &v))
 		o.dir = v;
-	if (!config_get_string(cs, "serve.cachemaxsize", &v) && !parse_size(v, &o.max_bytes))
+	if (!config_get_string(cs, "serve.cachemaxsize", &v) &&
+	    !config_parse_uint64(v, &o.max_bytes))
 		die("bad serve.cacheMaxSize '%s'", v);
 	config_get_int(cs, "serve.cacheminoccurrences", &o.min_occurrences, &err);
 	config_get_int(cs, "serve.cachemaxage", &o.max_age_s, &err);
@@ -276,7 +257,7 @@ int cmd_pack_objects_hook(int argc, const char **argv, struct repository *repo)
 		if (!strncmp(a, "--cache-dir=", 12))
 			o.dir = a + 12;
 		else if (!strncmp(a, "--cache-max-size=", 17)) {
-			if (!parse_size(a + 17, &o.max_bytes))
+			if (!config_parse_uint64(a + 17, &o.max_bytes))
 				die("bad --cache-max-size '%s'", a + 17);
 		} else if (!strncmp(a, "--cache-min-occurrences=", 24))
 			o.min_occurrences = atoi(a + 24);

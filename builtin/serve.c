@@ -11,6 +11,7 @@
 #include "../server/auth.h"
 #include "../server/metrics.h"
 #include "../server/serve.h"
+#include "../server/tls.h"
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -27,7 +28,8 @@ struct int_key {
 };
 
 static void read_config(struct serve_options *o, const char **base, bool *export_all,
-			struct opt_string_list *http, struct opt_string_list *git,
+			struct opt_string_list *http, struct opt_string_list *https,
+			struct opt_string_list *git, const char **tls_cert, const char **tls_key,
 			const char **log, int *header_s, int *body_s, int *idle_s, int *queue_s,
 			int *max_body_mb, int *gen_queue_s, const char **auth_file, const char **cache_dir, const char **cache_size,
 			int *cache_min, int *cache_age)
@@ -66,6 +68,12 @@ static void read_config(struct serve_options *o, const char **base, bool *export
 	*export_all = config_get_bool_or(&cs, "serve.exportall", *export_all);
 	if (!config_get_string(&cs, "serve.accesslog", &v))
 		*log = xstrdup(v);
+	o->enable_receive_pack = config_get_bool_or(&cs, "serve.receivepack", false);
+	o->enable_upload_archive = config_get_bool_or(&cs, "serve.uploadarchive", false);
+	if (!config_get_string(&cs, "serve.tlscert", &v))
+		*tls_cert = xstrdup(v);
+	if (!config_get_string(&cs, "serve.tlskey", &v))
+		*tls_key = xstrdup(v);
 	if (!config_get_string(&cs, "serve.authfile", &v))
 		*auth_file = xstrdup(v);
 	if (!config_get_string(&cs, "serve.cachedir", &v))
@@ -76,6 +84,7 @@ static void read_config(struct serve_options *o, const char **base, bool *export
 	for (size_t i = 0; i < cs.nr; i++) {
 		const struct config_entry *e = &cs.items[i];
 		struct opt_string_list *list = !strcmp(e->key, "serve.http") ? http :
+					       !strcmp(e->key, "serve.https") ? https :
 					       !strcmp(e->key, "serve.git") ? git : NULL;
 		if (!list || !e->value)
 			continue;
@@ -85,32 +94,14 @@ static void read_config(struct serve_options *o, const char **base, bool *export
 	config_set_release(&cs);
 }
 
-/* "<n>[kmg]" in bytes (powers of 1024); false when it does not parse. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	uint64_t v, unit = 1;
-	errno = 0;
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	switch (*end) {
-	case 'k': case 'K': unit = 1ull << 10; end++; break;
-	case 'm': case 'M': unit = 1ull << 20; end++; break;
-	case 'g': case 'G': unit = 1ull << 30; end++; break;
-	}
-	if (*end || v > UINT64_MAX / unit)
-		return false;
-	*out = v * unit;
-	return true;
-}
 
 int cmd_serve(int argc, const char **argv, struct repository *unused)
 {
 	struct serve_options o = SERVE_OPTIONS_INIT;
 	struct opt_string_list http = { 0 }, git = { 0 }, cfg_http = { 0 }, cfg_git = { 0 };
+	struct opt_string_list enable = { 0 }, disable = { 0 }, https = { 0 }, cfg_https = { 0 };
+	const char *tls_cert = NULL, *tls_key = NULL;
+	struct serve_tls *tls = NULL;
 	struct gp_error err = GP_ERROR_INIT;
 	const char *base = NULL, *log = NULL;
 	bool export_all = false;
@@ -126,7 +117,8 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	int ret;
 
 	(void)unused;
-	read_config(&o, &base, &export_all, &cfg_http, &cfg_git, &log, &header_s, &body_s,
+	read_config(&o, &base, &export_all, &cfg_http, &cfg_https, &cfg_git, &tls_cert, &tls_key,
+		    &log, &header_s, &body_s,
 		    &idle_s, &queue_s, &max_body_mb, &gen_queue_s, &auth_file, &cache_dir, &cache_size, &cache_min, &cache_age);
 	{
 		struct option options[] = {
@@ -137,6 +129,15 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 			OPT_STRING_LIST(0, "http", &http, "host:port",
 					"serve smart HTTP on <host>:<port> (port 0: any free one)"),
 			OPT_STRING_LIST(0, "git", &git, "host:port", "serve git:// on <host>:<port>"),
+			OPT_STRING_LIST(0, "https", &https, "host:port",
+					"serve smart HTTP over TLS on <host>:<port>"),
+			OPT_STRING(0, "tls-cert", &tls_cert, "file",
+				   "the certificate chain for --https (PEM)"),
+			OPT_STRING(0, "tls-key", &tls_key, "file", "its private key (PEM)"),
+			OPT_STRING_LIST(0, "enable", &enable, "service",
+					"serve receive-pack or upload-archive too (run by stock git)"),
+			OPT_STRING_LIST(0, "disable", &disable, "service",
+					"do not serve receive-pack or upload-archive"),
 			OPT_INTEGER(0, "workers", &o.workers, "threads answering requests"),
 			OPT_INTEGER(0, "max-connections", &o.max_connections,
 				    "connections open at once"),
@@ -180,6 +181,16 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 		if (argc)
 			usage_with_options(serve_usage, options);
 	}
+	for (size_t i = 0; i < enable.nr + disable.nr; i++) {
+		bool on = i < enable.nr;
+		const char *svc = on ? enable.items[i] : disable.items[i - enable.nr];
+		if (!strcmp(svc, "receive-pack"))
+			o.enable_receive_pack = on;
+		else if (!strcmp(svc, "upload-archive"))
+			o.enable_upload_archive = on;
+		else if (strcmp(svc, "upload-pack") || !on)
+			die("unknown service '%s' (receive-pack, upload-archive)", svc);
+	}
 	if (export_all_opt >= 0)
 		export_all = export_all_opt;
 	if (!base)
@@ -190,10 +201,20 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	    o.gen_queue < 0 || gen_queue_s < 0)
 		die("serve: every limit must be positive");
 	/* the command line replaces the config's addresses, as git's options do */
-	if (!http.nr && !git.nr) {
+	if (!http.nr && !git.nr && !https.nr) {
 		http = cfg_http;
+		https = cfg_https;
 		git = cfg_git;
 	}
+	if (https.nr) {
+		if (!tls_cert || !tls_key)
+			die("--https needs --tls-cert and --tls-key");
+		if (serve_tls_open(&tls, tls_cert, tls_key, &err))
+			die_error(&err);
+	}
+	o.https_addrs = https.items;
+	o.nr_https = https.nr;
+	o.tls = tls;
 	o.base_path = base;
 	o.export_all = export_all;
 	o.http_addrs = http.items;
@@ -220,7 +241,7 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 		o.auth = auth;
 	}
 	if (cache_dir) {
-		if (cache_size && !parse_size(cache_size, &co.max_bytes))
+		if (cache_size && !config_parse_uint64(cache_size, &co.max_bytes))
 			die("bad --cache-max-size '%s'", cache_size);
 		if (cache_min < 1 || cache_age < 1)
 			die("serve: --cache-min-occurrences and --cache-max-age must be positive");
@@ -238,6 +259,7 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	serve_metrics_free(o.metrics);
 	pack_cache_free(cache);
 	serve_auth_free(auth);
+	serve_tls_free(tls);
 	if (ret)
 		die_error(&err);
 	return 0;

@@ -240,7 +240,8 @@ bool serve_auth_check(struct serve_auth *auth, const char *authorization, char *
 		ok = true;
 		goto out;
 	}
-	for (size_t i = 0; i < auth->nr_users; i++)
+	/* a name given twice: its first line counts, as htpasswd reads it */
+	for (size_t i = 0; i < auth->nr_users && !stored; i++)
 		if (strlen(auth->users[i].name) == (size_t)(colon - decoded) &&
 		    !memcmp(auth->users[i].name, decoded, (size_t)(colon - decoded)))
 			stored = xstrdup(auth->users[i].hash);

@@ -167,17 +167,6 @@ static bool check_length(struct http_body *b)
 	return true;
 }
 
-static int hex_nibble(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* RFC 9110's tchar: the characters of a field name. */
 static bool is_tchar(unsigned char c)
 {
@@ -266,7 +255,7 @@ static bool frame_byte(struct http_body *b, unsigned char c)
 
 	switch (b->state) {
 	case HTTP_BODY_S_SIZE:
-		nibble = hex_nibble(c);
+		nibble = http_hex_value(c);
 		if (nibble >= 0) {
 			if (++b->digits > HTTP_BODY_CHUNK_DIGITS)
 				return refuse(b, 400, "chunk size has too many digits");

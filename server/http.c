@@ -27,7 +27,7 @@ static bool is_ows(unsigned char c)
 	return c == ' ' || c == '\t';
 }
 
-static int hex_nibble(unsigned char c)
+int http_hex_value(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -101,8 +101,8 @@ static struct refusal parse_target(const char *t, size_t n, struct http_request 
 			int hi, lo;
 			if (path_end - i < 3)
 				return REFUSE(400, "bad percent-encoding in the path");
-			hi = hex_nibble((unsigned char)t[i + 1]);
-			lo = hex_nibble((unsigned char)t[i + 2]);
+			hi = http_hex_value((unsigned char)t[i + 1]);
+			lo = http_hex_value((unsigned char)t[i + 2]);
 			if (hi < 0 || lo < 0 || (!hi && !lo))
 				return REFUSE(400, "bad percent-encoding in the path");
 			c = (unsigned char)(hi << 4 | lo);

@@ -103,6 +103,9 @@ void http_route(const struct http_request *req, struct http_route *route);
 /* The service's name as Git's protocol spells it ("git-upload-pack"). */
 const char *http_service_name(enum http_service service);
 
+/* A hex digit's value (either case), -1 for another byte: %-escapes, chunk sizes. */
+int http_hex_value(int c);
+
 /* The reason phrase of a status this server sends ("Not Found"). */
 const char *http_status_text(int status);
 

@@ -5,9 +5,12 @@
 #include "serve.h"
 #include "auth.h"
 #include "body.h"
+#include "git-request.h"
 #include "http.h"
 #include "metrics.h"
+#include "tls.h"
 #include "../error.h"
+#include "../odb.h"
 #include "../config.h"
 #include "../pack-cache.h"
 #include "../pkt-line.h"
@@ -30,7 +33,10 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <spawn.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +46,7 @@
 /* Bytes a connection keeps between requests (a pipelined next request, say). */
 #define CONN_IN_MAX (HTTP_HEAD_MAX + 65536)
 
-enum conn_kind { CONN_HTTP, CONN_GIT };
+enum conn_kind { CONN_HTTP, CONN_GIT, CONN_HTTPS /* listeners only: its connections are CONN_HTTP with ssl */ };
 
 enum conn_state {
 	ST_HEAD,       /* reading an HTTP head (or idle between requests) */
@@ -51,6 +57,7 @@ enum conn_state {
 
 struct conn {
 	int fd;
+	struct ssl_st *ssl;        /* an https connection's TLS session */
 	enum conn_kind kind;
 	enum conn_state state;
 	char peer[INET6_ADDRSTRLEN + 8];  /* address and port, for the log */
@@ -103,6 +110,9 @@ struct server {
 	pthread_t *threads;
 	size_t nr_threads;
 	struct serve_metrics *metrics, *own_metrics;
+	/* object stores kept open between requests, under lock */
+	struct pooled_odb *pool;
+	size_t pool_len;
 	/* the generation limits, under lock */
 	struct gen_count *gen_counts;
 	size_t gen_waiting;
@@ -164,6 +174,14 @@ static int send_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* Bytes to the client, through TLS when the connection has it. */
+static int conn_send(struct conn *c, const void *buf, size_t len)
+{
+	if (c->ssl)
+		return serve_tls_write(c->ssl, buf, len);
+	return send_all(c->fd, buf, len);
 }
 
 static void set_nonblocking(int fd, bool on)
@@ -287,7 +305,7 @@ static int listen_on(struct server *srv, const char *spec, enum conn_kind kind,
 	format_address(&ss, where, sizeof(where));
 	if (srv->opts->listen_report) {
 		fprintf(srv->opts->listen_report, "gitpack serve: listening on %s://%s/\n",
-			kind == CONN_HTTP ? "http" : "git", where);
+			kind == CONN_HTTP ? "http" : kind == CONN_HTTPS ? "https" : "git", where);
 		fflush(srv->opts->listen_report);
 	}
 	srv->listen_fd[srv->nr_listen] = fd;
@@ -368,12 +386,253 @@ static bool may_read(const struct repository *repo, const char *user)
 	return !listed;
 }
 
+/* ---- services stock Git runs: receive-pack, upload-archive ------------------------ */
+
+static bool service_enabled(const struct server *srv, enum http_service service)
+{
+	switch (service) {
+	case HTTP_SERVICE_UPLOAD_PACK:
+		return true;
+	case HTTP_SERVICE_RECEIVE_PACK:
+		return srv->opts->enable_receive_pack;
+	case HTTP_SERVICE_UPLOAD_ARCHIVE:
+		return srv->opts->enable_upload_archive;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether user may push to repo: its serve.write entries name the users
+ * ("*": every authenticated one). Nobody is listed: nobody pushes.
+ */
+static bool may_write(const struct repository *repo, const char *user)
+{
+	if (!user)
+		return false;
+	for (size_t i = 0; i < repo->config.nr; i++) {
+		const struct config_entry *e = &repo->config.items[i];
+		if (!strcmp(e->key, "serve.write") && e->value &&
+		    (!strcmp(e->value, "*") || !strcmp(e->value, user)))
+			return true;
+	}
+	return false;
+}
+
+extern char **environ;
+
+/*
+ * Run "git <service> [<mode>] <gitdir>" in the git directory, with
+ * posix_spawn (never fork: this process may hold gigabytes of mappings),
+ * its standard input on in_fd, its output on out_fd (or, with out_fd
+ * -1, through a pipe into out_sink), its errors on ours, GIT_PROTOCOL
+ * set as the client asked; wait for it.
+ */
+static int spawn_git_service(struct server *srv, struct repository *repo,
+			     enum http_service service, const char *mode, const char *protocol,
+			     int in_fd, int out_fd, struct pkt_sink *out_sink, int *code,
+			     struct gp_error *err)
+{
+	int pipefd[2] = { -1, -1 };
+	const char *argv[5];
+	size_t n = 0, nenv = 0;
+	char **env;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status, ret;
+
+	(void)srv;
+	argv[n++] = "git";
+	argv[n++] = service == HTTP_SERVICE_RECEIVE_PACK ? "receive-pack" : "upload-archive";
+	if (mode)
+		argv[n++] = mode;
+	argv[n++] = repo->gitdir;
+	argv[n] = NULL;
+	while (environ[nenv])
+		nenv++;
+	env = xcalloc(nenv + 2, sizeof(*env));
+	n = 0;
+	for (size_t i = 0; i < nenv; i++)
+		if (strncmp(environ[i], "GIT_PROTOCOL=", 13))
+			env[n++] = environ[i];
+	if (protocol && *protocol)
+		env[n++] = xstrfmt("GIT_PROTOCOL=%s", protocol);
+	if (out_fd < 0) {
+		if (pipe2(pipefd, O_CLOEXEC)) {
+			free(env);
+			return gp_error_errno(err, "pipe");
+		}
+		out_fd = pipefd[1];
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	posix_spawn_file_actions_addchdir_np(&fa, repo->gitdir);
+	ret = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	if (protocol && *protocol)
+		free(env[n - 1]);
+	free(env);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	if (ret) {
+		if (pipefd[0] >= 0)
+			close(pipefd[0]);
+		errno = ret;
+		return gp_error_errno(err, "cannot run git %s", argv[1]);
+	}
+	if (pipefd[0] >= 0) {
+		/* the child's answer to the client as it comes; a gone client only drains */
+		char buf[65536];
+		bool failed = false;
+		ssize_t got;
+		while ((got = read(pipefd[0], buf, sizeof(buf))) != 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0)
+				break;
+			if (!failed && out_sink->write(out_sink, buf, (size_t)got, NULL))
+				failed = true;
+		}
+		close(pipefd[0]);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return gp_error_errno(err, "waiting for git %s", argv[1]);
+	*code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (*code)
+		return gp_error_set(err, GP_EIO, "git %s exited with %d", argv[1], *code);
+	return 0;
+}
+
+/* ---- object stores kept open ------------------------------------------------------ */
+
+/*
+ * One store, many requests: an odb a request opened (its indexes,
+ * multi-pack-index and bitmaps mapped and checked) goes back to a pool
+ * when the request ends, and the next request for the same object
+ * directory takes it instead of opening again. An odb is stamped with
+ * the pack directory's mtime when its request began: a pack added or
+ * removed, a MIDX replaced (all renames in that directory) changes it,
+ * and a stale odb is freed rather than reused. Each odb serves one
+ * request at a time (it owns its reader); the pool holds at most as many
+ * as there are workers, and they hold no delta bases while they wait.
+ */
+struct pooled_odb {
+	char *objdir;
+	struct timespec stamp;
+	struct odb *odb;
+	struct pooled_odb *next;
+};
+
+static struct timespec pack_dir_stamp(const struct repository *repo)
+{
+	struct stat st;
+	char *path = xstrfmt("%s/pack", repo->objdir);
+	struct timespec none = { 0 };
+	int ret = stat(path, &st);
+	free(path);
+	return ret ? none : st.st_mtim;
+}
+
+static bool same_stamp(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec && (a.tv_sec || a.tv_nsec);
+}
+
+/* Give repo a pooled odb of its object directory, if one is fresh. */
+static void pool_take(struct server *srv, struct repository *repo, struct timespec stamp)
+{
+	struct pooled_odb **pp, *found = NULL, *stale = NULL;
+
+	pthread_mutex_lock(&srv->lock);
+	for (pp = &srv->pool; *pp;) {
+		struct pooled_odb *p = *pp;
+		if (strcmp(p->objdir, repo->objdir)) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		srv->pool_len--;
+		if (!found && same_stamp(p->stamp, stamp)) {
+			found = p;
+		} else {
+			p->next = stale;
+			stale = p;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	while (stale) {
+		struct pooled_odb *p = stale;
+		stale = p->next;
+		odb_free(p->odb);
+		free(p->objdir);
+		free(p);
+	}
+	if (!found)
+		return;
+	odb_set_cache_limit(found->odb, 0);
+	repo_attach_odb(repo, found->odb);
+	free(found->objdir);
+	free(found);
+}
+
+/* Take repo's odb back into the pool, unless the pack directory changed. */
+static void pool_put(struct server *srv, struct repository *repo, struct timespec stamp)
+{
+	struct odb *odb = repo_detach_odb(repo);
+	struct pooled_odb *p, *drop = NULL;
+
+	if (!odb)
+		return;
+	if (!same_stamp(stamp, pack_dir_stamp(repo))) {
+		odb_free(odb);
+		return;
+	}
+	/* no delta bases kept while it waits: an idle server holds no caches */
+	odb_set_cache_limit(odb, 1);
+	p = xcalloc(1, sizeof(*p));
+	p->objdir = xstrdup(repo->objdir);
+	p->stamp = stamp;
+	p->odb = odb;
+	pthread_mutex_lock(&srv->lock);
+	p->next = srv->pool;
+	srv->pool = p;
+	if (++srv->pool_len > (size_t)srv->opts->workers) {
+		/* the oldest goes: the last of the list */
+		struct pooled_odb **pp = &srv->pool;
+		while ((*pp)->next)
+			pp = &(*pp)->next;
+		drop = *pp;
+		*pp = NULL;
+		srv->pool_len--;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (drop) {
+		odb_free(drop->odb);
+		free(drop->objdir);
+		free(drop);
+	}
+}
+
+static void pool_free(struct server *srv)
+{
+	while (srv->pool) {
+		struct pooled_odb *p = srv->pool;
+		srv->pool = p->next;
+		odb_free(p->odb);
+		free(p->objdir);
+		free(p);
+	}
+	srv->pool_len = 0;
+}
+
 /* ---- HTTP answers ----------------------------------------------------------- */
 
 /* A response body written with chunked framing (HTTP/1.1) or up to the close. */
 struct http_out {
 	struct pkt_sink sink;
-	int fd;
+	struct conn *c;
 	bool chunked;
 	bool failed;
 	uint64_t bytes;
@@ -392,7 +651,7 @@ static int http_out_headers(struct http_out *o)
 {
 	int ret = 0;
 	if (o->headers && o->headers->len) {
-		ret = send_all(o->fd, o->headers->buf, o->headers->len);
+		ret = conn_send(o->c, o->headers->buf, o->headers->len);
 		strbuf_reset(o->headers);
 	}
 	return ret;
@@ -408,6 +667,15 @@ static int http_out_send(struct http_out *o, const char *data, size_t len)
 		return 0;
 	if (http_out_headers(o))
 		return -1;
+	if (o->c->ssl) {
+		/* TLS takes no iovec: the chunk's parts in turn, one record each at most */
+		int n = snprintf(head, sizeof(head), "%zx\r\n", len);
+		if ((o->chunked && conn_send(o->c, head, (size_t)n)) || conn_send(o->c, data, len) ||
+		    (o->chunked && conn_send(o->c, "\r\n", 2)))
+			return -1;
+		o->bytes += len;
+		return 0;
+	}
 	if (o->chunked) {
 		int n = snprintf(head, sizeof(head), "%zx\r\n", len);
 		iov[0] = (struct iovec){ head, (size_t)n };
@@ -419,7 +687,7 @@ static int http_out_send(struct http_out *o, const char *data, size_t len)
 		msg.msg_iovlen = 1;
 	}
 	while (msg.msg_iovlen) {
-		ssize_t n = sendmsg(o->fd, &msg, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(o->c->fd, &msg, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -475,14 +743,14 @@ static int http_out_write(struct pkt_sink *sink, const void *buf, size_t len,
 	return 0;
 }
 
-static void http_out_init(struct http_out *o, int fd, bool chunked)
+static void http_out_init(struct http_out *o, struct conn *c, bool chunked)
 {
 	memset(&o->sink, 0, sizeof(o->sink));
 	o->sink.write = http_out_write;
 	o->sink.flush = http_out_flush;
 	o->sink.data = o;
-	o->sink.fd = fd;
-	o->fd = fd;
+	o->sink.fd = -1;
+	o->c = c;
 	o->chunked = chunked;
 	o->failed = false;
 	o->bytes = 0;
@@ -494,7 +762,7 @@ static bool http_out_finish(struct http_out *o)
 {
 	if (o->failed || http_out_flush(&o->sink, NULL) || http_out_headers(o))
 		return false;
-	if (o->chunked && send_all(o->fd, "0\r\n\r\n", 5))
+	if (o->chunked && conn_send(o->c, "0\r\n\r\n", 5))
 		return false;
 	return true;
 }
@@ -526,7 +794,7 @@ static void add_nocache_headers(struct strbuf *h)
  * A short whole answer (an error, /metrics): returns whether the
  * connection may carry another request.
  */
-static bool http_send_simple(int fd, int status, bool keep_alive, const char *extra_headers,
+static bool http_send_simple(struct conn *c, int status, bool keep_alive, const char *extra_headers,
 			     const char *type, const char *body, size_t body_len, bool head_only,
 			     uint64_t *sent)
 {
@@ -538,7 +806,7 @@ static bool http_send_simple(int fd, int status, bool keep_alive, const char *ex
 	strbuf_addf(&h, "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n", type, body_len);
 	if (!head_only)
 		strbuf_add(&h, body, body_len);
-	ok = !send_all(fd, h.buf, h.len);
+	ok = !conn_send(c, h.buf, h.len);
 	if (sent)
 		*sent = head_only ? 0 : body_len;
 	strbuf_release(&h);
@@ -573,7 +841,7 @@ static bool http_error(struct server *srv, struct conn *c, int status, const cha
 	strbuf_vaddf(&body, fmt, ap);
 	va_end(ap);
 	strbuf_addch(&body, '\n');
-	keep = http_send_simple(c->fd, status, c->req && c->req->keep_alive, extra_headers,
+	keep = http_send_simple(c, status, c->req && c->req->keep_alive, extra_headers,
 				"text/plain; charset=utf-8", body.buf, body.len,
 				c->req && c->req->method == HTTP_HEAD, &sent);
 	describe_request(c->req, what, sizeof(what));
@@ -732,14 +1000,32 @@ static int pack_send_file(struct pack_cache_client *client, int fd, uint64_t off
 	}
 	if ((ret = pkt_sink_flush(&ctx->http->sink, err)))
 		return ret;
+	if (ctx->http->c->ssl) {
+		/* no sendfile through TLS: the file's pages go through a buffer */
+		char *buf = xmalloc(65536);
+		while (len && !ret) {
+			size_t want = len < 65536 ? len : 65536;
+			ssize_t got = pread(fd, buf, want, (off_t)offset);
+			if (got <= 0)
+				ret = gp_error_errno(err, "reading the pack cache");
+			else if (http_out_send(ctx->http, buf, (size_t)got))
+				ret = gp_error_set(err, GP_EIO, "writing to the client failed");
+			offset += (uint64_t)(got > 0 ? got : 0);
+			len -= got > 0 ? (size_t)got : 0;
+		}
+		free(buf);
+		if (ret)
+			ctx->http->failed = true;
+		return ret;
+	}
 	if (ctx->http->chunked) {
 		int n = snprintf(head, sizeof(head), "%zx\r\n", len);
-		if (send_all(ctx->fd, head, (size_t)n))
+		if (conn_send(ctx->http->c, head, (size_t)n))
 			goto fail;
 	}
 	if (send_file_raw(ctx->fd, fd, offset, len, err))
 		goto fail_err;
-	if (ctx->http->chunked && send_all(ctx->fd, "\r\n", 2))
+	if (ctx->http->chunked && conn_send(ctx->http->c, "\r\n", 2))
 		goto fail;
 	ctx->http->bytes += len;
 	return 0;
@@ -881,7 +1167,7 @@ static bool http_upload_pack(struct server *srv, struct conn *c, const struct ht
 	strbuf_addstr(&h, "\r\n");
 	describe_request(req, what, sizeof(what));
 	if (req->method == HTTP_HEAD) {
-		ok = !send_all(c->fd, h.buf, h.len);
+		ok = !conn_send(c, h.buf, h.len);
 		strbuf_release(&h);
 		repo_free(repo);
 		serve_metrics_request(srv->metrics, "upload-pack", 200);
@@ -900,7 +1186,7 @@ static bool http_upload_pack(struct server *srv, struct conn *c, const struct ht
 	up.request = c->body.data ? (const void *)c->body.data : "";
 	up.request_len = c->body.len;
 	out = xmalloc(sizeof(*out));
-	http_out_init(out, c->fd, chunked);
+	http_out_init(out, c, chunked);
 	out->headers = &h;
 	ctx.http = out;
 	ret = 0;
@@ -909,8 +1195,12 @@ static bool http_upload_pack(struct server *srv, struct conn *c, const struct ht
 		if (!ret)
 			ret = pkt_flush(&out->sink, &err);
 	}
-	if (!ret)
+	if (!ret) {
+		struct timespec stamp = pack_dir_stamp(repo);
+		pool_take(srv, repo, stamp);
 		ret = upload_pack(repo, -1, &out->sink, &up, &err);
+		pool_put(srv, repo, stamp);
+	}
 	if (ctx.busy && h.len) {
 		/* nothing went out yet: the answer becomes "later" */
 		strbuf_release(&h);
@@ -930,6 +1220,107 @@ static bool http_upload_pack(struct server *srv, struct conn *c, const struct ht
 	log_request(srv, c, what, 200, out->bytes, ret ? gp_error_msg(&err) : pack_note(&ctx));
 	gp_error_clear(&err);
 	free(out);
+	repo_free(repo);
+	return ok && keep;
+}
+
+/*
+ * receive-pack (push) and upload-archive over smart HTTP, run by stock
+ * Git as http-backend runs them, under the same access rules (a push
+ * needs a user serve.write names).
+ */
+static bool http_git_service(struct server *srv, struct conn *c, const struct http_route *route)
+{
+	struct http_request *req = c->req;
+	bool info_refs = route->kind == HTTP_ROUTE_INFO_REFS;
+	const char *name = http_service_name(route->service); /* "git-receive-pack" */
+	struct gp_error err = GP_ERROR_INIT;
+	struct repository *repo;
+	struct strbuf h = STRBUF_INIT, type = STRBUF_INIT;
+	struct http_out *out;
+	char what[3100];
+	bool keep = req->keep_alive && req->minor >= 1, ok;
+	int ret, code = 0, in_fd = -1;
+
+	if (srv->opts->auth && req->authorization[0] &&
+	    !serve_auth_check(srv->opts->auth, req->authorization, c->user))
+		return http_error(srv, c, 401, "WWW-Authenticate: Basic realm=\"gitpack\"\r\n",
+				  "Authentication failed.");
+	repo = find_repo(srv, route->repo);
+	if (!repo || !may_read(repo, c->user[0] ? c->user : NULL)) {
+		repo_free(repo);
+		if (!c->user[0] && srv->opts->auth)
+			return http_error(srv, c, 401,
+					  "WWW-Authenticate: Basic realm=\"gitpack\"\r\n",
+					  "Authentication required.");
+		return http_error(srv, c, 404, NULL, "Repository not found.");
+	}
+	if (route->service == HTTP_SERVICE_RECEIVE_PACK &&
+	    !may_write(repo, c->user[0] ? c->user : NULL)) {
+		repo_free(repo);
+		if (!c->user[0] && srv->opts->auth)
+			return http_error(srv, c, 401,
+					  "WWW-Authenticate: Basic realm=\"gitpack\"\r\n",
+					  "Authentication required.");
+		return http_error(srv, c, 403, NULL, "Push not allowed.");
+	}
+	if (!info_refs) {
+		strbuf_addf(&type, "application/x-%s-request", name);
+		if (strcmp(req->content_type, type.buf)) {
+			ret = 0;
+			repo_free(repo);
+			keep = http_error(srv, c, 415, NULL,
+					  "Expected POST with Content-Type '%s', but received '%s' instead.",
+					  type.buf, req->content_type);
+			strbuf_release(&type);
+			return keep;
+		}
+		/* the body, as the child's standard input */
+		in_fd = memfd_create("gitpack-request", MFD_CLOEXEC);
+		if (in_fd < 0 || write_in_full(in_fd, c->body.data ? c->body.data : "",
+					       c->body.len) < 0 || lseek(in_fd, 0, SEEK_SET)) {
+			if (in_fd >= 0)
+				close(in_fd);
+			repo_free(repo);
+			strbuf_release(&type);
+			return http_error(srv, c, 500, NULL, "Cannot hold the request.");
+		}
+	} else {
+		in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	strbuf_reset(&type);
+	strbuf_addf(&type, "application/x-%s-%s", name, info_refs ? "advertisement" : "result");
+	add_common_headers(&h, 200, keep);
+	add_nocache_headers(&h);
+	strbuf_addf(&h, "Content-Type: %s\r\n", type.buf);
+	if (req->minor >= 1)
+		strbuf_addstr(&h, "Transfer-Encoding: chunked\r\n");
+	strbuf_addstr(&h, "\r\n");
+	out = xmalloc(sizeof(*out));
+	http_out_init(out, c, req->minor >= 1);
+	out->headers = &h;
+	ret = 0;
+	if (info_refs && upload_pack_protocol_version(req->git_protocol) < 2) {
+		ret = pkt_writef(&out->sink, &err, "# service=%s\n", name);
+		if (!ret)
+			ret = pkt_flush(&out->sink, &err);
+	}
+	if (!ret)
+		ret = spawn_git_service(srv, repo, route->service,
+					info_refs ? "--http-backend-info-refs" :
+					route->service == HTTP_SERVICE_RECEIVE_PACK ? "--stateless-rpc" : NULL,
+					req->git_protocol, in_fd, -1, &out->sink, &code, &err);
+	ok = http_out_finish(out) && !ret;
+	describe_request(req, what, sizeof(what));
+	serve_metrics_request(srv->metrics, name + 4, ret ? 500 : 200);
+	serve_metrics_bytes(srv->metrics, out->bytes);
+	log_request(srv, c, what, 200, out->bytes, ret ? gp_error_msg(&err) : NULL);
+	gp_error_clear(&err);
+	if (in_fd >= 0)
+		close(in_fd);
+	free(out);
+	strbuf_release(&h);
+	strbuf_release(&type);
 	repo_free(repo);
 	return ok && keep;
 }
@@ -958,7 +1349,7 @@ static bool http_answer(struct server *srv, struct conn *c)
 						  st.evictions);
 		}
 		serve_metrics_format(srv->metrics, &text);
-		keep = http_send_simple(c->fd, 200, req->keep_alive, NULL,
+		keep = http_send_simple(c, 200, req->keep_alive, NULL,
 					"text/plain; version=0.0.4; charset=utf-8", text.buf, text.len,
 					req->method == HTTP_HEAD, &sent);
 		log_request(srv, c, "GET /metrics", 200, sent, NULL);
@@ -971,9 +1362,11 @@ static bool http_answer(struct server *srv, struct conn *c)
 			return http_error(srv, c, 405, "Allow: GET\r\n", "Method not allowed.");
 		if (route.kind == HTTP_ROUTE_SERVICE && req->method != HTTP_POST)
 			return http_error(srv, c, 405, "Allow: POST\r\n", "Method not allowed.");
-		if (route.service != HTTP_SERVICE_UPLOAD_PACK)
+		if (!service_enabled(srv, route.service))
 			return http_error(srv, c, 403, NULL, "Service not enabled: '%s'",
 					  http_service_name(route.service));
+		if (route.service != HTTP_SERVICE_UPLOAD_PACK)
+			return http_git_service(srv, c, &route);
 		return http_upload_pack(srv, c, &route);
 	case HTTP_ROUTE_NONE:
 	default:
@@ -1001,70 +1394,57 @@ static void git_refuse(struct server *srv, struct conn *c, const char *what, con
  */
 static void git_answer(struct server *srv, struct conn *c)
 {
-	const char *line = c->in + 4, *end = c->in + c->in_len, *p, *nul;
 	struct upload_pack_options up = UPLOAD_PACK_OPTIONS_INIT;
 	struct gp_error err = GP_ERROR_INIT;
-	struct strbuf params = STRBUF_INIT, path = STRBUF_INIT;
 	struct pkt_buffered_sink *out;
 	struct repository *repo = NULL;
 	struct pack_ctx ctx = { .srv = srv, .fd = c->fd, .client = c->addr };
+	struct git_request *gr = xmalloc(sizeof(*gr));
+	enum git_request_result parsed;
+	enum http_service service;
+	const char *reason;
 	char what[512];
 	int ret;
 
-	nul = memchr(line, '\0', (size_t)(end - line));
-	if (!nul)
-		nul = end;
-	snprintf(what, sizeof(what), "git %.*s", (int)(nul - line > 400 ? 400 : nul - line), line);
-	if (strncmp(line, "git-upload-pack ", 16) || nul - line <= 16) {
-		const char *sp = memchr(line, ' ', (size_t)(nul - line));
-		if (sp && !memcmp(line, "git-", 4)) {
-			git_refuse(srv, c, what, "service not enabled");
-		} else {
-			serve_metrics_request(srv->metrics, "git", 400);
-			log_request(srv, c, what, 400, 0, "bad request line");
-		}
+	parsed = git_request_parse(c->in + 4, c->in_len - 4, gr, &reason);
+	service = gr->service;
+	snprintf(what, sizeof(what), "git %s %.400s", gr->service_name, gr->path);
+	if (parsed == GIT_REQUEST_BAD) {
+		serve_metrics_request(srv->metrics, "git", 400);
+		log_request(srv, c, what, 400, 0, reason);
 		goto out;
 	}
-	strbuf_add(&path, line + 16, (size_t)(nul - line - 16));
-	/* the extra parameters, after "host=...\0" and an empty one */
-	for (p = nul < end ? nul + 1 : end; p < end;) {
-		const char *e = memchr(p, '\0', (size_t)(end - p));
-		size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
-		if (n && strncmp(p, "host=", 5)) {
-			if (params.len)
-				strbuf_addch(&params, ':');
-			strbuf_add(&params, p, n);
-		}
-		p += n + 1;
+	if (!service_enabled(srv, service)) {
+		git_refuse(srv, c, what, "service not enabled");
+		goto out;
 	}
-	{
-		/* the path's segments, as the HTTP route checks them */
-		struct http_request fake;
-		struct http_route route;
-		memset(&fake, 0, sizeof(fake));
-		fake.method = HTTP_GET;
-		if (path.len + 10 > HTTP_TARGET_MAX || path.buf[0] != '/') {
-			git_refuse(srv, c, what, "access denied or repository not exported");
-			goto out;
-		}
-		snprintf(fake.path, sizeof(fake.path), "%s/info/refs", path.buf);
-		strcpy(fake.query, "service=git-upload-pack");
-		fake.has_query = true;
-		http_route(&fake, &route);
-		if (route.kind == HTTP_ROUTE_INFO_REFS && (repo = find_repo(srv, route.repo)) &&
-		    !may_read(repo, NULL)) {
-			/* git:// has no users: only public repositories */
-			repo_free(repo);
-			repo = NULL;
-		}
-		if (!repo) {
-			char *msg = xstrfmt("access denied or repository not exported: %s", path.buf);
-			git_refuse(srv, c, what, msg);
-			free(msg);
-			goto out;
-		}
+	if (parsed == GIT_REQUEST_OK && (repo = find_repo(srv, gr->repo)) &&
+	    (!may_read(repo, NULL) ||
+	     (service == HTTP_SERVICE_RECEIVE_PACK &&
+	      !config_get_bool_or(&repo->config, "daemon.receivepack", false)))) {
+		/*
+		 * git:// has no users: only public repositories, and a push
+		 * only where daemon.receivePack says so, as git daemon
+		 */
+		repo_free(repo);
+		repo = NULL;
 	}
-	up.version = protocol_version(params.buf);
+	if (!repo) {
+		char *msg = xstrfmt("access denied or repository not exported: %s", gr->path);
+		git_refuse(srv, c, what, msg);
+		free(msg);
+		goto out;
+	}
+	if (service != HTTP_SERVICE_UPLOAD_PACK) {
+		int code = 0;
+		ret = spawn_git_service(srv, repo, service, NULL, gr->params, c->fd, c->fd, NULL,
+					&code, &err);
+		serve_metrics_request(srv->metrics, "git", ret || code ? 500 : 200);
+		log_request(srv, c, what, ret || code ? 500 : 200, 0, ret ? gp_error_msg(&err) : NULL);
+		gp_error_clear(&err);
+		goto out;
+	}
+	up.version = protocol_version(gr->params);
 	up.timeout = srv->opts->io_timeout_s;
 	up.agent = srv->opts->agent;
 	up.pack_fn = pack_hook;
@@ -1073,7 +1453,12 @@ static void git_answer(struct server *srv, struct conn *c)
 	pkt_buffered_sink_init(out, c->fd);
 	ctx.repo = repo;
 	ctx.raw = out;
-	ret = upload_pack(repo, c->fd, &out->sink, &up, &err);
+	{
+		struct timespec stamp = pack_dir_stamp(repo);
+		pool_take(srv, repo, stamp);
+		ret = upload_pack(repo, c->fd, &out->sink, &up, &err);
+		pool_put(srv, repo, stamp);
+	}
 	if (pkt_sink_flush(&out->sink, ret ? NULL : &err) && !ret)
 		ret = -1;
 	serve_metrics_request(srv->metrics, "git", ret ? 500 : 200);
@@ -1083,14 +1468,14 @@ static void git_answer(struct server *srv, struct conn *c)
 	free(out);
 out:
 	repo_free(repo);
-	strbuf_release(&params);
-	strbuf_release(&path);
+	free(gr);
 }
 
 /* ---- workers -------------------------------------------------------------------- */
 
 static void conn_free(struct conn *c)
 {
+	serve_tls_end(c->ssl);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->body_active)
@@ -1212,7 +1597,7 @@ static void loop_refuse(struct server *srv, struct conn *c, int status, const ch
 	int n = snprintf(body, sizeof(body), "%s\n", reason ? reason : http_status_text(status));
 	if (c->kind == CONN_HTTP) {
 		/* a socket buffer takes this much at once; a peer that does not read loses it */
-		http_send_simple(c->fd, status, false, NULL, "text/plain; charset=utf-8", body,
+		http_send_simple(c, status, false, NULL, "text/plain; charset=utf-8", body,
 				 (size_t)n, false, NULL);
 		serve_metrics_request(srv->metrics, "http", status);
 	}
@@ -1245,7 +1630,7 @@ static void loop_dispatch(struct server *srv, struct conn *c)
 		return;
 	/* the queue is the bound: past it, an answer now rather than a wait */
 	if (c->kind == CONN_HTTP) {
-		http_send_simple(c->fd, 429, false, "Retry-After: 5\r\n", "text/plain; charset=utf-8",
+		http_send_simple(c, 429, false, "Retry-After: 5\r\n", "text/plain; charset=utf-8",
 				 "Too many requests; try again later.\n", 36, false, NULL);
 		serve_metrics_request(srv->metrics, "http", 429);
 	} else {
@@ -1295,9 +1680,7 @@ static bool conn_progress(struct server *srv, struct conn *c)
 		if (c->in_len < 4)
 			return true;
 		for (int i = 0; i < 4; i++) {
-			int d = c->in[i];
-			d = d >= '0' && d <= '9' ? d - '0' : d >= 'a' && d <= 'f' ? d - 'a' + 10 :
-			    d >= 'A' && d <= 'F' ? d - 'A' + 10 : -1;
+			int d = http_hex_value((unsigned char)c->in[i]);
 			if (d < 0) {
 				loop_refuse(srv, c, 400, "bad request line length");
 				return false;
@@ -1356,7 +1739,7 @@ static bool conn_progress(struct server *srv, struct conn *c)
 				return false;
 			}
 			if (br == HTTP_BODY_MORE &&
-			    send_all(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25)) {
+			    conn_send(c, "HTTP/1.1 100 Continue\r\n\r\n", 25)) {
 				loop_close(srv, c);
 				return false;
 			}
@@ -1400,7 +1783,8 @@ static void conn_readable(struct server *srv, struct conn *c)
 			loop_refuse(srv, c, 431, "request too large");
 			return;
 		}
-		n = recv(c->fd, c->in + c->in_len, room, 0);
+		n = c->ssl ? serve_tls_read(c->ssl, c->in + c->in_len, room)
+			   : recv(c->fd, c->in + c->in_len, room, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -1448,7 +1832,7 @@ static void loop_shed(struct server *srv, int lfd, enum conn_kind kind)
 		close(srv->spare_fd);
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd >= 0) {
-			serve_metrics_request(srv->metrics, kind == CONN_HTTP ? "http" : "git", 503);
+			serve_metrics_request(srv->metrics, kind == CONN_GIT ? "git" : "http", 503);
 			close(fd);
 		}
 		srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -1478,15 +1862,25 @@ static void loop_accept(struct server *srv, int lfd, enum conn_kind kind)
 			srv->nr_conns++;
 		pthread_mutex_unlock(&srv->lock);
 		if (full) {
-			serve_metrics_request(srv->metrics, kind == CONN_HTTP ? "http" : "git", 503);
+			serve_metrics_request(srv->metrics, kind == CONN_GIT ? "git" : "http", 503);
 			close(fd);
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		c = xcalloc(1, sizeof(*c));
 		c->fd = fd;
-		c->kind = kind;
-		c->state = kind == CONN_HTTP ? ST_HEAD : ST_GIT;
+		if (kind == CONN_HTTPS) {
+			c->ssl = serve_tls_session(srv->opts->tls, fd);
+			if (!c->ssl) {
+				pthread_mutex_lock(&srv->lock);
+				srv->nr_conns--;
+				pthread_mutex_unlock(&srv->lock);
+				conn_free(c);
+				continue;
+			}
+		}
+		c->kind = kind == CONN_GIT ? CONN_GIT : CONN_HTTP;
+		c->state = c->kind == CONN_HTTP ? ST_HEAD : ST_GIT;
 		c->start_ns = now_ns();
 		c->deadline_ns = c->start_ns + ms_ns(srv->opts->header_timeout_ms);
 		format_address(&ss, c->peer, sizeof(c->peer));
@@ -1524,10 +1918,15 @@ static void loop_take_returned(struct server *srv)
 		 * clock only on a connection's first byte), and may be
 		 * complete already.
 		 */
-		if (c->in_len) {
+		if (c->in_len)
 			c->deadline_ns = c->start_ns + ms_ns(srv->opts->header_timeout_ms);
-			conn_progress(srv, c);
+		/* decrypted bytes epoll cannot see: read them now */
+		if (c->ssl && serve_tls_pending(c->ssl)) {
+			conn_readable(srv, c);
+			continue;
 		}
+		if (c->in_len)
+			conn_progress(srv, c);
 	}
 }
 
@@ -1638,8 +2037,8 @@ int serve_run(const struct serve_options *opts, struct gp_error *err)
 	srv->metrics = opts->metrics;
 	if (!srv->metrics)
 		srv->metrics = srv->own_metrics = serve_metrics_new();
-	if (!opts->nr_http && !opts->nr_git) {
-		ret = gp_error_set(err, GP_EINVAL, "nothing to listen on: give --http or --git");
+	if (!opts->nr_http && !opts->nr_https && !opts->nr_git) {
+		ret = gp_error_set(err, GP_EINVAL, "nothing to listen on: give --http, --https or --git");
 		goto out;
 	}
 	srv->base_real = realpath(opts->base_path, NULL);
@@ -1666,6 +2065,9 @@ int serve_run(const struct serve_options *opts, struct gp_error *err)
 	}
 	for (size_t i = 0; i < opts->nr_http && !ret; i++)
 		ret = listen_on(srv, opts->http_addrs[i], CONN_HTTP, err);
+	for (size_t i = 0; i < opts->nr_https && !ret; i++)
+		ret = opts->tls ? listen_on(srv, opts->https_addrs[i], CONN_HTTPS, err)
+				: gp_error_set(err, GP_EINVAL, "--https needs --tls-cert and --tls-key");
 	for (size_t i = 0; i < opts->nr_git && !ret; i++)
 		ret = listen_on(srv, opts->git_addrs[i], CONN_GIT, err);
 	if (ret)
@@ -1711,6 +2113,7 @@ out:
 		close(srv->wakefd);
 	if (srv->spare_fd >= 0)
 		close(srv->spare_fd);
+	pool_free(srv);
 	serve_metrics_free(srv->own_metrics);
 	free(srv->threads);
 	free(srv->base_real);

@@ -30,6 +30,7 @@ struct gp_error;
 struct serve_metrics;
 struct pack_cache;
 struct serve_auth;
+struct serve_tls;
 
 struct serve_options {
 	const char *base_path;              /* directory the repositories are under */
@@ -38,6 +39,9 @@ struct serve_options {
 	size_t nr_http;
 	const char *const *git_addrs;
 	size_t nr_git;
+	const char *const *https_addrs;     /* smart HTTP over TLS, with tls */
+	size_t nr_https;
+	struct serve_tls *tls;              /* certificate and key (tls.h) */
 	int workers;                        /* request threads */
 	int max_connections;                /* open at once; more are closed at accept */
 	int max_queue;                      /* requests waiting for a worker; more: 429 */
@@ -63,6 +67,13 @@ struct serve_options {
 	int log_fd;                         /* one access-log line a request; -1: none */
 	/* Counters for /metrics, shared with the pack hook; NULL: serve keeps its own. */
 	struct serve_metrics *metrics;
+	/*
+	 * Services run by stock Git ("git" in PATH, started with
+	 * posix_spawn): pushes (repository config serve.write over HTTP,
+	 * daemon.receivePack over git://) and git archive --remote.
+	 */
+	bool enable_receive_pack;
+	bool enable_upload_archive;
 	/* HTTP Basic authentication (auth.h); NULL: every request is anonymous. */
 	struct serve_auth *auth;
 	/* The cache of pack streams (pack-cache.h); NULL: every pack is generated. */

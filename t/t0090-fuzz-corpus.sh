@@ -24,7 +24,7 @@ lib=$GP_BUILD_DIR/libgitpack.a
 # compare the libdeflate and zlib paths only then), and with its
 # sanitizers, which must be linked in too.
 replay_cflags="-std=gnu11 -pthread -g -O1 -I$GP_BUILD_DIR -D_FILE_OFFSET_BITS=64"
-replay_libs="-lcrypto -lz -lpthread -lm"
+replay_libs="-lcrypto -lcrypt -lz -lpthread -lm"
 build_flags=
 test -f "$GP_BUILD_DIR/.build-flags" && build_flags=$(cat "$GP_BUILD_DIR/.build-flags")
 if command -v nm >/dev/null 2>&1 && test -f "$lib"

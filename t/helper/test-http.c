@@ -21,8 +21,14 @@
  *	unless refused, "used <n>" (the body's bytes on the wire) and
  *	"rest <n>" (the bytes after it); then "length <n>", the decoded
  *	length. --out writes the decoded body to <file>.
+ *
+ *   test-tool http git-request
+ *	Parse stdin as the payload of a git:// request line
+ *	(server/git-request.h). Prints "bad <reason>", "no-repo <reason>",
+ *	or "service <name> <kind>", "path", "host", "params", "repo" lines.
  */
 #include "../../server/body.h"
+#include "../../server/git-request.h"
 #include "../../server/http.h"
 #include "../../strbuf.h"
 #include "test-tool.h"
@@ -149,6 +155,32 @@ out:
 	return ret;
 }
 
+static int cmd_git_request(void)
+{
+	static const char *const kinds[] = { "none", "upload-pack", "receive-pack",
+					     "upload-archive" };
+	struct strbuf in = STRBUF_INIT;
+	struct git_request *req = xmalloc(sizeof(*req));
+	const char *reason;
+	enum git_request_result r;
+
+	if (strbuf_read_fd(&in, 0, 4096) < 0) {
+		perror("read");
+		return 1;
+	}
+	r = git_request_parse(in.buf, in.len, req, &reason);
+	if (r == GIT_REQUEST_BAD)
+		printf("bad %s\n", reason);
+	else if (r == GIT_REQUEST_NO_REPO)
+		printf("no-repo %s\n", reason);
+	else
+		printf("service %s %s\npath %s\nhost %s\nparams %s\nrepo %s\n", req->service_name,
+		       kinds[req->service], req->path, req->host, req->params, req->repo);
+	free(req);
+	strbuf_release(&in);
+	return 0;
+}
+
 int cmd__http(int argc, const char **argv)
 {
 	struct strbuf in = STRBUF_INIT;
@@ -158,6 +190,10 @@ int cmd__http(int argc, const char **argv)
 	const char *reason = NULL;
 	int status = 0;
 
+	if (argc == 2 && !strcmp(argv[1], "git-request")) {
+		free(req);
+		return cmd_git_request();
+	}
 	if (argc >= 2 && !strcmp(argv[1], "body")) {
 		free(req);
 		return cmd_body(argc, argv);
