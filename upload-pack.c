@@ -1994,7 +1994,9 @@ static void pack_stream_key(const struct pack_job *job, struct strbuf *key)
 		       sizeof(*oids));
 	memcpy(oids, r->wants, r->nr_wants * sizeof(*oids));
 	key_add_oids(key, "want", oids, r->nr_wants);
-	memcpy(oids, r->haves, r->nr_haves * sizeof(*oids));
+	/* no haves (a clone): r->haves may be NULL, which memcpy may not take */
+	if (r->nr_haves)
+		memcpy(oids, r->haves, r->nr_haves * sizeof(*oids));
 	key_add_oids(key, "have", oids, r->nr_haves);
 	while ((oid = oidset_next(&r->walk_shallow, &pos)))
 		oids[n++] = *oid;
