@@ -394,7 +394,9 @@ static void store_state(const struct repository *repo, struct gp_hash_ctx *ctx)
 	}
 	if (dir)
 		closedir(dir);
-	qsort(names, nr, sizeof(*names), cmp_str);
+	/* no pack at all (loose objects only): names is NULL, which qsort may not take */
+	if (nr)
+		qsort(names, nr, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < nr; i++) {
 		char *path = xstrfmt("%s/%s", packdir, names[i]);
 		if (!stat(path, &st))
