@@ -362,7 +362,7 @@ test_expect_success 'slow clients: an idle keep-alive connection is closed after
 test_expect_success 'slow clients: bytes of a pipelined head are under the header deadline' '
 	test_when_finished "stop_server slow" &&
 	start_server slow --header-timeout=2 --idle-timeout=20 &&
-	for first in 1 2 3 4 40
+	for first in 1 3 40
 	do
 		# FIRST bytes of the next request come with the first: the rest
 		# trickles, and the header deadline (not the idle one) ends it
@@ -418,8 +418,8 @@ data-after-line nothing closed
 garbage nothing closed
 receive-pack ERR service not enabled closed
 upload-archive ERR service not enabled closed
-no-path ERR service not enabled closed
-relative-path ERR access denied or repository not exported closed
+no-path nothing closed
+relative-path ERR access denied or repository not exported: repo-sha1.git closed
 dot-dot ERR access denied or repository not exported: /../srv/repo-sha1.git closed
 missing ERR access denied or repository not exported: /nope.git closed
 bad-want advert then ERR upload-pack: not our ref 1111111111111111111111111111111111111111 closed
