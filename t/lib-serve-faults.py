@@ -880,6 +880,61 @@ def pipe_trickle(port, first):
     print("%.1f" % (time.monotonic() - start))
 
 
+def tls_faults(port, repo):
+    """Against --https: a client that says nothing, one that speaks plain
+    HTTP, one that sends half a ClientHello, one that trickles it, one
+    that completes the handshake and says nothing; then a request over
+    TLS. Prints one line each: what the server did and when."""
+    import ssl
+
+    def ending(s, timeout=10):
+        start = time.monotonic()
+        s.settimeout(timeout)
+        try:
+            while True:
+                if not s.recv(4096):
+                    return "closed %.1f" % (time.monotonic() - start)
+        except socket.timeout:
+            return "open"
+        except OSError:
+            return "closed %.1f" % (time.monotonic() - start)
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    into, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(into, out)
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    hello = out.read()
+
+    print("silent " + ending(connect(port)))
+    s = connect(port)
+    s.sendall(GET)
+    print("plain-http " + ending(s).split(" ")[0])
+    s = connect(port)
+    s.sendall(hello[:len(hello) // 2])
+    print("half-hello " + ending(s))
+    s = connect(port)
+    start = time.monotonic()
+    for i in range(len(hello)):
+        try:
+            s.sendall(hello[i:i + 1])
+        except OSError:
+            break
+        time.sleep(0.05)
+    # the whole hello takes 25 s at this pace
+    print("trickled-hello " + ending(s).split(" ")[0] + " %.1f" % (time.monotonic() - start))
+    c = ctx.wrap_socket(connect(port))
+    print("silent-after-handshake " + ending(c))
+    c = ctx.wrap_socket(connect(port))
+    c.sendall(b"GET /%s/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: h\r\n\r\n" % repo.encode())
+    status, head, _ = read_head(c, time.monotonic() + 10)
+    print("request %s" % status)
+
+
 GIT_CASES = {
     "bad-length": b"zzzzgit-upload-pack /repo-sha1.git\0",
     "length-3": b"0003",
@@ -976,6 +1031,7 @@ def main(argv):
         "git-malformed": git_malformed,
         "git-trickle": git_trickle,
         "slow-reader": slow_reader,
+        "tls-faults": tls_faults,
         "idle": idle,
         "get": get,
         "hold": hold,

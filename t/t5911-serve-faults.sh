@@ -447,6 +447,28 @@ test_expect_success 'malformed git:// requests: refused, and the next clone is s
 	at_rest badgit
 '
 
+test_lazy_prereq OPENSSL 'openssl version && python3 -c "import ssl"'
+
+test_expect_success OPENSSL 'TLS: handshakes that never complete end at the header deadline' '
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key -out tls.crt \
+		-days 1 -subj /CN=localhost &&
+	# the git:// and http:// listeners of start_server, and one for TLS
+	start_server tls --https=127.0.0.1:0 --tls-cert=tls.crt --tls-key=tls.key \
+		--header-timeout=2 &&
+	test_when_finished "stop_server tls" &&
+	port=$(sed -n "s|^gitpack serve: listening on https://127.0.0.1:\([0-9]*\)/$|\1|p" tls.out) &&
+	base=$(fds tls) &&
+	lib tls-faults $port repo-sha1.git >out &&
+	cat out &&
+	grep "^silent closed" out >line && within $(cut -d" " -f3 line) 1.8 4 &&
+	grep "^plain-http closed$" out &&
+	grep "^half-hello closed" out >line && within $(cut -d" " -f3 line) 1.8 4 &&
+	grep "^trickled-hello closed" out >line && within $(cut -d" " -f3 line) 1.8 5 &&
+	grep "^silent-after-handshake closed" out >line && within $(cut -d" " -f3 line) 1.8 4 &&
+	grep "^request 200$" out &&
+	fds_settle tls $base
+'
+
 test_lazy_prereq FD_1100 'test "$(ulimit -Hn)" = unlimited || test "$(ulimit -Hn)" -ge 1100'
 
 test_expect_success FD_1100 '1,000 idle connections held, clones still served, then descriptors back' '
