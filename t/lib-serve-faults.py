@@ -32,11 +32,17 @@ Commands:
                            "advert" (the ref advertisement read halfway),
                            "wants" (wants sent, no done), "haves" (a
                            have sent), "pack" (some pack bytes read)
-  queue PORT GITPORT REPO  the queue test for --workers=1 --max-queue=1:
+  queue PORT GITPORT REPO [HOLD]
+                           the queue test for --workers=1 --max-queue=1:
                            see queue_test()
   conns PORT N             open N connections and print how many the
                            server closed at once
-  soak ...                 see soak_main()
+  steady-body, pipe-trickle, slow-reader, git-malformed, git-cases,
+  git-trickle, tls-faults, flood, get
+                           see each function's docstring
+  exec-limited [fsize=BYTES] [nofile=N] -- CMD...
+                           run CMD under those resource limits
+  soak KEY=VALUE...        see soak_main()
 """
 
 import gzip
@@ -682,9 +688,8 @@ class Soak:
                 if not data:
                     break
                 got += len(data)
-            if got < nbytes and nbytes < 1000:
-                pass
         finally:
+            # half of them reset (SO_LINGER 0), half close politely
             if nbytes % 2:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
             s.close()
