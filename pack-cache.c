@@ -394,7 +394,9 @@ static void store_state(const struct repository *repo, struct gp_hash_ctx *ctx)
 	}
 	if (dir)
 		closedir(dir);
-	qsort(names, nr, sizeof(*names), cmp_str);
+	/* no pack at all (loose objects only): names is NULL, which qsort may not take */
+	if (nr)
+		qsort(names, nr, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < nr; i++) {
 		char *path = xstrfmt("%s/%s", packdir, names[i]);
 		if (!stat(path, &st))
@@ -499,11 +501,22 @@ static int tee_check(struct tee *t, struct gp_error *err)
 		return 0;
 	if (t->file_failed)
 		goto gone;
+	/*
+	 * Nobody left to read: the generation stops, and the entry fails
+	 * under the same lock, so that no request attaches between the
+	 * decision and the failure (a follower that sent part of a failed
+	 * entry would fail its fetch).
+	 */
 	pthread_mutex_lock(&t->cache->lock);
 	readers = t->e->followers > 0;
+	if (!readers) {
+		t->e->state = E_FAILED;
+		pthread_cond_broadcast(&t->cache->cond);
+	}
 	pthread_mutex_unlock(&t->cache->lock);
 	if (readers)
 		return 0;
+	t->file_failed = true;
 gone:
 	return gp_error_set(err, GP_EIO, "%s", gp_error_msg(&t->client_err));
 }

@@ -83,6 +83,14 @@ struct server {
 	char *base_real;           /* realpath of the base path */
 	size_t base_len;
 	int epfd, sigfd, wakefd;
+	/*
+	 * A descriptor held in reserve: out of descriptors (EMFILE), the
+	 * loop closes it to accept one pending connection and close that,
+	 * so that excess clients are refused at once rather than left in
+	 * the backlog, and a listener still readable does not spin the loop.
+	 */
+	int spare_fd;
+	bool listeners_paused;     /* out of descriptors and no spare: until the next tick */
 	int listen_fd[MAX_LISTENERS];
 	enum conn_kind listen_kind[MAX_LISTENERS];
 	size_t nr_listen;
@@ -1838,6 +1846,42 @@ static void conn_readable(struct server *srv, struct conn *c)
 	}
 }
 
+/* Stop (or restart) waiting on the listeners. */
+static void loop_arm_listeners(struct server *srv, bool on)
+{
+	for (size_t i = 0; i < srv->nr_listen; i++) {
+		struct epoll_event ev = { .events = on ? EPOLLIN : 0,
+					  .data.ptr = (void *)(uintptr_t)(i + 1) };
+		if (srv->listen_fd[i] >= 0)
+			epoll_ctl(srv->epfd, EPOLL_CTL_MOD, srv->listen_fd[i], &ev);
+	}
+	srv->listeners_paused = !on;
+}
+
+/*
+ * Out of descriptors with connections pending: a level-triggered
+ * listener would wake the loop at once, forever. Refuse the pending
+ * connections through the spare descriptor; without one, stop
+ * listening until the next deadline scan (250 ms), when descriptors
+ * may have come back.
+ */
+static void loop_shed(struct server *srv, int lfd, enum conn_kind kind)
+{
+	while (srv->spare_fd >= 0) {
+		int fd;
+		close(srv->spare_fd);
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0) {
+			serve_metrics_request(srv->metrics, kind == CONN_GIT ? "git" : "http", 503);
+			close(fd);
+		}
+		srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;
+	}
+	loop_arm_listeners(srv, false);
+}
+
 static void loop_accept(struct server *srv, int lfd, enum conn_kind kind)
 {
 	for (;;) {
@@ -1847,8 +1891,11 @@ static void loop_accept(struct server *srv, int lfd, enum conn_kind kind)
 		int one = 1, fd = accept4(lfd, (struct sockaddr *)&ss, &len,
 					  SOCK_NONBLOCK | SOCK_CLOEXEC);
 		bool full;
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				loop_shed(srv, lfd, kind);
 			return;
+		}
 		pthread_mutex_lock(&srv->lock);
 		full = srv->nr_conns >= srv->opts->max_connections;
 		if (!full)
@@ -1905,16 +1952,21 @@ static void loop_take_returned(struct server *srv)
 			loop_close(srv, c);
 			continue;
 		}
+		/*
+		 * Bytes of a pipelined request: its head is under the header
+		 * deadline from now, however few (conn_readable starts that
+		 * clock only on a connection's first byte), and may be
+		 * complete already.
+		 */
+		if (c->in_len)
+			c->deadline_ns = c->start_ns + ms_ns(srv->opts->header_timeout_ms);
 		/* decrypted bytes epoll cannot see: read them now */
 		if (c->ssl && serve_tls_pending(c->ssl)) {
 			conn_readable(srv, c);
 			continue;
 		}
-		/* a pipelined request may be complete already */
-		if (c->in_len && c->in_len >= 4) {
-			c->deadline_ns = c->start_ns + ms_ns(srv->opts->header_timeout_ms);
+		if (c->in_len)
 			conn_progress(srv, c);
-		}
 	}
 }
 
@@ -1980,6 +2032,10 @@ static int loop_run(struct server *srv)
 			}
 		}
 		if (now_ns() >= next_expire) {
+			if (srv->spare_fd < 0)
+				srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (srv->listeners_paused && !srv->stopping)
+				loop_arm_listeners(srv, true);
 			loop_expire(srv);
 			next_expire = now_ns() + ms_ns(250);
 		}
@@ -2014,6 +2070,7 @@ int serve_run(const struct serve_options *opts, struct gp_error *err)
 	if (opts->agent)
 		server_agent = opts->agent;
 	srv->epfd = srv->sigfd = srv->wakefd = -1;
+	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->cond, NULL);
 	pthread_cond_init(&srv->gen_cond, NULL);
@@ -2094,6 +2151,8 @@ out:
 		close(srv->sigfd);
 	if (srv->wakefd >= 0)
 		close(srv->wakefd);
+	if (srv->spare_fd >= 0)
+		close(srv->spare_fd);
 	pool_free(srv);
 	serve_metrics_free(srv->own_metrics);
 	free(srv->threads);
