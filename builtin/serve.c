@@ -260,6 +260,23 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	pack_cache_free(cache);
 	serve_auth_free(auth);
 	serve_tls_free(tls);
+	/* the config's addresses are copies; the command line's point into argv */
+	{
+		struct opt_string_list *cfg[] = { &cfg_http, &cfg_https, &cfg_git };
+		for (size_t i = 0; i < ARRAY_SIZE(cfg); i++) {
+			for (size_t j = 0; j < cfg[i]->nr; j++)
+				free((char *)cfg[i]->items[j]);
+			free(cfg[i]->items);
+		}
+		if (http.items != cfg_http.items)
+			free(http.items);
+		if (https.items != cfg_https.items)
+			free(https.items);
+		if (git.items != cfg_git.items)
+			free(git.items);
+		free(enable.items);
+		free(disable.items);
+	}
 	if (ret)
 		die_error(&err);
 	return 0;
