@@ -1733,11 +1733,6 @@ static bool conn_progress(struct server *srv, struct conn *c)
 		}
 		if (c->in_len < len)
 			return true;
-		if (c->in_len > len) {
-			/* the client speaks only after our answer begins */
-			loop_refuse(srv, c, 400, "data after the request line");
-			return false;
-		}
 		loop_dispatch(srv, c);
 		return false;
 	}
@@ -1818,6 +1813,29 @@ static void conn_readable(struct server *srv, struct conn *c)
 			}
 		}
 		room = c->in_alloc - c->in_len;
+		if (c->state == ST_GIT) {
+			/*
+			 * Exactly the request line, never past it: what follows
+			 * (git archive --remote sends its arguments at once) is
+			 * for the service, which reads the socket itself.
+			 */
+			size_t want = 4;
+			if (c->in_len >= 4) {
+				want = 0;
+				for (int i = 0; i < 4; i++) {
+					int d = http_hex_value((unsigned char)c->in[i]);
+					want = want * 16 + (size_t)(d < 0 ? 0 : d);
+				}
+				if (want < 5 || want > GIT_REQUEST_MAX)
+					want = c->in_len + 1; /* conn_progress refuses it */
+			}
+			if (want <= c->in_len) {
+				conn_progress(srv, c);
+				return;
+			}
+			if (room > want - c->in_len)
+				room = want - c->in_len;
+		}
 		if (!room) {
 			/* the state machine takes bytes faster than this fills: never here */
 			loop_refuse(srv, c, 431, "request too large");

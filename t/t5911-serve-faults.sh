@@ -407,14 +407,16 @@ test_expect_success 'slow clients: a client that stops reading is dropped after 
 '
 
 # what each malformed git:// request line gets: an ERR packet, or the
-# connection closed without a word (a line that does not frame)
+# connection closed without a word (a line that does not frame). Bytes
+# after the request line are the service's, as for git daemon (git
+# archive --remote sends its arguments at once): upload-pack answers.
 cat >git-malformed.expect <<\EOF
 bad-length nothing closed
 length-3 nothing closed
 length-4 nothing closed
 flush nothing closed
 length-too-large nothing closed
-data-after-line nothing closed
+data-after-line advert closed
 garbage nothing closed
 receive-pack ERR service not enabled closed
 upload-archive ERR service not enabled closed
