@@ -38,6 +38,15 @@ struct entry {
 	enum entry_state state;
 	int fd;                /* read-only, for readers; -1 once closed */
 	uint64_t size;         /* stream bytes readable (after the header) */
+	/*
+	 * When the file fails mid-way (the disk fills) while followers read
+	 * it: the bytes past file_size are kept in spill instead, so that a
+	 * follower that sent part of the stream can send the rest. Such an
+	 * entry is never kept.
+	 */
+	bool spilling;
+	uint64_t file_size;
+	struct strbuf spill;
 	uint64_t created_ns, used_ns;
 	unsigned refs;         /* threads using it: its writer, its readers */
 	unsigned followers;    /* readers attached while it is written */
@@ -111,6 +120,7 @@ static void entry_put(struct entry *e)
 		return;
 	if (e->fd >= 0)
 		close(e->fd);
+	strbuf_release(&e->spill);
 	free(e);
 }
 
@@ -165,6 +175,7 @@ static struct entry *entry_new(struct pack_cache *cache, const unsigned char *ke
 		e->hex[2 * i + 1] = hexdig[key[i] & 15];
 	}
 	e->fd = -1;
+	strbuf_init(&e->spill, 0);
 	e->created_ns = e->used_ns = now_ns();
 	e->listed = true;
 	e->next = cache->entries;
@@ -453,6 +464,22 @@ static int stream_entry(struct pack_cache *cache, struct entry *e,
 			pthread_cond_wait(&cache->cond, &cache->lock);
 		state = e->state;
 		avail = e->size - *sent;
+		if (avail && e->spilling && *sent >= e->file_size) {
+			/* from memory: copied under the lock, as the writer may grow it */
+			char *copy;
+			size_t n = avail > 65536 ? 65536 : (size_t)avail;
+			copy = xmalloc(n);
+			memcpy(copy, e->spill.buf + (*sent - e->file_size), n);
+			pthread_mutex_unlock(&cache->lock);
+			ret = client->out->write(client->out, copy, n, err);
+			free(copy);
+			if (ret)
+				return ret;
+			*sent += n;
+			continue;
+		}
+		if (e->spilling && avail > e->file_size - *sent)
+			avail = e->file_size - *sent;
 		pthread_mutex_unlock(&cache->lock);
 		if (avail) {
 			ret = client->send_file(client, e->fd, HEADER_SIZE + *sent, (size_t)avail, err);
@@ -481,9 +508,51 @@ struct tee {
 	struct pkt_sink *client;
 	int wfd;
 	bool client_failed, file_failed;
+	bool spilling;  /* the file failed; followers read the rest from memory */
 	struct gp_error client_err;
 	uint64_t written;
 };
+
+/* The most a spill may hold: past it, the followers fail after all. */
+#define SPILL_MAX ((size_t)512 << 20)
+
+/*
+ * The file failed: with followers attached, the rest goes to memory so
+ * that they finish; without, the entry fails (nobody attaches any more).
+ */
+static void tee_file_broke(struct tee *t)
+{
+	bool followers;
+	pthread_mutex_lock(&t->cache->lock);
+	followers = t->e->followers > 0;
+	if (followers) {
+		t->e->spilling = true;
+		t->e->file_size = t->written;
+	}
+	pthread_mutex_unlock(&t->cache->lock);
+	t->file_failed = true;
+	t->spilling = followers;
+	if (!followers) {
+		pthread_mutex_lock(&t->cache->lock);
+		t->e->state = E_FAILED;
+		pthread_cond_broadcast(&t->cache->cond);
+		pthread_mutex_unlock(&t->cache->lock);
+	}
+}
+
+static void tee_spill(struct tee *t, const void *buf, size_t len)
+{
+	pthread_mutex_lock(&t->cache->lock);
+	if (t->e->spill.len + len > SPILL_MAX) {
+		t->spilling = false;
+		t->e->state = E_FAILED;
+	} else {
+		strbuf_add(&t->e->spill, buf, len);
+		t->e->size += len;
+	}
+	pthread_cond_broadcast(&t->cache->cond);
+	pthread_mutex_unlock(&t->cache->lock);
+}
 
 static void tee_file_failed(struct tee *t)
 {
@@ -499,7 +568,7 @@ static int tee_check(struct tee *t, struct gp_error *err)
 	bool readers;
 	if (!t->client_failed)
 		return 0;
-	if (t->file_failed)
+	if (t->file_failed && !t->spilling)
 		goto gone;
 	/*
 	 * Nobody left to read: the generation stops, and the entry fails
@@ -517,6 +586,7 @@ static int tee_check(struct tee *t, struct gp_error *err)
 	if (readers)
 		return 0;
 	t->file_failed = true;
+	t->spilling = false;
 gone:
 	return gp_error_set(err, GP_EIO, "%s", gp_error_msg(&t->client_err));
 }
@@ -526,9 +596,13 @@ static int tee_write(struct pkt_sink *sink, const void *buf, size_t len, struct 
 	struct tee *t = sink->data;
 	if (!t->client_failed && t->client->write(t->client, buf, len, &t->client_err))
 		t->client_failed = true;
-	if (!t->file_failed) {
+	if (t->spilling) {
+		tee_spill(t, buf, len);
+	} else if (!t->file_failed) {
 		if (write_in_full(t->wfd, buf, len) < 0) {
-			tee_file_failed(t);
+			tee_file_broke(t);
+			if (t->spilling)
+				tee_spill(t, buf, len);
 		} else {
 			t->written += len;
 			pthread_mutex_lock(&t->cache->lock);
@@ -584,9 +658,10 @@ static int generate_entry(struct pack_cache *cache, struct entry *e, char *tmp, 
 	memcpy(header, header_magic, sizeof(header_magic));
 	for (int i = 0; i < 8; i++)
 		header[24 + i] = (unsigned char)(t.written >> (56 - 8 * i));
-	if (!t.file_failed &&
-	    (!complete || pwrite_in_full(wfd, header, sizeof(header), 0) < 0))
+	if (!complete && (!t.file_failed || t.spilling))
 		tee_file_failed(&t); /* a failed generation is never served */
+	else if (!t.file_failed && pwrite_in_full(wfd, header, sizeof(header), 0) < 0)
+		tee_file_broke(&t);
 	close(wfd);
 
 	pthread_mutex_lock(&cache->lock);
@@ -600,7 +675,8 @@ static int generate_entry(struct pack_cache *cache, struct entry *e, char *tmp, 
 		entry_unlist(cache, e);
 	} else {
 		char *path = entry_path(cache, e);
-		keep = occurrence_count(cache, e->key) >= cache->opts.min_occurrences &&
+		keep = !e->spilling &&
+		       occurrence_count(cache, e->key) >= cache->opts.min_occurrences &&
 		       !rename(tmp, path);
 		if (keep) {
 			cache->bytes += t.written + HEADER_SIZE;
@@ -610,7 +686,8 @@ static int generate_entry(struct pack_cache *cache, struct entry *e, char *tmp, 
 			entry_unlist(cache, e);
 		}
 		e->state = E_DONE;
-		e->size = t.written;
+		if (!e->spilling)
+			e->size = t.written;
 		e->used_ns = now_ns();
 		free(path);
 	}

@@ -16,7 +16,9 @@
  * file (sendfile() through the client's send_file). A generation goes on
  * when the client that started it goes away, as long as a follower
  * remains; a failed generation is never served again, and followers
- * that have sent nothing yet generate the pack themselves.
+ * that have sent nothing yet generate the pack themselves. When the
+ * file fails mid-way (the disk fills), followers get the rest from
+ * memory and the entry is not kept.
  *
  * Policy: an entry is kept for later requests only once its key has been
  * asked for min_occurrences times within max_age (the default 2: a
