@@ -53,7 +53,19 @@ enum conn_state {
 	ST_BODY,       /* reading its body */
 	ST_GIT,        /* reading a git:// request line */
 	ST_WORKER,     /* a worker's (queued or answering) */
+	ST_LINGER,     /* answered and shut for writing: reading what the peer still sends */
 };
+
+/*
+ * How long a closing connection is drained. Closing a socket with unread
+ * bytes makes the kernel send a reset, and a reset can overtake the
+ * answer still in the peer's receive queue: a client that wrote ahead
+ * (git archive --remote sends its arguments before it reads, a POST
+ * refused with 413 goes on sending) would see "connection reset" instead
+ * of the ERR or status it was sent. So the loop shuts the socket for
+ * writing and reads until the peer closes, or this long.
+ */
+#define LINGER_MS 2000
 
 struct conn {
 	int fd;
@@ -1541,15 +1553,10 @@ static void worker_hand_back(struct server *srv, struct conn *c)
 	uint64_t one = 1;
 	pthread_mutex_lock(&srv->lock);
 	srv->busy--;
-	if (c->keep) {
-		c->next = srv->returned;
-		srv->returned = c;
-	} else {
-		srv->nr_conns--;
-	}
+	/* a connection not kept comes back too, to linger */
+	c->next = srv->returned;
+	srv->returned = c;
 	pthread_mutex_unlock(&srv->lock);
-	if (!c->keep)
-		conn_free(c);
 	if (write(srv->wakefd, &one, sizeof(one)) < 0)
 		return;
 }
@@ -1630,6 +1637,45 @@ static void loop_close(struct server *srv, struct conn *c)
 	conn_free(c);
 }
 
+/* Close gently (LINGER_MS): the connection must be the loop's. */
+static void loop_linger(struct server *srv, struct conn *c)
+{
+	if (c->ssl) {
+		/* close_notify, then the raw bytes are drained as they come */
+		serve_tls_end(c->ssl);
+		c->ssl = NULL;
+	}
+	if (c->body_active)
+		http_body_release(&c->body);
+	c->body_active = false;
+	free(c->req);
+	c->req = NULL;
+	if (shutdown(c->fd, SHUT_WR)) {
+		loop_close(srv, c);
+		return;
+	}
+	c->state = ST_LINGER;
+	c->in_len = 0;
+	c->deadline_ns = now_ns() + ms_ns(LINGER_MS);
+}
+
+/* Read and drop what a lingering peer sends; closes at its end. */
+static void linger_readable(struct server *srv, struct conn *c)
+{
+	char sink[16384];
+	for (;;) {
+		ssize_t n = recv(c->fd, sink, sizeof(sink), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			loop_close(srv, c);
+			return;
+		}
+	}
+}
+
 /* A refusal the loop sends itself (bad head, too large, too slow): then close. */
 static void loop_refuse(struct server *srv, struct conn *c, int status, const char *reason)
 {
@@ -1642,7 +1688,7 @@ static void loop_refuse(struct server *srv, struct conn *c, int status, const ch
 		serve_metrics_request(srv->metrics, "http", status);
 	}
 	log_request(srv, c, c->kind == CONN_HTTP ? "http" : "git", status, 0, reason);
-	loop_close(srv, c);
+	loop_linger(srv, c);
 }
 
 static void loop_dispatch(struct server *srv, struct conn *c)
@@ -1679,10 +1725,8 @@ static void loop_dispatch(struct server *srv, struct conn *c)
 		serve_metrics_request(srv->metrics, "git", 429);
 	}
 	log_request(srv, c, "queue", 429, 0, "queue full");
-	pthread_mutex_lock(&srv->lock);
-	srv->nr_conns--;
-	pthread_mutex_unlock(&srv->lock);
-	conn_free(c);
+	loop_add(srv, c);
+	loop_linger(srv, c);
 }
 
 static void conn_consume(struct conn *c, size_t n)
@@ -1800,6 +1844,10 @@ static bool conn_progress(struct server *srv, struct conn *c)
 
 static void conn_readable(struct server *srv, struct conn *c)
 {
+	if (c->state == ST_LINGER) {
+		linger_readable(srv, c);
+		return;
+	}
 	for (;;) {
 		size_t room;
 		ssize_t n;
@@ -1962,6 +2010,11 @@ static void loop_take_returned(struct server *srv)
 		struct conn *c = list;
 		list = c->next;
 		set_nonblocking(c->fd, true);
+		if (!c->keep) {
+			loop_add(srv, c);
+			loop_linger(srv, c);
+			continue;
+		}
 		c->state = ST_HEAD;
 		c->start_ns = now_ns();
 		c->deadline_ns = c->start_ns + ms_ns(srv->stopping ? 0 : srv->opts->idle_timeout_ms);
@@ -1996,8 +2049,8 @@ static void loop_expire(struct server *srv)
 		next = c->next_all;
 		if (now < c->deadline_ns)
 			continue;
-		if (c->state == ST_HEAD && !c->in_len) {
-			/* an idle keep-alive connection: closing it is no error */
+		if ((c->state == ST_HEAD && !c->in_len) || c->state == ST_LINGER) {
+			/* an idle keep-alive connection, or one drained long enough */
 			loop_close(srv, c);
 		} else {
 			loop_refuse(srv, c, 408, c->state == ST_BODY ? "timed out reading the body"

@@ -1006,6 +1006,42 @@ def git_trickle(port, delay):
     print("%.1f" % (time.monotonic() - start))
 
 
+def write_ahead(port, proto):
+    """A client that goes on writing after the server refused it, as git
+    archive --remote writes its arguments after the request line before
+    it reads: a refused git:// request line, or an HTTP POST head over
+    the body limit, then, once the refusal is surely sent, the rest in
+    several writes; then it reads. A server that has closed the socket
+    answers those writes with a reset: prints "write failed" (git would
+    die of SIGPIPE) or "reset", else the ERR packet or the status."""
+    s = connect(port)
+    if proto == "git":
+        s.sendall(pkt(b"git-upload-archive /nope.git\0host=x\0"))
+        rest = [pkt(b"argument --prefix=" + b"x" * 1000 + b"\n") for _ in range(8)]
+    else:
+        s.sendall(POST + b"Content-Length: %d\r\n\r\n" % (64 << 20))
+        rest = [bytes(16384) for _ in range(8)]
+    time.sleep(0.3)
+    try:
+        for data in rest:
+            s.sendall(data)
+            time.sleep(0.05)
+    except OSError:
+        print("write failed")
+        return
+    try:
+        if proto == "git":
+            size, answer = read_pkt(s)
+            out = answer.decode(errors="replace").strip()
+        else:
+            status, head, body = read_head(s, time.monotonic() + 10)
+            out = str(status) if status else "reset"
+    except (EOFError, OSError):
+        out = "reset"
+    s.close()
+    print(out)
+
+
 def slow_reader(port, repo, seconds, *oids):
     """A fetch whose answer is never read: hold the connection SECONDS
     seconds, then print whether the server closed it meanwhile."""
@@ -1036,6 +1072,7 @@ def main(argv):
         "git-malformed": git_malformed,
         "git-trickle": git_trickle,
         "slow-reader": slow_reader,
+        "write-ahead": write_ahead,
         "tls-faults": tls_faults,
         "idle": idle,
         "get": get,

@@ -449,6 +449,19 @@ test_expect_success 'malformed git:// requests: refused, and the next clone is s
 	at_rest badgit
 '
 
+test_expect_success 'a refusal reaches a client that writes ahead (the close lingers)' '
+	start_server ahead --max-body-mb=1 &&
+	test_when_finished "stop_server ahead" &&
+	base=$(fds ahead) &&
+	lib write-ahead $(cat ahead.git) git >actual &&
+	echo "ERR service not enabled" >expect &&
+	test_cmp expect actual &&
+	lib write-ahead $(cat ahead.http) http >actual &&
+	echo 413 >expect &&
+	test_cmp expect actual &&
+	fds_settle ahead $base
+'
+
 test_lazy_prereq OPENSSL 'openssl version && python3 -c "import ssl"'
 
 test_expect_success OPENSSL 'TLS: handshakes that never complete end at the header deadline' '
