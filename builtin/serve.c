@@ -31,7 +31,7 @@ static void read_config(struct serve_options *o, const char **base, bool *export
 			struct opt_string_list *http, struct opt_string_list *https,
 			struct opt_string_list *git, const char **tls_cert, const char **tls_key,
 			const char **log, int *header_s, int *body_s, int *idle_s, int *queue_s,
-			int *max_body_mb, int *gen_queue_s, const char **auth_file, const char **cache_dir, const char **cache_size,
+			int *max_body_mb, int *max_bodies_mb, int *gen_queue_s, const char **auth_file, const char **cache_dir, const char **cache_size,
 			int *cache_min, int *cache_age)
 {
 	struct config_set cs = CONFIG_SET_INIT;
@@ -46,6 +46,7 @@ static void read_config(struct serve_options *o, const char **base, bool *export
 		{ "serve.idletimeout", idle_s },
 		{ "serve.timeout", &o->io_timeout_s },
 		{ "serve.maxbodymb", max_body_mb },
+		{ "serve.maxbodiesmb", max_bodies_mb },
 		{ "serve.maxgenerationsperrepo", &o->max_generations_per_repo },
 		{ "serve.maxgenerationsperclient", &o->max_generations_per_client },
 		{ "serve.generationqueue", &o->gen_queue },
@@ -107,6 +108,7 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	bool export_all = false;
 	int export_all_opt = -1;
 	int header_s = 10, body_s = 30, idle_s = 60, queue_s = 30, max_body_mb = 64;
+	int max_bodies_mb = 1024;
 	int gen_queue_s = 30;
 	struct pack_cache_options co = PACK_CACHE_OPTIONS_INIT;
 	const char *cache_dir = NULL, *cache_size = NULL;
@@ -119,7 +121,7 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	(void)unused;
 	read_config(&o, &base, &export_all, &cfg_http, &cfg_https, &cfg_git, &tls_cert, &tls_key,
 		    &log, &header_s, &body_s,
-		    &idle_s, &queue_s, &max_body_mb, &gen_queue_s, &auth_file, &cache_dir, &cache_size, &cache_min, &cache_age);
+		    &idle_s, &queue_s, &max_body_mb, &max_bodies_mb, &gen_queue_s, &auth_file, &cache_dir, &cache_size, &cache_min, &cache_age);
 	{
 		struct option options[] = {
 			OPT_STRING(0, "base-path", &base, "dir",
@@ -155,6 +157,8 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 				    "seconds of silence allowed during an answer"),
 			OPT_INTEGER(0, "max-body-mb", &max_body_mb,
 				    "largest request body, decoded, in MiB"),
+			OPT_INTEGER(0, "max-bodies-mb", &max_bodies_mb,
+				    "request bodies held at once, all connections, in MiB"),
 			OPT_INTEGER(0, "max-generations-per-repo", &o.max_generations_per_repo,
 				    "pack generations at once for one repository (0: any)"),
 			OPT_INTEGER(0, "max-generations-per-client", &o.max_generations_per_client,
@@ -197,6 +201,7 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 		die("no base path: give --base-path=<dir> (or serve.basePath)");
 	if (o.workers < 1 || o.max_connections < 1 || o.max_queue < 0 || header_s < 1 ||
 	    body_s < 1 || idle_s < 0 || queue_s < 0 || o.io_timeout_s < 1 || max_body_mb < 1 ||
+	    max_bodies_mb < 1 ||
 	    o.max_generations_per_repo < 0 || o.max_generations_per_client < 0 ||
 	    o.gen_queue < 0 || gen_queue_s < 0)
 		die("serve: every limit must be positive");
@@ -226,6 +231,7 @@ int cmd_serve(int argc, const char **argv, struct repository *unused)
 	o.idle_timeout_ms = idle_s * 1000;
 	o.queue_timeout_ms = queue_s * 1000;
 	o.max_body = (uint64_t)max_body_mb << 20;
+	o.max_bodies = (uint64_t)max_bodies_mb << 20;
 	o.gen_queue_timeout_ms = gen_queue_s * 1000;
 	o.agent = "gitpack/" GITPACK_VERSION;
 	o.listen_report = stdout;

@@ -83,6 +83,7 @@ struct conn {
 	struct http_request *req;  /* the parsed head, from ST_BODY on */
 	struct http_body body;
 	bool body_active;
+	size_t body_charged;       /* bytes of body counted in the server's bodies_held */
 	bool keep;                 /* a worker's verdict: back to the loop */
 	char user[SERVE_AUTH_USER_MAX + 1]; /* who the request authenticated as, or "" */
 	unsigned nr_requests;
@@ -107,6 +108,12 @@ struct server {
 	enum conn_kind listen_kind[MAX_LISTENERS];
 	size_t nr_listen;
 	bool stopping;
+	/*
+	 * Bytes allocated for request bodies, all connections: each is
+	 * bounded by --max-body-mb, their sum by --max-bodies-mb. Charged
+	 * by the loop as a body grows, given back by whoever releases it.
+	 */
+	uint64_t bodies_held;
 	/* the loop's own */
 	struct conn *all;
 	struct http_request scratch;
@@ -1537,12 +1544,31 @@ static void conn_free(struct conn *c)
 	free(c);
 }
 
-/* The request is answered: drop what it consumed, keep what follows. */
-static void conn_request_done(struct conn *c)
+static void conn_body_drop(struct server *srv, struct conn *c)
 {
 	if (c->body_active)
 		http_body_release(&c->body);
 	c->body_active = false;
+	__atomic_sub_fetch(&srv->bodies_held, (uint64_t)c->body_charged, __ATOMIC_RELAXED);
+	c->body_charged = 0;
+}
+
+/* Count what the body holds now; whether all bodies together hold too much. */
+static bool conn_body_charge(struct server *srv, struct conn *c)
+{
+	uint64_t held;
+	if (c->body.alloc <= c->body_charged)
+		return false;
+	held = __atomic_add_fetch(&srv->bodies_held, (uint64_t)(c->body.alloc - c->body_charged),
+				  __ATOMIC_RELAXED);
+	c->body_charged = c->body.alloc;
+	return held > srv->opts->max_bodies;
+}
+
+/* The request is answered: drop what it consumed, keep what follows. */
+static void conn_request_done(struct server *srv, struct conn *c)
+{
+	conn_body_drop(srv, c);
 	free(c->req);
 	c->req = NULL;
 	c->user[0] = '\0';
@@ -1598,7 +1624,7 @@ static void *worker_main(void *data)
 			c->keep = http_answer(srv, c);
 		}
 		c->nr_requests++;
-		conn_request_done(c);
+		conn_request_done(srv, c);
 		worker_hand_back(srv, c);
 	}
 }
@@ -1630,6 +1656,7 @@ static void loop_remove(struct server *srv, struct conn *c)
 
 static void loop_close(struct server *srv, struct conn *c)
 {
+	conn_body_drop(srv, c);
 	loop_remove(srv, c);
 	pthread_mutex_lock(&srv->lock);
 	srv->nr_conns--;
@@ -1645,9 +1672,7 @@ static void loop_linger(struct server *srv, struct conn *c)
 		serve_tls_end(c->ssl);
 		c->ssl = NULL;
 	}
-	if (c->body_active)
-		http_body_release(&c->body);
-	c->body_active = false;
+	conn_body_drop(srv, c);
 	free(c->req);
 	c->req = NULL;
 	if (shutdown(c->fd, SHUT_WR)) {
@@ -1683,8 +1708,8 @@ static void loop_refuse(struct server *srv, struct conn *c, int status, const ch
 	int n = snprintf(body, sizeof(body), "%s\n", reason ? reason : http_status_text(status));
 	if (c->kind == CONN_HTTP) {
 		/* a socket buffer takes this much at once; a peer that does not read loses it */
-		http_send_simple(c, status, false, NULL, "text/plain; charset=utf-8", body,
-				 (size_t)n, false, NULL);
+		http_send_simple(c, status, false, status == 429 ? "Retry-After: 5\r\n" : NULL,
+				 "text/plain; charset=utf-8", body, (size_t)n, false, NULL);
 		serve_metrics_request(srv->metrics, "http", status);
 	}
 	log_request(srv, c, c->kind == CONN_HTTP ? "http" : "git", status, 0, reason);
@@ -1832,6 +1857,11 @@ static bool conn_progress(struct server *srv, struct conn *c)
 		conn_consume(c, used);
 		if (r == HTTP_BODY_REFUSED) {
 			loop_refuse(srv, c, status, reason);
+			return false;
+		}
+		if (conn_body_charge(srv, c)) {
+			/* memory for bodies is spent: this one may come back later */
+			loop_refuse(srv, c, 429, "too many request bodies in memory; try again later");
 			return false;
 		}
 		if (r == HTTP_BODY_MORE)

@@ -51,6 +51,7 @@ struct serve_options {
 	int idle_timeout_ms;                /* between requests of a keep-alive connection */
 	int io_timeout_s;                   /* silence of a peer during an answer */
 	uint64_t max_body;                  /* decoded request body (413 past it) */
+	uint64_t max_bodies;                /* bodies held, all connections (429 past it) */
 	/*
 	 * Pack generations at once per repository and per client address
 	 * (0: no limit); past them a generation waits, at most gen_queue
@@ -84,7 +85,7 @@ struct serve_options {
 	.workers = 16, .max_connections = 4096, .max_queue = 256, \
 	.queue_timeout_ms = 30000, .header_timeout_ms = 10000, \
 	.body_timeout_ms = 30000, .idle_timeout_ms = 60000, .io_timeout_s = 120, \
-	.max_body = 64u << 20, .log_fd = -1, \
+	.max_body = 64u << 20, .max_bodies = 1024u << 20, .log_fd = -1, \
 	.gen_queue = 100, .gen_queue_timeout_ms = 30000, \
 }
 

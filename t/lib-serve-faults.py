@@ -1042,6 +1042,27 @@ def write_ahead(port, proto):
     print(out)
 
 
+def bodies(port, n, kib):
+    """N connections, one after the other, each sending the head of a
+    POST of 2*KIB KiB and KIB KiB of its body, then holding it: prints
+    per connection "open" (still reading its body) or the status it was
+    answered, once all were sent."""
+    n, kib = int(n), int(kib)
+    socks = []
+    for _ in range(n):
+        s = connect(port)
+        s.sendall(POST + b"Content-Length: %d\r\n\r\n" % (2 * kib << 10) + bytes(kib << 10))
+        socks.append(s)
+        time.sleep(0.2)
+    out = []
+    for s in socks:
+        status, head, rest = read_head(s, time.monotonic() + 0.5)
+        out.append(str(status) if status else "open")
+    for s in socks:
+        s.close()
+    print(" ".join(out))
+
+
 def slow_reader(port, repo, seconds, *oids):
     """A fetch whose answer is never read: hold the connection SECONDS
     seconds, then print whether the server closed it meanwhile."""
@@ -1073,6 +1094,7 @@ def main(argv):
         "git-trickle": git_trickle,
         "slow-reader": slow_reader,
         "write-ahead": write_ahead,
+        "bodies": bodies,
         "tls-faults": tls_faults,
         "idle": idle,
         "get": get,

@@ -462,6 +462,21 @@ test_expect_success 'a refusal reaches a client that writes ahead (the close lin
 	fds_settle ahead $base
 '
 
+test_expect_success 'request bodies held at once are bounded in sum (429), then served again' '
+	start_server bodies --max-body-mb=4 --max-bodies-mb=1 &&
+	test_when_finished "stop_server bodies" &&
+	base=$(fds bodies) &&
+	lib bodies $(cat bodies.http) 3 400 >actual &&
+	echo "open open 429" >expect &&
+	test_cmp expect actual &&
+	grep " 429 .*too many request bodies" bodies.log &&
+	lib bodies $(cat bodies.http) 2 400 >actual &&
+	echo "open open" >expect &&
+	test_cmp expect actual &&
+	git ls-remote "$(http_url bodies repo-sha1.git)" >/dev/null &&
+	fds_settle bodies $base
+'
+
 test_lazy_prereq OPENSSL 'openssl version && python3 -c "import ssl"'
 
 test_expect_success OPENSSL 'TLS: handshakes that never complete end at the header deadline' '
