@@ -2608,7 +2608,6 @@ int midx_write_bitmap(struct repository *repo, const char *objdir,
 		if (m && midx_is_chain(m)) {
 			/* A layer: the bitmaps of the layers below stay as they are. */
 			opts.base_objects = midx_nr_objects_in_base(m);
-			opts.fresh = true;
 		}
 		ret = bitmap_write(order, odb, &opts, &stats, err);
 		if (ret == GP_ENOTFOUND && result->bitmap_optional) {

@@ -379,6 +379,26 @@ test_expect_success GIT_NEW "compaction as git 2.55: absorbed and compacted laye
 		"commit 1" repack
 '
 
+test_expect_success "a new layer takes over the bitmaps the old chain has for its commits ($algo)" '
+	new_repo reuse-$algo &&
+	commits reuse-$algo base 30 &&
+	git -C reuse-$algo repack -adq &&
+	gitpack -C reuse-$algo repack -q $geo &&
+	test_commit -C reuse-$algo pushed &&
+	git -C reuse-$algo repack -dq &&
+	gitpack -C reuse-$algo repack $geo --progress 2>err &&
+	test_line_count = 2 $(chain reuse-$algo) &&
+	tr "\r" "\n" <err >progress &&
+	grep "^Bitmaps reused: [1-9][0-9]* of " progress &&
+	checked $algo reuse-$algo &&
+	test_commit -C reuse-$algo more &&
+	git -C reuse-$algo repack -dq &&
+	gitpack -C reuse-$algo repack $geo --progress 2>err &&
+	tr "\r" "\n" <err >progress &&
+	grep "^Bitmaps reused: [1-9][0-9]* of " progress &&
+	checked $algo reuse-$algo
+'
+
 done
 
 test_done
