@@ -1,0 +1,296 @@
+/*
+ * builtin/commit-graph.c: gitpack commit-graph write and verify, with
+ * git 2.55's options, messages and exit codes. The work is in
+ * commit-graph.c; this file gathers the starting commits (refs, packs,
+ * standard input) and prints.
+ */
+#include "../builtin.h"
+#include "../commit-graph.h"
+#include "../config.h"
+#include "../date.h"
+#include "../error.h"
+#include "../odb.h"
+#include "../packfile.h"
+#include "../parse-options.h"
+#include "../refs.h"
+#include "../repository.h"
+#include "../strbuf.h"
+
+#include <time.h>
+
+static const char *const verify_usage[] = {
+	"gitpack commit-graph verify [--object-dir <dir>] [--shallow] [--[no-]progress]",
+	NULL,
+};
+
+static const char *const write_usage[] = {
+	"gitpack commit-graph write [--object-dir <dir>] [--append]\n"
+	"                           [--split[=<strategy>]] [--reachable | --stdin-packs | --stdin-commits]\n"
+	"                           [--[no-]progress] <split-options>",
+	NULL,
+};
+
+static const char *const cg_usage[] = {
+	"gitpack commit-graph verify [--object-dir <dir>] [--shallow] [--[no-]progress]",
+	"gitpack commit-graph write [--object-dir <dir>] [--append]\n"
+	"                           [--split[=<strategy>]] [--reachable | --stdin-packs | --stdin-commits]\n"
+	"                           [--[no-]progress] <split-options>",
+	NULL,
+};
+
+struct tips {
+	struct object_id *items;
+	size_t nr, alloc;
+};
+
+static void add_tip(struct tips *t, const struct object_id *oid)
+{
+	ALLOC_GROW(t->items, t->nr + 1, t->alloc);
+	t->items[t->nr++] = *oid;
+}
+
+static int add_ref(const char *refname, const struct object_id *oid,
+		   const struct object_id *peeled, unsigned flags, void *data)
+{
+	(void)refname;
+	(void)flags;
+	add_tip(data, peeled ? peeled : oid);
+	return 0;
+}
+
+static const char *objdir_of(struct repository *repo, const char *object_dir)
+{
+	if (object_dir)
+		return object_dir;
+	if (!repo)
+		die("not a git repository (or any of the parent directories): .git");
+	return repo->objdir;
+}
+
+static struct odb *open_odb(struct repository *repo, const char *objdir, int algo)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct odb *odb = NULL;
+	if (repo && !strcmp(objdir, repo->objdir)) {
+		if (repo_odb(repo, &odb, &err))
+			die_error(&err);
+		return odb;
+	}
+	if (odb_open(&odb, objdir, algo, &err))
+		die_error(&err);
+	return odb;
+}
+
+/* Commits in a pack: what git's write takes without --reachable or --stdin-*. */
+static void add_pack_commits(struct tips *t, struct odb *odb, struct packed_git *p)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	for (uint32_t i = 0; i < p->nr_objects; i++) {
+		struct object_id oid;
+		struct object_info info;
+		pack_nth_oid(p, i, &oid);
+		if (odb_read_object_info(odb, &oid, &info, 0, &err))
+			die("unable to get type of object %s", oid_to_hex_r((char[GP_MAX_HEXSZ + 1]){ 0 }, &oid));
+		if (info.type == OBJ_COMMIT)
+			add_tip(t, &oid);
+	}
+}
+
+static int split_cb(const struct option *opt, const char *arg, int unset)
+{
+	enum commit_graph_split *split = opt->value;
+	if (unset) {
+		*split = COMMIT_GRAPH_NO_SPLIT;
+		return 0;
+	}
+	if (!arg)
+		*split = COMMIT_GRAPH_SPLIT;
+	else if (!strcmp(arg, "no-merge"))
+		*split = COMMIT_GRAPH_SPLIT_NO_MERGE;
+	else if (!strcmp(arg, "replace"))
+		*split = COMMIT_GRAPH_SPLIT_REPLACE;
+	else
+		die("unrecognized --split argument, %s", arg);
+	return 0;
+}
+
+static int expiry_cb(const struct option *opt, const char *arg, int unset)
+{
+	uint64_t *out = opt->value;
+	int64_t when;
+	if (unset || !arg) {
+		*out = 0;
+		return 0;
+	}
+	if (!parse_expiry_date(arg, (int64_t)time(NULL), &when))
+		die("malformed expiration date '%s'", arg);
+	*out = when > 0 ? (uint64_t)when : 1;
+	return 0;
+}
+
+static int cmd_write(int argc, const char **argv, struct repository *repo)
+{
+	struct commit_graph_write_opts opts = COMMIT_GRAPH_WRITE_OPTS_INIT;
+	struct commit_graph_write_result result;
+	struct gp_error err = GP_ERROR_INIT;
+	const char *object_dir = NULL;
+	int reachable = 0, stdin_packs = 0, stdin_commits = 0, append = 0, progress = -1;
+	int changed_paths = -1, max_commits = 0, size_multiple = 2, max_new_filters = -1;
+	struct tips tips = { NULL };
+	struct strbuf line = STRBUF_INIT;
+	struct odb *odb;
+	const char *objdir;
+	int algo = repo ? repo->hash_algo : GP_HASH_SHA1;
+	struct option options[] = {
+		OPT_STRING(0, "object-dir", &object_dir, "dir", "the object directory to store the graph"),
+		OPT_BOOL(0, "reachable", &reachable, "start walk at all refs"),
+		OPT_BOOL(0, "stdin-packs", &stdin_packs, "scan pack-indexes listed by stdin for commits"),
+		OPT_BOOL(0, "stdin-commits", &stdin_commits, "start walk at commits listed by stdin"),
+		OPT_BOOL(0, "append", &append, "include all commits already in the commit-graph file"),
+		OPT_BOOL(0, "changed-paths", &changed_paths, "enable computation for changed paths"),
+		OPT_CALLBACK_F(0, "split", &opts.split, "strategy",
+			       "allow writing an incremental commit-graph file", PARSE_OPT_OPTARG, split_cb),
+		OPT_INTEGER(0, "max-commits", &max_commits,
+			    "maximum number of commits in a non-base split commit-graph"),
+		OPT_INTEGER(0, "size-multiple", &size_multiple,
+			    "maximum ratio between two levels of a split commit-graph"),
+		OPT_CALLBACK(0, "expire-time", &opts.expire_time, "expiry-date",
+			     "only expire files older than a given date-time", expiry_cb),
+		OPT_INTEGER(0, "max-new-filters", &max_new_filters,
+			    "maximum number of changed-path Bloom filters to compute"),
+		OPT_BOOL(0, "progress", &progress, "force progress reporting"),
+		OPT_END(),
+	};
+	int ret = 0;
+
+	argc = parse_options(argc, argv, options, write_usage);
+	if (argc)
+		usage_with_options(write_usage, options);
+	if (reachable + stdin_packs + stdin_commits > 1)
+		die("use at most one of --reachable, --stdin-commits, or --stdin-packs");
+	if (changed_paths == 1 ||
+	    (repo && config_get_bool_or(&repo->config, "commitgraph.changedpaths", false)))
+		die("--changed-paths is not supported yet (changed-path Bloom filters are not written)");
+	if (repo && !config_get_bool_or(&repo->config, "core.commitgraph", true)) {
+		warning("attempting to write a commit-graph, but 'core.commitGraph' is disabled");
+		return 0;
+	}
+	objdir = objdir_of(repo, object_dir);
+	odb = open_odb(repo, objdir, algo);
+	opts.append = append;
+	opts.max_commits = max_commits > 0 ? (uint32_t)max_commits : 0;
+	opts.size_multiple = size_multiple > 0 ? (uint32_t)size_multiple : 2;
+	opts.progress = progress < 0 ? isatty(2) : progress;
+	if (repo) {
+		int v = 2;
+		struct gp_error cerr = GP_ERROR_INIT;
+		if (!config_get_int(&repo->config, "commitgraph.generationversion", &v, &cerr) && v == 1)
+			opts.no_generation_data = true;
+		gp_error_clear(&cerr);
+	}
+
+	if (reachable) {
+		if (!repo)
+			die("--reachable needs a repository");
+		if (refs_for_each(repo, "", add_ref, &tips, &err))
+			die_error(&err);
+	} else if (stdin_commits) {
+		while (strbuf_getline(&line, stdin)) {
+			struct object_id oid;
+			if (line.len < gp_hash_algos[algo].hexsz ||
+			    hex_to_oid(line.buf, algo, &oid)) {
+				ret = error("unexpected non-hex object ID: %s", line.buf);
+				goto out;
+			}
+			if (!odb_has_object(odb, &oid)) {
+				ret = error("invalid object: %s", line.buf);
+				goto out;
+			}
+			add_tip(&tips, &oid);
+		}
+	} else if (stdin_packs) {
+		while (strbuf_getline(&line, stdin)) {
+			struct packed_git *p = NULL;
+			char *path = xstrfmt("%s/pack/%s", objdir, line.buf);
+			if (pack_open_idx(&p, path, algo, &err)) {
+				gp_error_clear(&err);
+				free(path);
+				ret = error("error opening index for %s", line.buf);
+				goto out;
+			}
+			add_pack_commits(&tips, odb, p);
+			pack_free(p);
+			free(path);
+		}
+	} else {
+		for (size_t i = 0; i < odb_nr_packs(odb); i++)
+			add_pack_commits(&tips, odb, odb_pack(odb, i));
+	}
+
+	if (commit_graph_write(objdir, odb, algo, tips.items, tips.nr, &opts, &result, &err)) {
+		ret = error("%s", gp_error_msg(&err));
+		gp_error_clear(&err);
+		goto out;
+	}
+out:
+	strbuf_release(&line);
+	free(tips.items);
+	if (!repo || strcmp(objdir, repo->objdir))
+		odb_free(odb);
+	return ret ? 1 : 0;
+}
+
+static void report_line(const char *msg, void *data)
+{
+	(void)data;
+	error("%s", msg);
+}
+
+static int cmd_verify(int argc, const char **argv, struct repository *repo)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	const char *object_dir = NULL;
+	int shallow = 0, progress = -1;
+	struct commit_graph *g = NULL;
+	struct odb *odb;
+	const char *objdir;
+	int algo = repo ? repo->hash_algo : GP_HASH_SHA1;
+	struct option options[] = {
+		OPT_STRING(0, "object-dir", &object_dir, "dir", "the object directory to store the graph"),
+		OPT_BOOL(0, "shallow", &shallow, "if the commit-graph is split, only verify the tip file"),
+		OPT_BOOL(0, "progress", &progress, "force progress reporting"),
+		OPT_END(),
+	};
+	int ret;
+
+	argc = parse_options(argc, argv, options, verify_usage);
+	if (argc)
+		usage_with_options(verify_usage, options);
+	objdir = objdir_of(repo, object_dir);
+	ret = commit_graph_open(&g, objdir, algo, &err);
+	if (ret == GP_ENOTFOUND)
+		return 0;
+	if (ret) {
+		error("%s", gp_error_msg(&err));
+		gp_error_clear(&err);
+		return 1;
+	}
+	odb = open_odb(repo, objdir, algo);
+	ret = commit_graph_verify(g, odb, shallow, report_line, NULL);
+	commit_graph_free(g);
+	if (!repo || strcmp(objdir, repo->objdir))
+		odb_free(odb);
+	return ret ? 1 : 0;
+}
+
+int cmd_commit_graph(int argc, const char **argv, struct repository *repo)
+{
+	if (argc < 2)
+		usage_with_options(cg_usage, (struct option[]){ OPT_END() });
+	if (!strcmp(argv[1], "write"))
+		return cmd_write(argc - 1, argv + 1, repo);
+	if (!strcmp(argv[1], "verify"))
+		return cmd_verify(argc - 1, argv + 1, repo);
+	error("unknown subcommand: `%s'", argv[1]);
+	usage_with_options(cg_usage, (struct option[]){ OPT_END() });
+}

@@ -1,0 +1,134 @@
+/*
+ * commit-graph.h: the commit-graph (gitformat-commit-graph(5),
+ * technical/commit-graph): for each commit, its root tree, parents,
+ * commit date and generation numbers, so that walks need not inflate
+ * commits.
+ *
+ * A repository has either objects/info/commit-graph (one file) or a
+ * chain, objects/info/commit-graphs/commit-graph-chain naming the
+ * layers base first, each in commit-graphs/graph-<checksum>.graph. A
+ * layer's commits are numbered after those of the layers below it
+ * ("graph positions"); parents are stored as graph positions.
+ *
+ * Opening validates the whole shape of each file (header, chunk table,
+ * chunk sizes against the commit count, fanout, BASE against the chain)
+ * so that every later lookup is bounded; parent positions are checked
+ * when read. Bloom filter chunks (BIDX, BDAT) are ignored. Checksums and
+ * the agreement with the commits themselves are checked by
+ * commit_graph_verify().
+ */
+#ifndef GP_COMMIT_GRAPH_H
+#define GP_COMMIT_GRAPH_H
+
+#include "object.h"
+
+struct gp_error;
+struct odb;
+struct commit_graph;
+
+/* Positions over the whole chain, base layer first. */
+#define COMMIT_GRAPH_NO_POS UINT32_MAX
+
+/*
+ * Open the graph of the object directory objdir: the chain when
+ * commit-graphs/commit-graph-chain exists, else info/commit-graph.
+ * Errors: GP_ENOTFOUND (no graph), GP_ECORRUPT (a message naming the
+ * file and what is wrong), GP_EIO. A file whose hash version is not
+ * algo's is GP_ECORRUPT.
+ */
+int commit_graph_open(struct commit_graph **out, const char *objdir, int algo,
+		      struct gp_error *err);
+/* Open one file as a lone graph (verify, fuzzing). */
+int commit_graph_open_file(struct commit_graph **out, const char *path, int algo,
+			   struct gp_error *err);
+/* Parse a graph held in memory (borrowed; must outlive g): fuzzing. */
+int commit_graph_parse_buf(struct commit_graph **out, const unsigned char *buf, size_t len,
+			   int algo, struct gp_error *err);
+void commit_graph_free(struct commit_graph *g);
+
+/* Commits in the whole chain. */
+uint32_t commit_graph_nr_commits(const struct commit_graph *g);
+/* Layers in the chain (1 for a lone file). */
+uint32_t commit_graph_nr_layers(const struct commit_graph *g);
+
+/* The graph position of oid, or false. O(layers * log n). */
+bool commit_graph_find(const struct commit_graph *g, const struct object_id *oid,
+		       uint32_t *pos);
+/* The id at a graph position (< commit_graph_nr_commits()). */
+void commit_graph_oid(const struct commit_graph *g, uint32_t pos, struct object_id *oid);
+
+struct commit_graph_entry {
+	struct object_id tree;
+	uint64_t date;        /* commit date, 34 bits */
+	uint32_t topo_level;  /* generation number v1 */
+	uint64_t generation;  /* corrected commit date (v2), or topo_level without GDA2 */
+	uint32_t nr_parents;
+	uint32_t parents_inline[2];
+	/* Graph positions of the parents: parents_inline, or a borrowed
+	 * EDGE run read through commit_graph_parent(). */
+	const unsigned char *edges;
+};
+
+/*
+ * Read the entry at pos. Errors: GP_ECORRUPT when a parent position is
+ * outside the chain or an EDGE run leaves its chunk.
+ */
+int commit_graph_entry_at(const struct commit_graph *g, uint32_t pos,
+			  struct commit_graph_entry *e, struct gp_error *err);
+/* The n-th (< e->nr_parents) parent's graph position. */
+uint32_t commit_graph_parent(const struct commit_graph_entry *e, uint32_t n);
+
+/*
+ * Check every layer (or only the top one when shallow) against its
+ * checksum and the commits in odb, as git commit-graph verify does.
+ * Each problem is reported through report (one line, no newline);
+ * returns the number of problems (0: fine).
+ */
+typedef void commit_graph_report_fn(const char *msg, void *data);
+int commit_graph_verify(const struct commit_graph *g, struct odb *odb, bool shallow,
+			commit_graph_report_fn *report, void *data);
+
+/* ---- writing ---------------------------------------------------------- */
+
+enum commit_graph_split {
+	COMMIT_GRAPH_NO_SPLIT = 0,  /* one file, info/commit-graph */
+	COMMIT_GRAPH_SPLIT,          /* a new layer, merged by the rules below */
+	COMMIT_GRAPH_SPLIT_NO_MERGE, /* --split=no-merge */
+	COMMIT_GRAPH_SPLIT_REPLACE,  /* --split=replace: a chain of one */
+};
+
+struct commit_graph_write_opts {
+	enum commit_graph_split split;
+	/* A new layer of N commits takes in the layer below while that
+	 * has at most size_multiple * N commits, or N > max_commits (when
+	 * not 0). */
+	uint32_t size_multiple;
+	uint32_t max_commits;
+	/* Unused layer files whose mtime is at most this go; 0: now. */
+	uint64_t expire_time;
+	bool append;          /* keep the existing graph's commits */
+	bool no_generation_data; /* commitGraph.generationVersion=1: no GDA2 */
+	bool progress;
+};
+
+#define COMMIT_GRAPH_WRITE_OPTS_INIT { .size_multiple = 2 }
+
+struct commit_graph_write_result {
+	bool written;        /* false: nothing to write (no commits) */
+	bool old_unusable;   /* the existing graph did not open and was ignored */
+	uint32_t nr_commits; /* in the file written */
+};
+
+/*
+ * Write the graph of objdir for the commits reachable from tips (tags
+ * are peeled; tips that are not commits are skipped, as git does for
+ * refs and --stdin-commits). Commits come from the existing graph where
+ * it has them, else from odb. Errors: GP_ENOTFOUND (a missing commit or
+ * parent), GP_ECORRUPT, GP_EIO.
+ */
+int commit_graph_write(const char *objdir, struct odb *odb, int algo,
+		       const struct object_id *tips, size_t nr_tips,
+		       const struct commit_graph_write_opts *opts,
+		       struct commit_graph_write_result *result, struct gp_error *err);
+
+#endif
