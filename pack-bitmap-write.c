@@ -4,6 +4,7 @@
  */
 #include "pack-bitmap-write.h"
 #include "commit.h"
+#include "commit-graph.h"
 #include "config.h"
 #include "delta.h"
 #include "error.h"
@@ -399,6 +400,40 @@ static int not_in_order(struct writer *w, const struct object_id *oid, const cha
 }
 
 /* The commit at bit_pos: its index, adding (and reading) it when new. */
+/*
+ * The commit at bit_pos from the commit-graph, into info: false when the
+ * graph lacks it (or its entry is damaged: the object then decides).
+ */
+static bool commit_from_graph(struct writer *w, uint32_t bit_pos, struct commit_info *info)
+{
+	const struct commit_graph *g = w->opts->graph;
+	struct gp_error ignored = GP_ERROR_INIT;
+	struct commit_graph_entry e;
+	struct object_id oid;
+	uint32_t pos;
+
+	if (!g)
+		return false;
+	bitmap_order_oid(w->order, bit_pos, &oid);
+	if (!commit_graph_find(g, &oid, &pos))
+		return false;
+	if (commit_graph_entry_at(g, pos, &e, &ignored)) {
+		gp_error_clear(&ignored);
+		return false;
+	}
+	info->tree = e.tree;
+	info->date = e.date;
+	info->nr_parents = 0;
+	for (uint32_t i = 0; i < e.nr_parents; i++) {
+		uint32_t parent = commit_graph_parent(&e, i);
+		if (parent >= commit_graph_nr_commits(g))
+			return false;
+		ALLOC_GROW(info->parents, info->nr_parents + 1, info->alloc_parents);
+		commit_graph_oid(g, parent, &info->parents[info->nr_parents++]);
+	}
+	return true;
+}
+
 static int add_commit(struct writer *w, uint32_t bit_pos, uint32_t *index)
 {
 	struct commit_info info = COMMIT_INFO_INIT;
@@ -406,17 +441,20 @@ static int add_commit(struct writer *w, uint32_t bit_pos, uint32_t *index)
 	unsigned char *data = NULL;
 	size_t size;
 	uint32_t tree_pos;
-	int ret;
+	int ret = 0;
 
 	if (w->commit_of_bit[bit_pos] != NO_POS) {
 		*index = w->commit_of_bit[bit_pos];
 		return 0;
 	}
-	ret = read_at(w, bit_pos, OBJ_COMMIT, &data, &size);
-	if (ret)
-		return ret;
-	ret = commit_parse(data, size, w->algo, &info, w->err);
-	free(data);
+	if (!commit_from_graph(w, bit_pos, &info)) {
+		info.nr_parents = 0;
+		ret = read_at(w, bit_pos, OBJ_COMMIT, &data, &size);
+		if (ret)
+			return ret;
+		ret = commit_parse(data, size, w->algo, &info, w->err);
+		free(data);
+	}
 	if (ret) {
 		struct object_id oid;
 		char hex[GP_MAX_HEXSZ + 1];
@@ -2503,6 +2541,22 @@ int bitmap_pseudo_merges_from_repo(struct repository *repo, struct pseudo_merge_
 	return ret;
 }
 
+/*
+ * The commit-graph of objdir for the commit walk, or NULL: none, a
+ * damaged one (the commits are read instead), or core.commitGraph=false.
+ */
+static struct commit_graph *open_graph(struct repository *repo, const char *objdir)
+{
+	struct gp_error ignored = GP_ERROR_INIT;
+	struct commit_graph *g = NULL;
+	bool use = true;
+	if (config_bool_or(repo, "core.commitgraph", true, &use, &ignored) || !use ||
+	    commit_graph_open(&g, objdir, repo->hash_algo, &ignored))
+		g = NULL;
+	gp_error_clear(&ignored);
+	return g;
+}
+
 int bitmap_write_for_pack_file(struct repository *repo, const char *idx_path,
 			       int threads, bool progress, struct gp_error *err)
 {
@@ -2510,6 +2564,7 @@ int bitmap_write_for_pack_file(struct repository *repo, const char *idx_path,
 	struct bitmap_write_stats stats = { 0 };
 	struct bitmap_write_tip *tips = NULL;
 	struct bitmap_order *order = NULL;
+	struct commit_graph *graph = NULL;
 	struct packed_git *p = NULL;
 	struct pseudo_merge_config pseudo = PSEUDO_MERGE_CONFIG_INIT;
 	struct pseudo_merge_ref *pseudo_refs = NULL;
@@ -2540,8 +2595,10 @@ int bitmap_write_for_pack_file(struct repository *repo, const char *idx_path,
 		opts.pseudo_merges = &pseudo;
 		opts.pseudo_refs = pseudo_refs;
 		opts.nr_pseudo_refs = nr_pseudo_refs;
+		opts.graph = graph = open_graph(repo, repo->objdir);
 		ret = bitmap_write(order, odb, &opts, &stats, err);
 	}
+	commit_graph_free(graph);
 	bitmap_order_free(order);
 	pack_free(p);
 	free(tips);
@@ -2565,6 +2622,7 @@ int midx_write_bitmap(struct repository *repo, const char *objdir,
 	size_t nr_pseudo_refs = 0;
 	struct midx *m = NULL;
 	struct odb *odb = NULL;
+	struct commit_graph *graph = NULL;
 	char *path = NULL;
 	int algo = repo->hash_algo;
 	int ret = 0;
@@ -2609,6 +2667,7 @@ int midx_write_bitmap(struct repository *repo, const char *objdir,
 			/* A layer: the bitmaps of the layers below stay as they are. */
 			opts.base_objects = midx_nr_objects_in_base(m);
 		}
+		opts.graph = graph = open_graph(repo, objdir);
 		ret = bitmap_write(order, odb, &opts, &stats, err);
 		if (ret == GP_ENOTFOUND && result->bitmap_optional) {
 			gp_error_clear(err);
@@ -2623,6 +2682,7 @@ int midx_write_bitmap(struct repository *repo, const char *objdir,
 	if (ret)
 		midx_write_abort(result);
 out:
+	commit_graph_free(graph);
 	free(path);
 	bitmap_index_free(existing);
 	bitmap_order_free(order);

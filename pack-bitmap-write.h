@@ -116,7 +116,15 @@ struct bitmap_write_opts {
 	const struct pseudo_merge_config *pseudo_merges;
 	const struct pseudo_merge_ref *pseudo_refs;
 	size_t nr_pseudo_refs;
+	/*
+	 * The repository's commit-graph, or NULL: the commit walk takes a
+	 * commit's tree, parents and date from it instead of inflating the
+	 * commit (the commits it lacks are read), as git trusts its graph.
+	 */
+	const struct commit_graph *graph;
 };
+
+struct commit_graph;
 
 struct bitmap_write_stats {
 	uint32_t nr_commits;   /* reachable from the tips */

@@ -399,6 +399,30 @@ test_expect_success "a new layer takes over the bitmaps the old chain has for it
 	checked $algo reuse-$algo
 '
 
+test_expect_success "a layer built with the commit-graph is the layer built without ($algo)" '
+	new_repo graph-$algo &&
+	commits graph-$algo base 20 &&
+	git -C graph-$algo repack -adq &&
+	gitpack -C graph-$algo repack -q $geo &&
+	git -C graph-$algo checkout -q -b side HEAD~5 &&
+	commits graph-$algo side 3 &&
+	git -C graph-$algo checkout -q main &&
+	git -C graph-$algo merge -q --no-edit side &&
+	git -C graph-$algo repack -dq &&
+	gitpack -C graph-$algo commit-graph write --reachable --no-progress &&
+	test_path_is_file graph-$algo/.git/objects/info/commit-graph &&
+	rm -rf nograph-$algo &&
+	cp -R graph-$algo nograph-$algo &&
+	gitpack -C graph-$algo repack -q $geo &&
+	gitpack -C nograph-$algo -c core.commitGraph=false repack -q $geo &&
+	test_cmp $(chain nograph-$algo) $(chain graph-$algo) &&
+	for f in graph-$algo/.git/objects/pack/multi-pack-index.d/*.bitmap
+	do
+		test_cmp_bin $f nograph-$algo/.git/objects/pack/multi-pack-index.d/${f##*/} || return 1
+	done &&
+	checked $algo graph-$algo
+'
+
 done
 
 test_done
