@@ -1543,6 +1543,7 @@ struct reuse {
 	struct bitmap scratch;
 	struct resolver lazy;   /* reads trees when a walk needs them */
 	uint32_t nr_reused;     /* bitmaps taken over */
+	uint32_t nr_rows;       /* entries over every layer of the old chain */
 };
 
 /* Reuse pays when runs hold at least this share of the new order. */
@@ -1649,12 +1650,22 @@ static void reuse_mark_commits(struct writer *w)
 	const struct bitmap_order *old;
 	if (!ru)
 		return;
-	old = bitmap_index_order(ru->bi);
-	for (uint32_t row = 0; row < bitmap_index_nr_entries(ru->bi); row++) {
-		uint32_t old_bit = bitmap_order_index_to_bit(old, bitmap_index_entry_commit(ru->bi, row));
-		uint32_t new_bit = old_bit < ru->nr_old ? ru->new_of_old[old_bit] : NO_POS;
-		if (new_bit != NO_POS && w->commit_of_bit[new_bit] != NO_POS)
-			w->commits[w->commit_of_bit[new_bit]].old_row = row;
+	/*
+	 * Every layer of an old chain: a new top layer's commits mostly
+	 * descend from commits whose bitmaps the layers below hold. Rows
+	 * are numbered across the layers, the top layer's first.
+	 */
+	for (struct bitmap_index *layer = ru->bi; layer; layer = bitmap_index_base(layer)) {
+		uint32_t first = ru->nr_rows, nr = bitmap_index_nr_entries(layer);
+		old = bitmap_index_order(layer);
+		ru->nr_rows += nr;
+		for (uint32_t row = 0; old && row < nr; row++) {
+			uint32_t old_bit = bitmap_order_index_to_bit(old, bitmap_index_entry_commit(layer, row));
+			uint32_t new_bit = old_bit < ru->nr_old ? ru->new_of_old[old_bit] : NO_POS;
+			if (new_bit != NO_POS && w->commit_of_bit[new_bit] != NO_POS &&
+			    w->commits[w->commit_of_bit[new_bit]].old_row == NO_POS)
+				w->commits[w->commit_of_bit[new_bit]].old_row = first + row;
+		}
 	}
 }
 
@@ -1739,13 +1750,21 @@ static int reuse_or_ewah(struct writer *w, struct bitmap *bits, const struct ewa
 
 static int reuse_or(struct writer *w, struct bitmap *bits, uint32_t row, bool *complete)
 {
+	struct bitmap_index *layer = w->reuse->bi;
 	const struct ewah *old;
 	uint32_t index_pos;
 	struct gp_error bad = GP_ERROR_INIT;
 	int ret;
 
 	*complete = false;
-	if (bitmap_index_entry(w->reuse->bi, row, &index_pos, &old, &bad)) {
+	/* the layer the row is in (reuse_mark_commits() numbered them) */
+	while (layer && row >= bitmap_index_nr_entries(layer)) {
+		row -= bitmap_index_nr_entries(layer);
+		layer = bitmap_index_base(layer);
+	}
+	if (!layer)
+		return 0;
+	if (bitmap_index_entry(layer, row, &index_pos, &old, &bad)) {
 		ret = bad.code == GP_ENOMEM ? gp_error_set(w->err, GP_ENOMEM, "out of memory") : 0;
 		gp_error_clear(&bad);
 		return ret;   /* a damaged entry: walk instead */

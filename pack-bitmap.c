@@ -896,6 +896,11 @@ const char *bitmap_index_path(const struct bitmap_index *bi)
 	return bi->path;
 }
 
+struct bitmap_index *bitmap_index_base(const struct bitmap_index *bi)
+{
+	return bi->base;
+}
+
 uint32_t bitmap_index_nr_entries(const struct bitmap_index *bi)
 {
 	return bi->nr_entries;

@@ -144,6 +144,12 @@ int bitmap_index_parse_buf(struct bitmap_index **out, const unsigned char *buf,
 void bitmap_index_free(struct bitmap_index *bi);
 
 const char *bitmap_index_path(const struct bitmap_index *bi);
+/*
+ * In an incremental MIDX chain, the bitmaps of the layers below bi's
+ * (opened with it, owned by it; their bit positions are the chain's),
+ * or NULL. The entry functions below read one layer's entries only.
+ */
+struct bitmap_index *bitmap_index_base(const struct bitmap_index *bi);
 uint32_t bitmap_index_nr_entries(const struct bitmap_index *bi);
 uint32_t bitmap_index_nr_objects(const struct bitmap_index *bi);
 unsigned bitmap_index_flags(const struct bitmap_index *bi);

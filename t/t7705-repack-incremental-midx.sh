@@ -423,6 +423,29 @@ test_expect_success "a layer built with the commit-graph is the layer built with
 	checked $algo graph-$algo
 '
 
+test_expect_success "a new top layer takes over the bitmaps of the layers below it too ($algo)" '
+	new_repo below-reuse-$algo &&
+	commits below-reuse-$algo base 30 &&
+	git -C below-reuse-$algo repack -adq &&
+	gitpack -C below-reuse-$algo repack -q $geo &&
+	test_commit -C below-reuse-$algo top &&
+	git -C below-reuse-$algo repack -dq &&
+	gitpack -C below-reuse-$algo repack -q $geo &&
+	test_line_count = 2 $(chain below-reuse-$algo) &&
+	# a side branch from deep in the base layer, merged: its walk meets
+	# a commit whose bitmap only the base layer holds
+	git -C below-reuse-$algo checkout -q -b side HEAD~12 &&
+	commits below-reuse-$algo side 2 &&
+	git -C below-reuse-$algo checkout -q main &&
+	git -C below-reuse-$algo merge -q --no-edit side &&
+	git -C below-reuse-$algo repack -dq &&
+	gitpack -C below-reuse-$algo repack $geo --progress 2>err &&
+	tr "\r" "\n" <err >progress &&
+	reused=$(sed -n "s/^Bitmaps reused: \([0-9]*\) of .*/\1/p" progress) &&
+	test "$reused" -ge 2 &&
+	checked $algo below-reuse-$algo
+'
+
 done
 
 test_done
