@@ -337,6 +337,7 @@ struct loose_batch {
 	size_t limit;    /* 0: none */
 	size_t nr;
 	size_t nr_pruned;
+	bool show_progress;
 	struct progress *progress;
 };
 
@@ -350,12 +351,26 @@ static bool in_a_pack(struct odb *odb, const struct object_id *oid)
 	return false;
 }
 
+/* After the last object of a fan-out directory went, the directory goes too (as git's prune). */
+static void remove_loose(const char *path, size_t *nr)
+{
+	char *dir;
+	if (unlink(path))
+		return;
+	(*nr)++;
+	dir = xstrdup(path);
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = '\0';
+	rmdir(dir); /* fails while other objects are there */
+	free(dir);
+}
+
 /* First step: what is packed already goes (git prune-packed). */
 static int prune_packed_one(const struct object_id *oid, const char *path, void *data)
 {
 	struct loose_batch *lb = data;
-	if (in_a_pack(lb->m->odb, oid) && !unlink(path))
-		lb->nr_pruned++;
+	if (in_a_pack(lb->m->odb, oid))
+		remove_loose(path, &lb->nr_pruned);
 	return 0;
 }
 
@@ -365,7 +380,9 @@ static int batch_one(const struct object_id *oid, const char *path, void *data)
 	if (lb->limit && lb->nr >= lb->limit)
 		return 1;
 	pack_objects_add(lb->po, oid, OBJ_NONE, NULL);
-	lb->nr++;
+	/* The meter starts with the first object: an empty batch says nothing. */
+	if (!lb->nr++ && lb->show_progress)
+		lb->progress = progress_start("Enumerating objects", 0, true);
 	progress_update(lb->progress, lb->nr);
 	return 0;
 }
@@ -402,9 +419,10 @@ static int task_loose_objects(struct maint *m)
 	if (pack_objects_new(&lb.po, m->odb, &opts))
 		die("cannot start packing loose objects");
 	lb.limit = batch > 0 ? (size_t)batch : 0;
-	lb.progress = progress_start("Enumerating objects", 0, opts.progress);
+	lb.show_progress = opts.progress;
 	loose_for_each(m->repo->objdir, m->repo->hash_algo, batch_one, &lb);
-	progress_stop(&lb.progress);
+	if (lb.progress)
+		progress_stop(&lb.progress);
 	if (lb.nr) {
 		base = xstrfmt("%s/loose", m->pack_dir);
 		ret = pack_objects_write_files(lb.po, base,
@@ -666,8 +684,7 @@ static int prune_expired_one(const struct object_id *oid, const char *path, void
 	struct stat st;
 	if (in_a_pack(pe->m->odb, oid) || lstat(path, &st) || (int64_t)st.st_mtime >= pe->expiry)
 		return 0;
-	if (!unlink(path))
-		pe->nr++;
+	remove_loose(path, &pe->nr);
 	return 0;
 }
 
@@ -1137,7 +1154,8 @@ int cmd_maintenance(int argc, const char **argv, struct repository *repo)
 		parse_options_usage(maintenance_usage, options, &text);
 		fputs(text.buf, stdout);
 		strbuf_release(&text);
-		exit(129);
+		/* As git maintenance -h (a command of subcommands): success. */
+		exit(0);
 	}
 	if (!strcmp(sub, "run"))
 		return maintenance_run(argc - 1, argv + 1, repo);

@@ -132,6 +132,10 @@ test_expect_success "loose-objects: a loose- pack first, the packed loose object
 	test $(nr_loose lo-$algo) = 13 &&
 	gitpack -C lo-$algo maintenance run --task=loose-objects &&
 	test $(nr_loose lo-$algo) = 0 &&
+	# the emptied fan-out directories are gone too, as after git prune-packed
+	ls lo-$algo/objects >dirs &&
+	test_write_lines info pack >expect &&
+	test_cmp expect dirs &&
 	ls lo-$algo/objects/pack/*.pack >packs.after &&
 	test_cmp packs packs.after &&
 	objects lo-$algo >after &&
@@ -152,6 +156,9 @@ test_expect_success "loose-objects: maintenance.loose-objects.batchSize packs th
 	gitpack -C lb-$algo maintenance run --task=loose-objects &&
 	test $(nr_loose lb-$algo) = 0 &&
 	test $(nr_packs lb-$algo) = 3 &&
+	# nothing left to pack: nothing said
+	GIT_PROGRESS_DELAY=0 gitpack -C lb-$algo maintenance run --no-quiet --task=loose-objects 2>err &&
+	test_must_be_empty err &&
 	objects lb-$algo >after &&
 	test_cmp before after &&
 	checked lb-$algo
