@@ -493,6 +493,9 @@ static int task_incremental_repack(struct maint *m)
 				"incremental chain (see the geometric-repack task)");
 		return 0;
 	}
+	/* No pack, no MIDX to write (git's write would fail: "no pack files to index"). */
+	if (!odb_nr_packs(m->odb))
+		return 0;
 	mopts.progress = !m->quiet && isatty(2);
 	mopts.pack_kept_objects = config_get_bool_or(&m->repo->config, "repack.packkeptobjects", false);
 	wopts.progress = mopts.progress;

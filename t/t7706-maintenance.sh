@@ -424,6 +424,15 @@ test_expect_success 'config chooses the tasks: strategy, maintenance.<task>.enab
 	checked cf
 '
 
+test_expect_success 'an empty repository: every task succeeds and writes nothing' '
+	algo=sha1 &&
+	new_repo empty &&
+	gitpack -C empty maintenance run --task=pack-refs --task=loose-objects \
+		--task=incremental-repack --task=geometric-repack --task=gc &&
+	test $(nr_packs empty) = 0 &&
+	test_path_is_missing empty/objects/maintenance.lock
+'
+
 test_expect_success 'commit-graph: without a writer in this gitpack, a message and success' '
 	if gitpack commit-graph -h >/dev/null 2>&1 ||
 	   test $? = 129
