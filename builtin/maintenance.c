@@ -831,14 +831,22 @@ static int task_commit_graph(struct maint *m)
 	struct gp_error err = GP_ERROR_INIT;
 	char *self;
 	int code = 0, ret = 0;
+	const char *traced[ARRAY_SIZE(args) + 1];
+	int child_id;
 
 	if (!config_get_bool_or(&m->repo->config, "core.commitgraph", true))
 		return 0;
 	self = self_path();
 	sq_quote(&cmd, self);
+	traced[0] = self;
+	for (size_t i = 0; i < ARRAY_SIZE(args); i++)
+		traced[i + 1] = args[i];
+	child_id = trace2_child_start("?", traced);
+	ret = run_shell_stream(".", cmd.buf, args, NULL, 0, RUN_STREAM_STDERR,
+			       commit_graph_sink, &child_err, &code, &err);
+	trace2_child_exit(child_id, ret ? -1 : code);
 	free(self);
-	if (run_shell_stream(".", cmd.buf, args, NULL, 0, RUN_STREAM_STDERR,
-			     commit_graph_sink, &child_err, &code, &err)) {
+	if (ret) {
 		ret = error("failed to run commit-graph: %s", gp_error_msg(&err));
 	} else if (code == 1 && strstr(child_err.buf, "is not a gitpack command")) {
 		/* This gitpack has no commit-graph writer: nothing to keep up to date. */
@@ -868,6 +876,16 @@ static int task_not_done(struct maint *m, const char *name)
 	return 0;
 }
 
+/* --auto for them: only when told to run every time (a negative maintenance.<task>.auto). */
+static bool not_done_needed(struct maint *m, const char *name)
+{
+	return config_task_int(m, name, "auto", 0) < 0;
+}
+
+static bool reflog_expire_needed(struct maint *m) { return not_done_needed(m, "reflog-expire"); }
+static bool worktree_prune_needed(struct maint *m) { return not_done_needed(m, "worktree-prune"); }
+static bool rerere_gc_needed(struct maint *m) { return not_done_needed(m, "rerere-gc"); }
+
 static int task_prefetch(struct maint *m) { return task_not_done(m, "prefetch"); }
 static int task_reflog_expire(struct maint *m) { return task_not_done(m, "reflog-expire"); }
 static int task_worktree_prune(struct maint *m) { return task_not_done(m, "worktree-prune"); }
@@ -883,9 +901,10 @@ static const struct task tasks[TASK__COUNT] = {
 	[TASK_GC] = { "gc", task_gc_foreground, task_gc, gc_needed },
 	[TASK_COMMIT_GRAPH] = { "commit-graph", NULL, task_commit_graph, commit_graph_needed },
 	[TASK_PACK_REFS] = { "pack-refs", task_pack_refs, NULL, pack_refs_needed },
-	[TASK_REFLOG_EXPIRE] = { "reflog-expire", task_reflog_expire, NULL, NULL },
-	[TASK_WORKTREE_PRUNE] = { "worktree-prune", NULL, task_worktree_prune, NULL },
-	[TASK_RERERE_GC] = { "rerere-gc", NULL, task_rerere_gc, NULL },
+	[TASK_REFLOG_EXPIRE] = { "reflog-expire", task_reflog_expire, NULL, reflog_expire_needed },
+	[TASK_WORKTREE_PRUNE] = { "worktree-prune", NULL, task_worktree_prune,
+				  worktree_prune_needed },
+	[TASK_RERERE_GC] = { "rerere-gc", NULL, task_rerere_gc, rerere_gc_needed },
 };
 
 /* ------------------------------------------------------------------ */
@@ -1012,6 +1031,42 @@ static size_t selected_tasks(const struct opt_string_list *names, enum task_id *
 	return nr;
 }
 
+/*
+ * The pre-auto-gc hook, once, before an --auto run that has work to do
+ * (githooks(5)): a failure stops the run. Hooks live in core.hooksPath
+ * or <commondir>/hooks. Returns true when the run may go on.
+ */
+static bool pre_auto_gc_allows(struct maint *m)
+{
+	const char *dir = NULL;
+	struct gp_error err = GP_ERROR_INIT;
+	char *path;
+	const char *argv[2];
+	int code = 0, child_id;
+	bool ok = true;
+
+	if (config_get_string(&m->repo->config, "core.hookspath", &dir) || !dir)
+		path = xstrfmt("%s/hooks/pre-auto-gc", m->repo->commondir);
+	else
+		path = xstrfmt("%s/pre-auto-gc", dir);
+	if (access(path, X_OK)) {
+		free(path);
+		return true;
+	}
+	argv[0] = path;
+	argv[1] = NULL;
+	child_id = trace2_child_start("hook", argv);
+	if (run_command(argv, NULL, 0, 0, &code, &err)) {
+		error("%s", gp_error_msg(&err));
+		code = -1;
+	}
+	trace2_child_exit(child_id, code);
+	ok = code == 0;
+	gp_error_clear(&err);
+	free(path);
+	return ok;
+}
+
 static void prepare(struct maint *m, struct repository *repo)
 {
 	m->repo = repo;
@@ -1081,9 +1136,13 @@ static int maintenance_run(int argc, const char **argv, struct repository *repo)
 
 	/* --auto decides before anything runs: one task's work must not hide another's need. */
 	{
-		bool run[TASK__COUNT] = { false };
-		for (size_t i = 0; i < nr; i++)
+		bool run[TASK__COUNT] = { false }, any = false;
+		for (size_t i = 0; i < nr; i++) {
 			run[i] = !auto_flag || (tasks[ids[i]].needed && tasks[ids[i]].needed(&m));
+			any |= run[i];
+		}
+		if (auto_flag && any && !pre_auto_gc_allows(&m))
+			memset(run, 0, sizeof(run));
 		for (size_t i = 0; i < nr; i++) {
 			const struct task *t = &tasks[ids[i]];
 			if (!run[i] || !t->foreground)

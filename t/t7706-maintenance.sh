@@ -424,6 +424,33 @@ test_expect_success 'config chooses the tasks: strategy, maintenance.<task>.enab
 	checked cf
 '
 
+test_expect_success 'pre-auto-gc: run once before an --auto run with work to do; a failure stops it' '
+	algo=sha1 &&
+	new_repo hk &&
+	push hk a 2 &&
+	mkdir -p hk/hooks &&
+	printf "#!/bin/sh\necho hook >>hook.log\nexit \${HOOK_EXIT:-0}\n" >hk/hooks/pre-auto-gc &&
+	chmod +x hk/hooks/pre-auto-gc &&
+	gitpack -C hk -c maintenance.loose-objects.auto=1 -c maintenance.pack-refs.auto=0 \
+		maintenance run --auto --task=loose-objects --task=pack-refs &&
+	test_line_count = 1 hk/hook.log &&
+	test $(nr_packs hk) = 1 &&
+	# nothing needed: no hook
+	gitpack -C hk -c maintenance.loose-objects.auto=100 maintenance run --auto --task=loose-objects &&
+	test_line_count = 1 hk/hook.log &&
+	# not without --auto
+	gitpack -C hk maintenance run --task=loose-objects &&
+	test_line_count = 1 hk/hook.log &&
+	echo more | git -C hk hash-object -w --stdin &&
+	rm -f trace-hook &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-hook" HOOK_EXIT=1 gitpack -C hk \
+		-c maintenance.loose-objects.auto=1 maintenance run --auto --task=loose-objects &&
+	test_line_count = 2 hk/hook.log &&
+	grep "child_start.*pre-auto-gc" trace-hook &&
+	! grep region_enter trace-hook &&
+	test $(nr_loose hk) = 1
+'
+
 test_expect_success 'an empty repository: every task succeeds and writes nothing' '
 	algo=sha1 &&
 	new_repo empty &&
