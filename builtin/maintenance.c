@@ -123,12 +123,32 @@ static void remove_lock_on_signal(int sig)
 	raise(sig);
 }
 
+static void hold_lock(char *path)
+{
+	lock_path = path;
+	atexit(remove_lock);
+	signal(SIGINT, remove_lock_on_signal);
+	signal(SIGTERM, remove_lock_on_signal);
+	signal(SIGHUP, remove_lock_on_signal);
+	signal(SIGPIPE, remove_lock_on_signal);
+}
+
+/* Set for the child of --detach: the lock its parent took is its own now. */
+#define DETACHED_ENV "GITPACK_MAINTENANCE_DETACHED"
+
 /* 0: held; 1: another maintenance holds it. Dies on other failures. */
 static int take_lock(struct repository *repo)
 {
 	char *path = xstrfmt("%s/maintenance.lock", repo->objdir);
 	char *pid = NULL;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	int fd;
+
+	if (getenv(DETACHED_ENV)) {
+		unsetenv(DETACHED_ENV);
+		hold_lock(path);
+		return 0;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0) {
 		if (errno == EEXIST) {
 			free(path);
@@ -144,12 +164,7 @@ static int take_lock(struct repository *repo)
 	}
 	free(pid);
 	close(fd);
-	lock_path = path;
-	atexit(remove_lock);
-	signal(SIGINT, remove_lock_on_signal);
-	signal(SIGTERM, remove_lock_on_signal);
-	signal(SIGHUP, remove_lock_on_signal);
-	signal(SIGPIPE, remove_lock_on_signal);
+	hold_lock(path);
 	return 0;
 }
 
@@ -1077,6 +1092,55 @@ static void prepare(struct maint *m, struct repository *repo)
 /* ------------------------------------------------------------------ */
 /* Subcommands                                                        */
 
+/*
+ * --detach: the background parts of the tasks to run go to a child
+ * (this gitpack, "maintenance run --no-detach --task=..."), which
+ * inherits the lock and removes it when done, as git's daemonized
+ * process does; this process returns at once. False when there is
+ * nothing to hand over, or the child cannot be started (the caller
+ * then runs the tasks itself).
+ */
+static bool detach_background(const enum task_id *ids, const bool *run, size_t nr)
+{
+	const char **argv = xcalloc(nr + 6, sizeof(*argv));
+	char **task_args = xcalloc(nr + 1, sizeof(*task_args));
+	struct gp_error err = GP_ERROR_INIT;
+	size_t argc = 0, nr_tasks = 0;
+	char *self = self_path();
+	bool started = false;
+
+	argv[argc++] = self;
+	argv[argc++] = "maintenance";
+	argv[argc++] = "run";
+	argv[argc++] = "--no-detach";
+	argv[argc++] = "--quiet";
+	for (size_t i = 0; i < nr; i++)
+		if (run[i] && tasks[ids[i]].background) {
+			task_args[nr_tasks] = xstrfmt("--task=%s", tasks[ids[i]].name);
+			argv[argc++] = task_args[nr_tasks++];
+		}
+	argv[argc] = NULL;
+	if (nr_tasks) {
+		trace2_region_enter("maintenance", "detach");
+		setenv(DETACHED_ENV, "1", 1);
+		started = !run_command_detached(argv, &err);
+		unsetenv(DETACHED_ENV);
+		trace2_region_leave("maintenance", "detach");
+		if (started) {
+			/* The lock is the child's now. */
+			free(lock_path);
+			lock_path = NULL;
+		}
+	}
+	gp_error_clear(&err);
+	for (size_t i = 0; i < nr_tasks; i++)
+		free(task_args[i]);
+	free(task_args);
+	free(argv);
+	free(self);
+	return started;
+}
+
 static int parse_schedule_opt(const struct option *opt, const char *arg, int unset)
 {
 	enum schedule *s = opt->value;
@@ -1101,7 +1165,7 @@ static int maintenance_run(int argc, const char **argv, struct repository *repo)
 	int failed = 0;
 	struct option options[] = {
 		OPT_BOOL(0, "auto", &auto_flag, "run tasks based on the state of the repository"),
-		OPT_BOOL(0, "detach", &detach, "(accepted: gitpack runs in the foreground)"),
+		OPT_BOOL(0, "detach", &detach, "run the background tasks in a process of their own"),
 		OPT_CALLBACK(0, "schedule", &schedule, "frequency",
 			     "run tasks based on frequency", parse_schedule_opt),
 		OPT_BOOL(0, "quiet", &quiet, "do not report progress or other information over stderr"),
@@ -1141,11 +1205,13 @@ static int maintenance_run(int argc, const char **argv, struct repository *repo)
 			run[i] = !auto_flag || (tasks[ids[i]].needed && tasks[ids[i]].needed(&m));
 			any |= run[i];
 		}
+		bool detached_child = getenv(DETACHED_ENV) != NULL;
 		if (auto_flag && any && !pre_auto_gc_allows(&m))
 			memset(run, 0, sizeof(run));
 		for (size_t i = 0; i < nr; i++) {
 			const struct task *t = &tasks[ids[i]];
-			if (!run[i] || !t->foreground)
+			/* The child of --detach: its parent did the foreground parts. */
+			if (!run[i] || !t->foreground || detached_child)
 				continue;
 			trace2_region_enter("maintenance foreground", t->name);
 			if (t->foreground(&m)) {
@@ -1153,6 +1219,11 @@ static int maintenance_run(int argc, const char **argv, struct repository *repo)
 				failed = 1;
 			}
 			trace2_region_leave("maintenance foreground", t->name);
+		}
+		if (detach > 0 && detach_background(ids, run, nr)) {
+			free(m.pack_dir);
+			free(names.items);
+			return failed;
 		}
 		for (size_t i = 0; i < nr; i++) {
 			const struct task *t = &tasks[ids[i]];

@@ -451,6 +451,28 @@ test_expect_success 'pre-auto-gc: run once before an --auto run with work to do;
 	test $(nr_loose hk) = 1
 '
 
+test_expect_success '--detach: the background part runs on in a child that holds the lock' '
+	algo=sha1 &&
+	new_repo dt &&
+	push dt a 2 &&
+	objects dt >before &&
+	gitpack -C dt maintenance run --detach --task=gc --task=pack-refs &&
+	# pack-refs is a foreground task: done before the parent returns
+	test_path_is_missing dt/refs/tags/a-1 &&
+	i=0 &&
+	while test -f dt/objects/maintenance.lock && test $i -lt 100
+	do
+		sleep 0.1 &&
+		i=$((i + 1)) || return 1
+	done &&
+	test_path_is_missing dt/objects/maintenance.lock &&
+	test $(nr_loose dt) = 0 &&
+	test $(nr_packs dt) = 1 &&
+	objects dt >after &&
+	test_cmp before after &&
+	checked dt
+'
+
 test_expect_success 'an empty repository: every task succeeds and writes nothing' '
 	algo=sha1 &&
 	new_repo empty &&
