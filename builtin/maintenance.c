@@ -135,6 +135,7 @@ static void hold_lock(char *path)
 
 /* Set for the child of --detach: the lock its parent took is its own now. */
 #define DETACHED_ENV "GITPACK_MAINTENANCE_DETACHED"
+static bool is_detached_child;
 
 /* 0: held; 1: another maintenance holds it. Dies on other failures. */
 static int take_lock(struct repository *repo)
@@ -144,7 +145,9 @@ static int take_lock(struct repository *repo)
 	int fd;
 
 	if (getenv(DETACHED_ENV)) {
+		/* Not for our own children (commit-graph, hooks). */
 		unsetenv(DETACHED_ENV);
+		is_detached_child = true;
 		hold_lock(path);
 		return 0;
 	}
@@ -1205,13 +1208,12 @@ static int maintenance_run(int argc, const char **argv, struct repository *repo)
 			run[i] = !auto_flag || (tasks[ids[i]].needed && tasks[ids[i]].needed(&m));
 			any |= run[i];
 		}
-		bool detached_child = getenv(DETACHED_ENV) != NULL;
 		if (auto_flag && any && !pre_auto_gc_allows(&m))
 			memset(run, 0, sizeof(run));
 		for (size_t i = 0; i < nr; i++) {
 			const struct task *t = &tasks[ids[i]];
 			/* The child of --detach: its parent did the foreground parts. */
-			if (!run[i] || !t->foreground || detached_child)
+			if (!run[i] || !t->foreground || is_detached_child)
 				continue;
 			trace2_region_enter("maintenance foreground", t->name);
 			if (t->foreground(&m)) {

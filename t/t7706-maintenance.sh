@@ -456,7 +456,9 @@ test_expect_success '--detach: the background part runs on in a child that holds
 	new_repo dt &&
 	push dt a 2 &&
 	objects dt >before &&
-	gitpack -C dt maintenance run --detach --task=gc --task=pack-refs &&
+	rm -f trace-dt &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-dt" \
+		gitpack -C dt maintenance run --detach --task=gc --task=pack-refs &&
 	# pack-refs is a foreground task: done before the parent returns
 	test_path_is_missing dt/refs/tags/a-1 &&
 	i=0 &&
@@ -466,6 +468,12 @@ test_expect_success '--detach: the background part runs on in a child that holds
 		i=$((i + 1)) || return 1
 	done &&
 	test_path_is_missing dt/objects/maintenance.lock &&
+	# the foreground parts ran once (in the parent), gc in the child
+	grep "region_enter.*\"maintenance foreground\"" trace-dt >fg &&
+	test_line_count = 2 fg &&
+	grep "region_enter.*\"maintenance\",\"label\":\"gc\"" trace-dt >bg &&
+	test_line_count = 1 bg &&
+	grep "region_enter.*\"label\":\"detach\"" trace-dt &&
 	test $(nr_loose dt) = 0 &&
 	test $(nr_packs dt) = 1 &&
 	objects dt >after &&
