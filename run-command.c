@@ -60,6 +60,31 @@ int run_command(const char *const *argv, const void *input, size_t len, unsigned
 }
 
 
+int run_command_detached(const char *const *argv, struct gp_error *err)
+{
+	posix_spawn_file_actions_t actions;
+	posix_spawnattr_t attr;
+	pid_t pid;
+	int rc;
+
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_init(&attr);
+	/* Its own session: the terminal's hangup and signals are not its. */
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+	fflush(NULL);
+	rc = posix_spawnp(&pid, argv[0], &actions, &attr, (char *const *)argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&actions);
+	if (rc) {
+		errno = rc;
+		return gp_error_errno(err, "cannot run '%s'", argv[0]);
+	}
+	return 0;
+}
+
 int write_temp_file(const void *buf, size_t len, struct strbuf *path, struct gp_error *err)
 {
 	const char *tmpdir = getenv("TMPDIR");

@@ -28,6 +28,15 @@ int run_command(const char *const *argv, const void *input, size_t len, unsigned
 		int *exit_code, struct gp_error *err);
 
 /*
+ * Start argv[0] (searched in PATH) in a session of its own, standard
+ * input, output and error on /dev/null (other descriptors inherited),
+ * and do not wait for it: it runs on after the caller exits, as git's
+ * daemonize() makes a process run on, without fork. Errors: GP_EIO
+ * when it cannot be started.
+ */
+int run_command_detached(const char *const *argv, struct gp_error *err);
+
+/*
  * Run command through the shell in directory dir, with args as its
  * arguments ("$@"), standard input from in[0..in_len) (through a
  * temporary file, so that no pipe can fill up both ways) and standard

@@ -176,6 +176,38 @@ void trace2_region_leave(const char *category, const char *label)
 }
 
 /* A "data" event, or "data_json" when value is JSON already. */
+static int nr_children;
+
+int trace2_child_start(const char *child_class, const char *const *argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int id = nr_children++;
+	if (trace_fd < 0)
+		return id;
+	event_head(&sb, "child_start");
+	strbuf_addf(&sb, ",\"child_id\":%d,\"child_class\":", id);
+	json_string(&sb, child_class);
+	strbuf_addstr(&sb, ",\"use_shell\":false,\"argv\":[");
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			strbuf_addch(&sb, ',');
+		json_string(&sb, argv[i]);
+	}
+	strbuf_addch(&sb, ']');
+	emit(&sb);
+	return id;
+}
+
+void trace2_child_exit(int child_id, int code)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (trace_fd < 0)
+		return;
+	event_head(&sb, "child_exit");
+	strbuf_addf(&sb, ",\"child_id\":%d,\"pid\":0,\"code\":%d", child_id, code);
+	emit(&sb);
+}
+
 static void data_event(const char *category, const char *key, const char *value, bool json)
 {
 	struct strbuf sb = STRBUF_INIT;

@@ -25,6 +25,15 @@ bool trace2_enabled(void);
 
 void trace2_region_enter(const char *category, const char *label);
 void trace2_region_leave(const char *category, const char *label);
+/*
+ * A child process, as git records it: "child_start" with child_class
+ * ("hook", "?" for others) and the argv it runs, and "child_exit" with
+ * its exit code. trace2_child_start() returns the child's id for
+ * trace2_child_exit().
+ */
+int trace2_child_start(const char *child_class, const char *const *argv);
+void trace2_child_exit(int child_id, int code);
+
 void trace2_data_string(const char *category, const char *key, const char *value);
 /* A data_json event: json must be one well-formed JSON value. */
 void trace2_data_json(const char *category, const char *key, const char *json);

@@ -1,0 +1,1306 @@
+/*
+ * builtin/maintenance.c: gitpack maintenance run, git maintenance's
+ * task runner (git-maintenance(1), config/maintenance) for a server's
+ * repository: the whole job under objects/maintenance.lock, each task
+ * done in-process by gitpack's own libraries (repack.h, midx-maint.h,
+ * pack-objects.h, pack-refs.h), but commit-graph, which is a child
+ * process of this same binary (run-command.h).
+ *
+ * Tasks, in git's order (foreground tasks first, as git runs them):
+ *   loose-objects       prune loose objects that are packed, then pack a
+ *                       batch of the others into a "loose-" pack;
+ *   incremental-repack  MIDX write, expire, repack (midx-maint.h);
+ *   geometric-repack    repack -d -l --geometric=<f> with an incremental
+ *                       MIDX and its bitmaps; when the roll-up would take
+ *                       every pack, an all-into-one with a cruft pack
+ *                       and a new MIDX instead (as git's task);
+ *   gc                  pack-refs, then repack -d -l --cruft and the
+ *                       expired loose objects pruned (git gc's job on a
+ *                       bare repository);
+ *   commit-graph        gitpack commit-graph write --reachable --split;
+ *   pack-refs           packed-refs from the loose refs.
+ * prefetch, reflog-expire, worktree-prune and rerere-gc are accepted
+ * (they are in git's strategies) and do nothing: a server repository
+ * has no remotes to prefetch, no work trees and no rerere cache, and
+ * its reflogs are left to git.
+ */
+#include "../builtin.h"
+#include "../config.h"
+#include "../date.h"
+#include "../error.h"
+#include "../loose.h"
+#include "../midx.h"
+#include "../midx-maint.h"
+#include "../midx-write.h"
+#include "../odb.h"
+#include "../pack-objects.h"
+#include "../pack-refs.h"
+#include "../packfile.h"
+#include "../parse-options.h"
+#include "../progress.h"
+#include "../refs.h"
+#include "../repository.h"
+#include "../run-command.h"
+#include "../strbuf.h"
+#include "../trace2.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const maintenance_usage[] = {
+	"gitpack maintenance <subcommand> [<options>]",
+	"gitpack maintenance run [--auto] [--[no-]quiet] [--task=<task>] [--schedule=<freq>]",
+	"gitpack maintenance is-needed [--auto] [--task=<task>]",
+	NULL,
+};
+
+static const char *const run_usage[] = {
+	"gitpack maintenance run [--auto] [--[no-]quiet] [--task=<task>] [--schedule=<freq>]",
+	NULL,
+};
+
+static const char *const is_needed_usage[] = {
+	"gitpack maintenance is-needed [--auto] [--task=<task>]",
+	NULL,
+};
+
+/* --schedule and maintenance.<task>.schedule; a task runs when its rank is at least the run's. */
+enum schedule {
+	SCHEDULE_NONE = 0,
+	SCHEDULE_WEEKLY = 1,
+	SCHEDULE_DAILY = 2,
+	SCHEDULE_HOURLY = 3,
+};
+
+struct maint {
+	struct repository *repo;
+	struct odb *odb;
+	char *pack_dir;
+	bool quiet;
+	bool auto_flag;
+	bool explicit_task;   /* this task was named by --task */
+};
+
+typedef int task_fn(struct maint *m);
+typedef bool auto_fn(struct maint *m);
+
+enum task_id {
+	TASK_PREFETCH, TASK_LOOSE_OBJECTS, TASK_INCREMENTAL_REPACK, TASK_GEOMETRIC_REPACK,
+	TASK_GC, TASK_COMMIT_GRAPH, TASK_PACK_REFS, TASK_REFLOG_EXPIRE,
+	TASK_WORKTREE_PRUNE, TASK_RERERE_GC, TASK__COUNT
+};
+
+struct task {
+	const char *name;
+	task_fn *foreground; /* run before every background part */
+	task_fn *background;
+	auto_fn *needed;     /* --auto: NULL means never */
+};
+
+/* ------------------------------------------------------------------ */
+/* The lock                                                           */
+
+static char *lock_path;
+
+static void remove_lock(void)
+{
+	if (lock_path) {
+		unlink(lock_path);
+		free(lock_path);
+		lock_path = NULL;
+	}
+}
+
+static void remove_lock_on_signal(int sig)
+{
+	if (lock_path)
+		unlink(lock_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void hold_lock(char *path)
+{
+	lock_path = path;
+	atexit(remove_lock);
+	signal(SIGINT, remove_lock_on_signal);
+	signal(SIGTERM, remove_lock_on_signal);
+	signal(SIGHUP, remove_lock_on_signal);
+	signal(SIGPIPE, remove_lock_on_signal);
+}
+
+/* Set for the child of --detach: the lock its parent took is its own now. */
+#define DETACHED_ENV "GITPACK_MAINTENANCE_DETACHED"
+static bool is_detached_child;
+
+/* 0: held; 1: another maintenance holds it. Dies on other failures. */
+static int take_lock(struct repository *repo)
+{
+	char *path = xstrfmt("%s/maintenance.lock", repo->objdir);
+	char *pid = NULL;
+	int fd;
+
+	if (getenv(DETACHED_ENV)) {
+		/* Not for our own children (commit-graph, hooks). */
+		unsetenv(DETACHED_ENV);
+		is_detached_child = true;
+		hold_lock(path);
+		return 0;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		if (errno == EEXIST) {
+			free(path);
+			return 1;
+		}
+		die("unable to create '%s': %s", path, strerror(errno));
+	}
+	/* As git's lock files with core.lockfilepid: who holds it, for a human. */
+	pid = xstrfmt("pid %ld\n", (long)getpid());
+	/* The lock is the file's existence; its content is a courtesy. */
+	if (write(fd, pid, strlen(pid)) < 0) {
+		/* nothing to undo */
+	}
+	free(pid);
+	close(fd);
+	hold_lock(path);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Config                                                             */
+
+static int config_int_or(struct repository *repo, const char *key, int dflt)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	int v, ret = config_get_int(&repo->config, key, &v, &err);
+	if (!ret)
+		return v;
+	if (ret != GP_ENOTFOUND)
+		die_error(&err);
+	gp_error_clear(&err);
+	return dflt;
+}
+
+static int config_task_int(struct maint *m, const char *task, const char *name, int dflt)
+{
+	char *key = xstrfmt("maintenance.%s.%s", task, name);
+	int v = config_int_or(m->repo, key, dflt);
+	free(key);
+	return v;
+}
+
+/* gc.pruneExpire (git's default "2.weeks.ago"), as given. */
+static const char *prune_expire(struct maint *m)
+{
+	const char *v;
+	if (config_get_string(&m->repo->config, "gc.pruneexpire", &v) || !v)
+		return "2.weeks.ago";
+	return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Counting                                                           */
+
+static void reopen_odb(struct maint *m)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	if (!m->odb && repo_odb(m->repo, &m->odb, &err))
+		die_error(&err);
+	odb_reprepare(m->odb);
+}
+
+/* git's estimate: loose objects in objects/17, times 256, above limit. */
+static bool too_many_loose(struct maint *m, int limit)
+{
+	char *dir = xstrfmt("%s/17", m->repo->objdir);
+	int threshold = (limit + 255) / 256;
+	size_t hexsz = gp_hash_algos[m->repo->hash_algo].hexsz;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int nr = 0;
+	free(dir);
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		if (strlen(de->d_name) != hexsz - 2 ||
+		    strspn(de->d_name, "0123456789abcdef") != hexsz - 2)
+			continue;
+		if (++nr > threshold)
+			break;
+	}
+	closedir(d);
+	return nr > threshold;
+}
+
+struct loose_count {
+	size_t nr, limit;
+};
+
+static int count_loose(const struct object_id *oid, const char *path, void *data)
+{
+	struct loose_count *lc = data;
+	return ++lc->nr >= lc->limit;
+}
+
+static size_t nr_loose_objects(struct maint *m, size_t limit)
+{
+	struct loose_count lc = { 0, limit ? limit : SIZE_MAX };
+	loose_for_each(m->repo->objdir, m->repo->hash_algo, count_loose, &lc);
+	return lc.nr;
+}
+
+static bool is_cruft(const struct packed_git *p)
+{
+	struct strbuf path = STRBUF_INIT;
+	bool cruft;
+	strbuf_addstr(&path, p->pack_path);
+	if (ends_with(path.buf, ".pack"))
+		strbuf_setlen(&path, path.len - strlen(".pack"));
+	strbuf_addstr(&path, ".mtimes");
+	cruft = !access(path.buf, F_OK);
+	strbuf_release(&path);
+	return cruft;
+}
+
+static int cmp_count(const void *va, const void *vb)
+{
+	uint64_t a = *(const uint64_t *)va, b = *(const uint64_t *)vb;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The geometric roll-up repack plans (repack.h), over the local packs
+ * that take part (neither kept, promisor nor cruft): how many of them
+ * roll up; *nr_out receives how many there are.
+ */
+static size_t geometric_rollup(struct maint *m, int factor, size_t *nr_out)
+{
+	size_t nr = 0, split = 0, i;
+	uint64_t *counts = xcalloc(odb_nr_packs(m->odb) + 1, sizeof(*counts));
+	uint64_t rolled = 0;
+	for (i = 0; i < odb_nr_packs(m->odb); i++) {
+		struct packed_git *p = odb_pack(m->odb, i);
+		if (!odb_pack_is_local(m->odb, i) || p->is_keep || p->is_promisor || is_cruft(p))
+			continue;
+		counts[nr++] = p->nr_objects;
+	}
+	qsort(counts, nr, sizeof(*counts), cmp_count);
+	/* The largest packs that already make a progression stay. */
+	for (i = nr; i > 1; i--)
+		if (counts[i - 1] < (uint64_t)factor * counts[i - 2])
+			break;
+	if (i > 1)
+		split = i;
+	for (i = 0; i < split; i++)
+		rolled += counts[i];
+	while (split < nr && counts[split] < (uint64_t)factor * rolled)
+		rolled += counts[split++];
+	free(counts);
+	*nr_out = nr;
+	return split;
+}
+
+/* The local packs no MIDX lists (all of them without a MIDX). */
+static size_t nr_packs_outside_midx(struct maint *m)
+{
+	struct midx *midx = odb_midx(m->odb);
+	size_t nr = 0;
+	for (size_t i = 0; i < odb_nr_packs(m->odb); i++) {
+		struct packed_git *p = odb_pack(m->odb, i);
+		const char *base = strrchr(p->idx_path, '/');
+		uint32_t id;
+		if (!odb_pack_is_local(m->odb, i))
+			continue;
+		base = base ? base + 1 : p->idx_path;
+		if (!midx || !midx_find_pack(midx, base, &id))
+			nr++;
+	}
+	return nr;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running repack in-process                                          */
+
+/*
+ * The repack job, as cmd_repack() does it for the same arguments (its
+ * config, its defaults, repack.h underneath): one place that reads
+ * pack.* and repack.* for every caller.
+ */
+static void run_repack(struct maint *m, const char **args, size_t nr)
+{
+	const char **argv = xcalloc(nr + 3, sizeof(*argv));
+	size_t argc = 0;
+	argv[argc++] = "repack";
+	for (size_t i = 0; i < nr; i++)
+		argv[argc++] = args[i];
+	/* As git's tasks: no "Nothing new to pack." on stdout. */
+	argv[argc++] = "-q";
+	argv[argc] = NULL;
+	cmd_repack((int)argc, argv, m->repo);
+	free(argv);
+	reopen_odb(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* loose-objects                                                      */
+
+struct loose_batch {
+	struct maint *m;
+	struct pack_objects *po;
+	size_t limit;    /* 0: none */
+	size_t nr;
+	size_t nr_pruned;
+	bool show_progress;
+	struct progress *progress;
+};
+
+static bool in_a_pack(struct odb *odb, const struct object_id *oid)
+{
+	for (size_t i = 0; i < odb_nr_packs(odb); i++) {
+		uint32_t idx_pos;
+		if (pack_find_oid(odb_pack(odb, i), oid, &idx_pos))
+			return true;
+	}
+	return false;
+}
+
+/* After the last object of a fan-out directory went, the directory goes too (as git's prune). */
+static void remove_loose(const char *path, size_t *nr)
+{
+	char *dir;
+	if (unlink(path))
+		return;
+	(*nr)++;
+	dir = xstrdup(path);
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = '\0';
+	rmdir(dir); /* fails while other objects are there */
+	free(dir);
+}
+
+/* First step: what is packed already goes (git prune-packed). */
+static int prune_packed_one(const struct object_id *oid, const char *path, void *data)
+{
+	struct loose_batch *lb = data;
+	if (in_a_pack(lb->m->odb, oid))
+		remove_loose(path, &lb->nr_pruned);
+	return 0;
+}
+
+static int batch_one(const struct object_id *oid, const char *path, void *data)
+{
+	struct loose_batch *lb = data;
+	if (lb->limit && lb->nr >= lb->limit)
+		return 1;
+	pack_objects_add(lb->po, oid, OBJ_NONE, NULL);
+	/* The meter starts with the first object: an empty batch says nothing. */
+	if (!lb->nr++ && lb->show_progress)
+		lb->progress = progress_start("Enumerating objects", 0, true);
+	progress_update(lb->progress, lb->nr);
+	return 0;
+}
+
+static bool loose_objects_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "loose-objects", "auto", 100);
+	if (!limit)
+		return false;
+	if (limit < 0)
+		return true;
+	return nr_loose_objects(m, (size_t)limit) >= (size_t)limit;
+}
+
+static int task_loose_objects(struct maint *m)
+{
+	struct pack_objects_opts opts = PACK_OBJECTS_OPTS_INIT;
+	struct pack_objects_names names = { 0 };
+	struct gp_error err = GP_ERROR_INIT;
+	struct loose_batch lb = { .m = m };
+	int batch = config_task_int(m, "loose-objects", "batchsize", 50000);
+	char *base;
+	int ret = 0;
+
+	loose_for_each(m->repo->objdir, m->repo->hash_algo, prune_packed_one, &lb);
+	opts.progress = !m->quiet && isatty(2);
+	if (!m->quiet && getenv("GIT_PROGRESS_DELAY"))
+		opts.progress = true;
+	opts.window = config_int_or(m->repo, "pack.window", 10);
+	opts.depth = config_int_or(m->repo, "pack.depth", 50);
+	opts.threads = config_int_or(m->repo, "pack.threads", 0);
+	opts.compression = config_int_or(m->repo, "pack.compression",
+					 config_int_or(m->repo, "core.compression", -1));
+	if (pack_objects_new(&lb.po, m->odb, &opts))
+		die("cannot start packing loose objects");
+	lb.limit = batch > 0 ? (size_t)batch : 0;
+	lb.show_progress = opts.progress;
+	loose_for_each(m->repo->objdir, m->repo->hash_algo, batch_one, &lb);
+	if (lb.progress)
+		progress_stop(&lb.progress);
+	if (lb.nr) {
+		base = xstrfmt("%s/loose", m->pack_dir);
+		ret = pack_objects_write_files(lb.po, base,
+					       config_get_bool_or(&m->repo->config,
+								  "pack.writereverseindex", true),
+					       &names, &err);
+		free(base);
+		if (ret)
+			ret = error("loose-objects: %s", gp_error_msg(&err));
+		pack_objects_names_release(&names);
+	}
+	pack_objects_free(lb.po);
+	gp_error_clear(&err);
+	reopen_odb(m);
+	return ret ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* incremental-repack                                                 */
+
+static bool incremental_repack_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "incremental-repack", "auto", 10);
+	if (!config_get_bool_or(&m->repo->config, "core.multipackindex", true) || !limit)
+		return false;
+	if (limit < 0)
+		return true;
+	return nr_packs_outside_midx(m) >= (size_t)limit;
+}
+
+/* git's "auto" batch size: one more than the second largest pack, at most 2 GiB - 1. */
+static uint64_t auto_batch_size(struct maint *m)
+{
+	uint64_t largest = 0, second = 0;
+	for (size_t i = 0; i < odb_nr_packs(m->odb); i++) {
+		struct stat st;
+		uint64_t size;
+		if (stat(odb_pack(m->odb, i)->pack_path, &st))
+			continue;
+		size = (uint64_t)st.st_size;
+		if (size > largest) {
+			second = largest;
+			largest = size;
+		} else if (size > second) {
+			second = size;
+		}
+	}
+	return second + 1 > INT32_MAX ? INT32_MAX : second + 1;
+}
+
+static int task_incremental_repack(struct maint *m)
+{
+	struct midx_write_opts wopts = MIDX_WRITE_OPTS_INIT;
+	struct midx_write_result wres = MIDX_WRITE_RESULT_INIT;
+	struct midx_maint_opts mopts = MIDX_MAINT_OPTS_INIT;
+	struct midx_maint_result mres;
+	struct gp_error err = GP_ERROR_INIT;
+	struct midx *midx = odb_midx(m->odb);
+	int ret = 0;
+
+	if (!config_get_bool_or(&m->repo->config, "core.multipackindex", true)) {
+		warning("skipping incremental-repack task because core.multiPackIndex is disabled");
+		return 0;
+	}
+	if (midx && midx_is_chain(midx)) {
+		if (!m->quiet)
+			warning("skipping incremental-repack task: the multi-pack-index is an "
+				"incremental chain (see the geometric-repack task)");
+		return 0;
+	}
+	/* No pack, no MIDX to write (git's write would fail: "no pack files to index"). */
+	if (!odb_nr_packs(m->odb))
+		return 0;
+	mopts.progress = !m->quiet && isatty(2);
+	mopts.pack_kept_objects = config_get_bool_or(&m->repo->config, "repack.packkeptobjects", false);
+	wopts.progress = mopts.progress;
+	if (midx_write(m->pack_dir, m->repo->hash_algo, &wopts, &wres, &err)) {
+		ret = error("failed to write multi-pack-index: %s", gp_error_msg(&err));
+		goto out;
+	}
+	reopen_odb(m);
+	memset(&mres, 0, sizeof(mres));
+	if (midx_expire(m->pack_dir, m->repo->hash_algo, &mopts, &mres, &err)) {
+		ret = error("'multi-pack-index expire' failed: %s", gp_error_msg(&err));
+		goto out;
+	}
+	reopen_odb(m);
+	mopts.batch_size = auto_batch_size(m);
+	memset(&mres, 0, sizeof(mres));
+	if (midx_repack(m->pack_dir, m->repo->hash_algo, &mopts, &mres, &err))
+		ret = error("'multi-pack-index repack' failed: %s", gp_error_msg(&err));
+out:
+	midx_write_result_release(&wres);
+	gp_error_clear(&err);
+	reopen_odb(m);
+	return ret ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* geometric-repack                                                   */
+
+static int split_factor(struct maint *m)
+{
+	int f = config_task_int(m, "geometric-repack", "splitfactor", 2);
+	if (f < 2)
+		die("invalid value for maintenance.geometric-repack.splitFactor: %d", f);
+	return f;
+}
+
+static bool geometric_repack_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "geometric-repack", "auto", 100);
+	size_t nr;
+	if (!limit)
+		return false;
+	if (limit < 0)
+		return true;
+	if (geometric_rollup(m, split_factor(m), &nr))
+		return true;
+	return too_many_loose(m, limit);
+}
+
+static int task_geometric_repack(struct maint *m)
+{
+	size_t nr, split = geometric_rollup(m, split_factor(m), &nr);
+	if (!nr || split == nr) {
+		/* Everything would roll up: an all-into-one, and what nothing reaches goes cruft. */
+		char *expire = xstrfmt("--cruft-expiration=%s", prune_expire(m));
+		const char *args[] = { "-d", "-l", "--cruft", expire, "--write-midx",
+				       "--write-bitmap-index" };
+		if (!strcmp(prune_expire(m), "never"))
+			args[3] = "--cruft";
+		run_repack(m, args, ARRAY_SIZE(args));
+		free(expire);
+	} else {
+		char *geo = xstrfmt("--geometric=%d", split_factor(m));
+		const char *args[] = { "-d", "-l", geo, "--write-midx=incremental",
+				       "--write-bitmap-index" };
+		run_repack(m, args, ARRAY_SIZE(args));
+		free(geo);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* pack-refs                                                          */
+
+static size_t nr_loose_refs_in(const char *dir, size_t limit)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t nr = 0;
+	if (!d)
+		return 0;
+	while (nr < limit && (de = readdir(d))) {
+		char *path;
+		struct stat st;
+		if (de->d_name[0] == '.' || ends_with(de->d_name, ".lock"))
+			continue;
+		path = xstrfmt("%s/%s", dir, de->d_name);
+		if (!lstat(path, &st)) {
+			if (S_ISDIR(st.st_mode))
+				nr += nr_loose_refs_in(path, limit - nr);
+			else if (S_ISREG(st.st_mode))
+				nr++;
+		}
+		free(path);
+	}
+	closedir(d);
+	return nr;
+}
+
+/*
+ * pack-refs --auto: the more refs packed-refs holds, the more loose
+ * ones it takes (git's rule of a ratio, with gitpack's numbers): at
+ * least 16, and 5 more for each doubling of packed-refs past 100 kB.
+ */
+static bool pack_refs_needed(struct maint *m)
+{
+	char *packed = xstrfmt("%s/packed-refs", m->repo->commondir);
+	char *refs = xstrfmt("%s/refs", m->repo->commondir);
+	struct stat st;
+	size_t limit = 16;
+	bool needed;
+	if (m->repo->ref_storage != REF_STORAGE_FILES) {
+		free(packed);
+		free(refs);
+		return false;
+	}
+	if (!stat(packed, &st))
+		for (off_t size = st.st_size / (100 * 1024); size > 0; size >>= 1)
+			limit += 5;
+	needed = nr_loose_refs_in(refs, limit) >= limit;
+	free(packed);
+	free(refs);
+	return needed;
+}
+
+static int task_pack_refs(struct maint *m)
+{
+	struct pack_refs_result res;
+	struct gp_error err = GP_ERROR_INIT;
+	int ret;
+	if (m->repo->ref_storage != REF_STORAGE_FILES) {
+		if (!m->quiet)
+			warning("skipping pack-refs task: gitpack does not compact reftable tables");
+		return 0;
+	}
+	ret = pack_refs_run(m->repo, true, &res, &err);
+	if (ret)
+		error("pack-refs: %s", gp_error_msg(&err));
+	gp_error_clear(&err);
+	return ret ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* gc                                                                 */
+
+static bool gc_needed(struct maint *m)
+{
+	int limit = config_int_or(m->repo, "gc.auto", 6700);
+	int pack_limit = config_int_or(m->repo, "gc.autopacklimit", 50);
+	size_t nr = 0;
+	if (limit <= 0)
+		return false;
+	if (too_many_loose(m, limit))
+		return true;
+	if (pack_limit <= 0)
+		return false;
+	for (size_t i = 0; i < odb_nr_packs(m->odb); i++)
+		if (odb_pack_is_local(m->odb, i) && !odb_pack(m->odb, i)->is_keep)
+			nr++;
+	return nr > (size_t)pack_limit;
+}
+
+/* gc.packRefs: true (the default), false, or "notbare" (not for a bare repository). */
+static bool gc_packs_refs(struct maint *m)
+{
+	const char *v;
+	bool b;
+	if (config_get_string(&m->repo->config, "gc.packrefs", &v) || !v)
+		return true;
+	if (!strcasecmp(v, "notbare"))
+		return !m->repo->bare;
+	return config_parse_bool(v, &b) ? b : true;
+}
+
+static int task_gc_foreground(struct maint *m)
+{
+	return gc_packs_refs(m) ? task_pack_refs(m) : 0;
+}
+
+struct prune_expired {
+	struct maint *m;
+	int64_t expiry;
+	size_t nr;
+};
+
+static int prune_expired_one(const struct object_id *oid, const char *path, void *data)
+{
+	struct prune_expired *pe = data;
+	struct stat st;
+	if (in_a_pack(pe->m->odb, oid) || lstat(path, &st) || (int64_t)st.st_mtime >= pe->expiry)
+		return 0;
+	remove_loose(path, &pe->nr);
+	return 0;
+}
+
+static int task_gc(struct maint *m)
+{
+	const char *expire = prune_expire(m);
+	char *arg = xstrfmt("--cruft-expiration=%s", expire);
+	const char *args[] = { "-d", "-l", "--cruft", arg, NULL, NULL };
+	size_t nr = 4;
+	struct prune_expired pe = { .m = m };
+	int64_t when = 0;
+	bool never = !parse_expiry_date(expire, (int64_t)time(NULL), &when) || !when;
+
+	if (never)
+		nr = 3;
+	/* A MIDX stays right (and keeps its bitmap) only when written anew. */
+	if (odb_midx(m->odb)) {
+		args[nr++] = "--write-midx";
+		if (config_get_bool_or(&m->repo->config, "repack.writebitmaps", m->repo->bare))
+			args[nr++] = "--write-bitmap-index";
+	}
+	run_repack(m, args, nr);
+	free(arg);
+	/*
+	 * git gc's prune: what the cruft pack left out has expired and
+	 * is loose still. Anything loose and unpacked now is either that,
+	 * or written after the repack looked, and then it is young.
+	 */
+	if (!never) {
+		pe.expiry = when == EXPIRY_EVERYTHING ? (int64_t)time(NULL) + 1 : when;
+		loose_for_each(m->repo->objdir, m->repo->hash_algo, prune_expired_one, &pe);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* commit-graph                                                       */
+
+static int commit_graph_sink(void *data, int stream, const void *buf, size_t len)
+{
+	struct strbuf *err_out = data;
+	if (stream == 2)
+		strbuf_add(err_out, buf, len);
+	else if (write(1, buf, len) < 0)
+		return -1;
+	return 0;
+}
+
+/* Single-quoted for sh. */
+static void sq_quote(struct strbuf *sb, const char *s)
+{
+	strbuf_addch(sb, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			strbuf_addstr(sb, "'\\''");
+		else
+			strbuf_addch(sb, *s);
+	}
+	strbuf_addch(sb, '\'');
+}
+
+static bool graph_exists(struct maint *m)
+{
+	char *one = xstrfmt("%s/info/commit-graph", m->repo->objdir);
+	char *chain = xstrfmt("%s/info/commit-graphs/commit-graph-chain", m->repo->objdir);
+	bool exists = !access(one, F_OK) || !access(chain, F_OK);
+	free(one);
+	free(chain);
+	return exists;
+}
+
+struct commit_count {
+	struct odb *odb;
+	size_t nr, limit;
+};
+
+static int count_commit(const struct object_id *oid, void *data)
+{
+	struct commit_count *cc = data;
+	struct object_info info;
+	struct gp_error err = GP_ERROR_INIT;
+	if (!odb_read_object_info(cc->odb, oid, &info, 0, &err) && info.type == OBJ_COMMIT)
+		cc->nr++;
+	gp_error_clear(&err);
+	return cc->nr >= cc->limit;
+}
+
+/*
+ * maintenance.commit-graph.auto: commits no commit-graph holds, at
+ * least the limit. Without a commit-graph: the commits of the
+ * repository. NEEDSWORK: with one, gitpack has no reader of it here;
+ * any object written since the newest graph file (a newer pack or a
+ * loose object) counts as a reason to run, and the child's --split
+ * write costs what is new.
+ */
+static bool commit_graph_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "commit-graph", "auto", 100);
+	struct commit_count cc = { m->odb, 0, 0 };
+	if (!config_get_bool_or(&m->repo->config, "core.commitgraph", true) || !limit)
+		return false;
+	if (limit < 0)
+		return true;
+	if (!graph_exists(m)) {
+		cc.limit = (size_t)limit;
+		odb_for_each_object(m->odb, count_commit, &cc);
+		return cc.nr >= cc.limit;
+	} else {
+		char *chain = xstrfmt("%s/info/commit-graphs/commit-graph-chain", m->repo->objdir);
+		char *one = xstrfmt("%s/info/commit-graph", m->repo->objdir);
+		struct stat st;
+		int64_t graph_time = 0;
+		bool newer = nr_loose_objects(m, 1) > 0;
+		if (!stat(chain, &st) || !stat(one, &st))
+			graph_time = (int64_t)st.st_mtime;
+		for (size_t i = 0; !newer && i < odb_nr_packs(m->odb); i++)
+			if (!stat(odb_pack(m->odb, i)->pack_path, &st) &&
+			    (int64_t)st.st_mtime > graph_time)
+				newer = true;
+		free(chain);
+		free(one);
+		return newer;
+	}
+}
+
+static char *self_path(void)
+{
+	char buf[4096];
+	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return xstrdup("gitpack");
+	buf[len] = '\0';
+	return xstrdup(buf);
+}
+
+static int task_commit_graph(struct maint *m)
+{
+	const char *args[] = { "commit-graph", "write", "--reachable", "--split",
+			       "--no-progress", NULL };
+	struct strbuf cmd = STRBUF_INIT, child_err = STRBUF_INIT;
+	struct gp_error err = GP_ERROR_INIT;
+	char *self;
+	int code = 0, ret = 0;
+	const char *traced[ARRAY_SIZE(args) + 1];
+	int child_id;
+
+	if (!config_get_bool_or(&m->repo->config, "core.commitgraph", true))
+		return 0;
+	self = self_path();
+	sq_quote(&cmd, self);
+	traced[0] = self;
+	for (size_t i = 0; i < ARRAY_SIZE(args); i++)
+		traced[i + 1] = args[i];
+	child_id = trace2_child_start("?", traced);
+	ret = run_shell_stream(".", cmd.buf, args, NULL, 0, RUN_STREAM_STDERR,
+			       commit_graph_sink, &child_err, &code, &err);
+	trace2_child_exit(child_id, ret ? -1 : code);
+	free(self);
+	if (ret) {
+		ret = error("failed to run commit-graph: %s", gp_error_msg(&err));
+	} else if (code == 1 && strstr(child_err.buf, "is not a gitpack command")) {
+		/* This gitpack has no commit-graph writer: nothing to keep up to date. */
+		if (!m->quiet)
+			fprintf(stderr, "skipping commit-graph task: this gitpack cannot write "
+				"commit-graphs\n");
+	} else {
+		if (child_err.len)
+			fwrite(child_err.buf, 1, child_err.len, stderr);
+		if (code)
+			ret = error("failed to write commit-graph");
+	}
+	strbuf_release(&cmd);
+	strbuf_release(&child_err);
+	gp_error_clear(&err);
+	return ret ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tasks gitpack leaves alone                                         */
+
+static int task_not_done(struct maint *m, const char *name)
+{
+	if (m->explicit_task && !m->quiet)
+		fprintf(stderr, "gitpack does not do the %s task on a server repository; "
+			"skipped\n", name);
+	return 0;
+}
+
+/* --auto for them: only when told to run every time (a negative maintenance.<task>.auto). */
+static bool not_done_needed(struct maint *m, const char *name)
+{
+	return config_task_int(m, name, "auto", 0) < 0;
+}
+
+static bool reflog_expire_needed(struct maint *m) { return not_done_needed(m, "reflog-expire"); }
+static bool worktree_prune_needed(struct maint *m) { return not_done_needed(m, "worktree-prune"); }
+static bool rerere_gc_needed(struct maint *m) { return not_done_needed(m, "rerere-gc"); }
+
+static int task_prefetch(struct maint *m) { return task_not_done(m, "prefetch"); }
+static int task_reflog_expire(struct maint *m) { return task_not_done(m, "reflog-expire"); }
+static int task_worktree_prune(struct maint *m) { return task_not_done(m, "worktree-prune"); }
+static int task_rerere_gc(struct maint *m) { return task_not_done(m, "rerere-gc"); }
+
+static const struct task tasks[TASK__COUNT] = {
+	[TASK_PREFETCH] = { "prefetch", NULL, task_prefetch, NULL },
+	[TASK_LOOSE_OBJECTS] = { "loose-objects", NULL, task_loose_objects, loose_objects_needed },
+	[TASK_INCREMENTAL_REPACK] = { "incremental-repack", NULL, task_incremental_repack,
+				      incremental_repack_needed },
+	[TASK_GEOMETRIC_REPACK] = { "geometric-repack", NULL, task_geometric_repack,
+				    geometric_repack_needed },
+	[TASK_GC] = { "gc", task_gc_foreground, task_gc, gc_needed },
+	[TASK_COMMIT_GRAPH] = { "commit-graph", NULL, task_commit_graph, commit_graph_needed },
+	[TASK_PACK_REFS] = { "pack-refs", task_pack_refs, NULL, pack_refs_needed },
+	[TASK_REFLOG_EXPIRE] = { "reflog-expire", task_reflog_expire, NULL, reflog_expire_needed },
+	[TASK_WORKTREE_PRUNE] = { "worktree-prune", NULL, task_worktree_prune,
+				  worktree_prune_needed },
+	[TASK_RERERE_GC] = { "rerere-gc", NULL, task_rerere_gc, rerere_gc_needed },
+};
+
+/* ------------------------------------------------------------------ */
+/* Choosing the tasks                                                 */
+
+/* Per strategy and task: runs in manual maintenance, and its schedule. */
+struct strategy_task {
+	bool manual;
+	enum schedule schedule;
+};
+
+struct strategy {
+	struct strategy_task t[TASK__COUNT];
+};
+
+static struct strategy parse_strategy(const char *name)
+{
+	struct strategy s = { 0 };
+	if (!strcasecmp(name, "none"))
+		return s;
+	if (!strcasecmp(name, "gc")) {
+		s.t[TASK_GC] = (struct strategy_task){ true, SCHEDULE_DAILY };
+		return s;
+	}
+	if (!strcasecmp(name, "incremental")) {
+		s.t[TASK_COMMIT_GRAPH] = (struct strategy_task){ false, SCHEDULE_HOURLY };
+		s.t[TASK_PREFETCH] = (struct strategy_task){ false, SCHEDULE_HOURLY };
+		s.t[TASK_INCREMENTAL_REPACK] = (struct strategy_task){ false, SCHEDULE_DAILY };
+		s.t[TASK_LOOSE_OBJECTS] = (struct strategy_task){ false, SCHEDULE_DAILY };
+		s.t[TASK_PACK_REFS] = (struct strategy_task){ false, SCHEDULE_WEEKLY };
+		s.t[TASK_GC] = (struct strategy_task){ true, SCHEDULE_NONE };
+		return s;
+	}
+	if (!strcasecmp(name, "geometric")) {
+		s.t[TASK_COMMIT_GRAPH] = (struct strategy_task){ true, SCHEDULE_HOURLY };
+		s.t[TASK_GEOMETRIC_REPACK] = (struct strategy_task){ true, SCHEDULE_DAILY };
+		s.t[TASK_PACK_REFS] = (struct strategy_task){ true, SCHEDULE_DAILY };
+		s.t[TASK_RERERE_GC] = (struct strategy_task){ true, SCHEDULE_WEEKLY };
+		s.t[TASK_REFLOG_EXPIRE] = (struct strategy_task){ true, SCHEDULE_WEEKLY };
+		s.t[TASK_WORKTREE_PRUNE] = (struct strategy_task){ true, SCHEDULE_WEEKLY };
+		return s;
+	}
+	die("unknown maintenance strategy: '%s'", name);
+}
+
+static enum schedule parse_schedule(const char *v)
+{
+	if (!strcasecmp(v, "hourly"))
+		return SCHEDULE_HOURLY;
+	if (!strcasecmp(v, "daily"))
+		return SCHEDULE_DAILY;
+	if (!strcasecmp(v, "weekly"))
+		return SCHEDULE_WEEKLY;
+	return SCHEDULE_NONE;
+}
+
+/*
+ * The tasks to run, in git's order, into ids: the strategy
+ * (maintenance.strategy; geometric for a manual run, none for a
+ * scheduled one), then maintenance.<task>.enabled and .schedule.
+ */
+static size_t configured_tasks(struct repository *repo, enum schedule schedule, enum task_id *ids)
+{
+	struct strategy s;
+	const char *name;
+	size_t nr = 0;
+	if (!config_get_string(&repo->config, "maintenance.strategy", &name) && name)
+		s = parse_strategy(name);
+	else
+		s = parse_strategy(schedule ? "none" : "geometric");
+	for (int i = 0; i < TASK__COUNT; i++) {
+		struct strategy_task t = s.t[i];
+		bool enabled = schedule ? t.schedule != SCHEDULE_NONE : t.manual;
+		char *key = xstrfmt("maintenance.%s.enabled", tasks[i].name);
+		struct gp_error err = GP_ERROR_INIT;
+		bool v;
+		int ret = config_get_bool(&repo->config, key, &v, &err);
+		free(key);
+		if (!ret)
+			enabled = v;
+		else if (ret != GP_ENOTFOUND)
+			die_error(&err);
+		gp_error_clear(&err);
+		if (!enabled)
+			continue;
+		if (schedule) {
+			const char *sv;
+			key = xstrfmt("maintenance.%s.schedule", tasks[i].name);
+			if (!config_get_string(&repo->config, key, &sv) && sv)
+				t.schedule = parse_schedule(sv);
+			free(key);
+			if (t.schedule < schedule)
+				continue;
+		}
+		ids[nr++] = (enum task_id)i;
+	}
+	return nr;
+}
+
+static int task_by_name(const char *name)
+{
+	for (int i = 0; i < TASK__COUNT; i++)
+		if (!strcasecmp(tasks[i].name, name))
+			return i;
+	return -1;
+}
+
+static size_t selected_tasks(const struct opt_string_list *names, enum task_id *ids)
+{
+	size_t nr = 0;
+	for (size_t i = 0; i < names->nr; i++) {
+		int id = task_by_name(names->items[i]);
+		if (id < 0) {
+			error("'%s' is not a valid task", names->items[i]);
+			exit(129);
+		}
+		for (size_t k = 0; k < nr; k++)
+			if (ids[k] == (enum task_id)id) {
+				error("task '%s' cannot be selected multiple times", names->items[i]);
+				exit(129);
+			}
+		ids[nr++] = (enum task_id)id;
+	}
+	return nr;
+}
+
+/*
+ * The pre-auto-gc hook, once, before an --auto run that has work to do
+ * (githooks(5)): a failure stops the run. Hooks live in core.hooksPath
+ * or <commondir>/hooks. Returns true when the run may go on.
+ */
+static bool pre_auto_gc_allows(struct maint *m)
+{
+	const char *dir = NULL;
+	struct gp_error err = GP_ERROR_INIT;
+	char *path;
+	const char *argv[2];
+	int code = 0, child_id;
+	bool ok = true;
+
+	if (config_get_string(&m->repo->config, "core.hookspath", &dir) || !dir)
+		path = xstrfmt("%s/hooks/pre-auto-gc", m->repo->commondir);
+	else
+		path = xstrfmt("%s/pre-auto-gc", dir);
+	if (access(path, X_OK)) {
+		free(path);
+		return true;
+	}
+	argv[0] = path;
+	argv[1] = NULL;
+	child_id = trace2_child_start("hook", argv);
+	if (run_command(argv, NULL, 0, 0, &code, &err)) {
+		error("%s", gp_error_msg(&err));
+		code = -1;
+	}
+	trace2_child_exit(child_id, code);
+	ok = code == 0;
+	gp_error_clear(&err);
+	free(path);
+	return ok;
+}
+
+static void prepare(struct maint *m, struct repository *repo)
+{
+	m->repo = repo;
+	m->pack_dir = xstrfmt("%s/pack", repo->objdir);
+	reopen_odb(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* Subcommands                                                        */
+
+/*
+ * --detach: the background parts of the tasks to run go to a child
+ * (this gitpack, "maintenance run --no-detach --task=..."), which
+ * inherits the lock and removes it when done, as git's daemonized
+ * process does; this process returns at once. False when there is
+ * nothing to hand over, or the child cannot be started (the caller
+ * then runs the tasks itself).
+ */
+static bool detach_background(const enum task_id *ids, const bool *run, size_t nr)
+{
+	const char **argv = xcalloc(nr + 6, sizeof(*argv));
+	char **task_args = xcalloc(nr + 1, sizeof(*task_args));
+	struct gp_error err = GP_ERROR_INIT;
+	size_t argc = 0, nr_tasks = 0;
+	char *self = self_path();
+	bool started = false;
+
+	argv[argc++] = self;
+	argv[argc++] = "maintenance";
+	argv[argc++] = "run";
+	argv[argc++] = "--no-detach";
+	argv[argc++] = "--quiet";
+	for (size_t i = 0; i < nr; i++)
+		if (run[i] && tasks[ids[i]].background) {
+			task_args[nr_tasks] = xstrfmt("--task=%s", tasks[ids[i]].name);
+			argv[argc++] = task_args[nr_tasks++];
+		}
+	argv[argc] = NULL;
+	if (nr_tasks) {
+		trace2_region_enter("maintenance", "detach");
+		setenv(DETACHED_ENV, "1", 1);
+		started = !run_command_detached(argv, &err);
+		unsetenv(DETACHED_ENV);
+		trace2_region_leave("maintenance", "detach");
+		if (started) {
+			/* The lock is the child's now. */
+			free(lock_path);
+			lock_path = NULL;
+		}
+	}
+	gp_error_clear(&err);
+	for (size_t i = 0; i < nr_tasks; i++)
+		free(task_args[i]);
+	free(task_args);
+	free(argv);
+	free(self);
+	return started;
+}
+
+static int parse_schedule_opt(const struct option *opt, const char *arg, int unset)
+{
+	enum schedule *s = opt->value;
+	if (unset || !arg) {
+		*s = SCHEDULE_NONE;
+		return 0;
+	}
+	*s = parse_schedule(arg);
+	if (*s == SCHEDULE_NONE)
+		die("unrecognized --schedule argument '%s'", arg);
+	return 0;
+}
+
+static int maintenance_run(int argc, const char **argv, struct repository *repo)
+{
+	struct opt_string_list names = { 0 };
+	enum schedule schedule = SCHEDULE_NONE;
+	int auto_flag = 0, quiet = -1, detach = -1;
+	enum task_id ids[TASK__COUNT];
+	size_t nr;
+	struct maint m = { 0 };
+	int failed = 0;
+	struct option options[] = {
+		OPT_BOOL(0, "auto", &auto_flag, "run tasks based on the state of the repository"),
+		OPT_BOOL(0, "detach", &detach, "run the background tasks in a process of their own"),
+		OPT_CALLBACK(0, "schedule", &schedule, "frequency",
+			     "run tasks based on frequency", parse_schedule_opt),
+		OPT_BOOL(0, "quiet", &quiet, "do not report progress or other information over stderr"),
+		OPT_STRING_LIST(0, "task", &names, "task", "run a specific task"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, options, run_usage);
+	if (argc)
+		usage_with_options(run_usage, options);
+	if (auto_flag && schedule)
+		die("options '%s' and '%s' cannot be used together", "--auto", "--schedule=");
+	if (names.nr && schedule)
+		die("options '%s' and '%s' cannot be used together", "--task=", "--schedule=");
+	if (!repo)
+		die("not a git repository (or any of the parent directories): .git");
+	if (quiet < 0)
+		quiet = !isatty(2);
+	nr = names.nr ? selected_tasks(&names, ids) : configured_tasks(repo, schedule, ids);
+
+	if (take_lock(repo)) {
+		if (!auto_flag && !quiet)
+			warning("lock file '%s/maintenance.lock' exists, skipping maintenance",
+				repo->objdir);
+		free(names.items);
+		return 0;
+	}
+	prepare(&m, repo);
+	m.quiet = quiet;
+	m.auto_flag = auto_flag;
+	m.explicit_task = names.nr > 0;
+
+	/* --auto decides before anything runs: one task's work must not hide another's need. */
+	{
+		bool run[TASK__COUNT] = { false }, any = false;
+		for (size_t i = 0; i < nr; i++) {
+			run[i] = !auto_flag || (tasks[ids[i]].needed && tasks[ids[i]].needed(&m));
+			any |= run[i];
+		}
+		if (auto_flag && any && !pre_auto_gc_allows(&m))
+			memset(run, 0, sizeof(run));
+		for (size_t i = 0; i < nr; i++) {
+			const struct task *t = &tasks[ids[i]];
+			/* The child of --detach: its parent did the foreground parts. */
+			if (!run[i] || !t->foreground || is_detached_child)
+				continue;
+			trace2_region_enter("maintenance foreground", t->name);
+			if (t->foreground(&m)) {
+				error("task '%s' failed", t->name);
+				failed = 1;
+			}
+			trace2_region_leave("maintenance foreground", t->name);
+		}
+		if (detach > 0 && detach_background(ids, run, nr)) {
+			free(m.pack_dir);
+			free(names.items);
+			return failed;
+		}
+		for (size_t i = 0; i < nr; i++) {
+			const struct task *t = &tasks[ids[i]];
+			if (!run[i] || !t->background)
+				continue;
+			trace2_region_enter("maintenance", t->name);
+			if (t->background(&m)) {
+				error("task '%s' failed", t->name);
+				failed = 1;
+			}
+			trace2_region_leave("maintenance", t->name);
+		}
+	}
+	remove_lock();
+	free(m.pack_dir);
+	free(names.items);
+	return failed;
+}
+
+static int maintenance_is_needed(int argc, const char **argv, struct repository *repo)
+{
+	struct opt_string_list names = { 0 };
+	int auto_flag = 0;
+	enum task_id ids[TASK__COUNT];
+	struct maint m = { 0 };
+	bool needed = false;
+	size_t nr;
+	struct option options[] = {
+		OPT_BOOL(0, "auto", &auto_flag, "check tasks based on the state of the repository"),
+		OPT_STRING_LIST(0, "task", &names, "task", "check a specific task"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, options, is_needed_usage);
+	if (argc)
+		usage_with_options(is_needed_usage, options);
+	if (!repo)
+		die("not a git repository (or any of the parent directories): .git");
+	nr = names.nr ? selected_tasks(&names, ids) : configured_tasks(repo, SCHEDULE_NONE, ids);
+	prepare(&m, repo);
+	m.quiet = true;
+	for (size_t i = 0; i < nr && !needed; i++)
+		needed = !auto_flag || (tasks[ids[i]].needed && tasks[ids[i]].needed(&m));
+	free(m.pack_dir);
+	free(names.items);
+	return needed ? 0 : 1;
+}
+
+int cmd_maintenance(int argc, const char **argv, struct repository *repo)
+{
+	struct option options[] = { OPT_END() };
+	const char *sub;
+
+	if (argc < 2) {
+		error("need a subcommand");
+		usage_with_options(maintenance_usage, options);
+	}
+	sub = argv[1];
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		struct strbuf text = STRBUF_INIT;
+		parse_options_usage(maintenance_usage, options, &text);
+		fputs(text.buf, stdout);
+		strbuf_release(&text);
+		/* As git maintenance -h (a command of subcommands): success. */
+		exit(0);
+	}
+	if (!strcmp(sub, "run"))
+		return maintenance_run(argc - 1, argv + 1, repo);
+	if (!strcmp(sub, "is-needed"))
+		return maintenance_is_needed(argc - 1, argv + 1, repo);
+	if (!strcmp(sub, "start") || !strcmp(sub, "stop") || !strcmp(sub, "register") ||
+	    !strcmp(sub, "unregister"))
+		die("gitpack maintenance %s: scheduling is not done by gitpack; run "
+		    "'gitpack maintenance run --schedule=<frequency>' from your own scheduler "
+		    "(cron, a systemd timer), or use 'git maintenance %s'", sub, sub);
+	error("unknown subcommand: `%s'", sub);
+	usage_with_options(maintenance_usage, options);
+}
