@@ -490,17 +490,25 @@ test_expect_success 'an empty repository: every task succeeds and writes nothing
 	test_path_is_missing empty/objects/maintenance.lock
 '
 
-test_expect_success 'commit-graph: without a writer in this gitpack, a message and success' '
-	if gitpack commit-graph -h >/dev/null 2>&1 ||
-	   test $? = 129
-	then
-		skip_reason="this gitpack writes commit-graphs"
-	else
-		gitpack -C cf maintenance run --task=commit-graph --no-quiet 2>err &&
-		grep "skipping commit-graph task" err
-	fi &&
+test_expect_success 'commit-graph: a split chain that stock git verifies, a layer per run' '
+	gitpack -C cf maintenance run --task=commit-graph --quiet &&
+	chain=cf/objects/info/commit-graphs/commit-graph-chain &&
+	test_path_is_file $chain &&
+	git -C cf commit-graph verify &&
+	gitpack -C cf commit-graph verify &&
+	layers=$(wc -l <$chain) &&
+	push cf after-graph 3 &&
+	gitpack -C cf maintenance run --task=commit-graph --quiet &&
+	git -C cf commit-graph verify &&
+	gitpack -C cf commit-graph verify &&
+	test $(wc -l <$chain) -ge $layers &&
+	git -C cf rev-list --all | sort >expect &&
+	git -C cf -c core.commitGraph=false rev-list --all | sort >actual &&
+	test_cmp expect actual &&
+	rm -rf cf/objects/info/commit-graphs &&
 	gitpack -C cf -c core.commitGraph=false maintenance run --task=commit-graph --no-quiet 2>err &&
-	test_must_be_empty err
+	test_must_be_empty err &&
+	test_path_is_missing $chain
 '
 
 test_done
