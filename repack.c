@@ -14,6 +14,7 @@
 #include "delta-islands.h"
 #include "pack-bitmap.h"
 #include "pack-bitmap-write.h"
+#include "repack-bitmap.h"
 #include "pack-objects.h"
 #include "packfile.h"
 #include "reachable.h"

@@ -10,6 +10,7 @@
 #include "../midx-maint.h"
 #include "../midx-write.h"
 #include "../pack-bitmap-write.h"
+#include "../repack-bitmap.h"
 #include "../parse-options.h"
 #include "../repository.h"
 #include "../strbuf.h"

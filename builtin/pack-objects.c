@@ -14,6 +14,7 @@
 #include "../odb.h"
 #include "../pack-bitmap.h"
 #include "../pack-bitmap-write.h"
+#include "../repack-bitmap.h"
 #include "../progress.h"
 #include "../pseudo-merge.h"
 #include "../pack-objects.h"

@@ -19,6 +19,7 @@
 #include "../../odb.h"
 #include "../../pack-bitmap.h"
 #include "../../pack-bitmap-write.h"
+#include "../../repack-bitmap.h"
 #include "../../packfile.h"
 #include "../../repository.h"
 #include "test-tool.h"

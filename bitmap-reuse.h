@@ -1,0 +1,51 @@
+/*
+ * bitmap-reuse.h: the bitmap writer's use of the repository's current
+ * bitmap (a part of pack-bitmap-write.c; pack-bitmap-write-internal.h).
+ * Why and when it pays is told in bitmap-reuse.c. Every function here
+ * does nothing (or finds nothing) when bitmap_reuse_open() declined.
+ */
+#ifndef GP_BITMAP_REUSE_H
+#define GP_BITMAP_REUSE_H
+
+#include "util.h"
+
+struct bitmap;
+struct bitmap_writer;
+
+/*
+ * Open the repository's bitmap into w->reuse when enough of the new
+ * order keeps its runs of positions; take its name hashes. Any trouble
+ * with it (none, stale, damaged) leaves w->reuse NULL: build afresh.
+ * Needs w's table and types.
+ */
+void bitmap_reuse_open(struct bitmap_writer *w);
+void bitmap_reuse_free(struct bitmap_writer *w);
+
+/* Set wcommit.old_row for each commit of ours the old file has a bitmap for. */
+void bitmap_reuse_mark_commits(struct bitmap_writer *w);
+
+/*
+ * OR into bits the old bitmap of entry row, moved to the new positions.
+ * *complete is false when it holds an object the new order lacks (or
+ * the entry is damaged): the commit must then be walked. Errors:
+ * GP_ENOMEM.
+ */
+int bitmap_reuse_or(struct bitmap_writer *w, struct bitmap *bits, uint32_t row, bool *complete);
+
+/* Read and resolve one tree a walk needs (trees are not read ahead). */
+int bitmap_reuse_load_tree(struct bitmap_writer *w, uint32_t tree_pos);
+
+/* How many bitmaps were taken over whole ("Bitmaps reused"); 0 without reuse. */
+uint32_t bitmap_reuse_nr_reused(const struct bitmap_writer *w);
+void bitmap_reuse_set_nr_reused(struct bitmap_writer *w, uint32_t nr);
+
+/*
+ * Into bits (reset first), the objects of the old pseudo-merge whose
+ * commits are exactly bit_pos[0 .. nr] (sorted, new positions); *found
+ * false when there is none, or it holds an object we lack. Errors:
+ * GP_ENOMEM.
+ */
+int bitmap_reuse_pseudo(struct bitmap_writer *w, struct bitmap *bits, const uint32_t *bit_pos,
+			size_t nr, bool *found);
+
+#endif
