@@ -234,6 +234,15 @@ static int map_layer(struct cg_layer *l, const char *path, struct gp_error *err)
 	return ret;
 }
 
+/* A lone file has nothing below it to number its parents after. */
+static int check_lone(const struct cg_layer *l, struct gp_error *err)
+{
+	if (l->nr_bases)
+		return CORRUPT(err, "%s: a lone commit-graph names %u base graphs", layer_name(l),
+			       l->nr_bases);
+	return 0;
+}
+
 int commit_graph_parse_buf(struct commit_graph **out, const unsigned char *buf, size_t len,
 			   int algo, struct gp_error *err)
 {
@@ -244,6 +253,8 @@ int commit_graph_parse_buf(struct commit_graph **out, const unsigned char *buf, 
 	l->map = buf;
 	l->size = len;
 	ret = parse_layer(l, algo, 0, err);
+	if (!ret)
+		ret = check_lone(l, err);
 	if (ret) {
 		commit_graph_free(g);
 		return ret;
@@ -262,6 +273,8 @@ int commit_graph_open_file(struct commit_graph **out, const char *path, int algo
 	int ret = map_layer(l, path, err);
 	if (!ret)
 		ret = parse_layer(l, algo, 0, err);
+	if (!ret)
+		ret = check_lone(l, err);
 	if (ret) {
 		commit_graph_free(g);
 		return ret;
@@ -501,14 +514,14 @@ static int verify_layer(const struct commit_graph *g, const struct cg_layer *l, 
 	struct gp_hash_ctx ctx;
 	unsigned char sum[GP_MAX_RAWSZ];
 	char hex[GP_MAX_HEXSZ + 1], hex2[GP_MAX_HEXSZ + 1], hex3[GP_MAX_HEXSZ + 1];
-	int problems = 0;
+	int problems = 0, bad_sum = 0;
 
 	hash_init_checksum(&ctx, g->algo);
 	hash_update(&ctx, l->map, l->size - g->rawsz);
 	hash_final_checksum(&ctx, sum);
 	if (memcmp(sum, l->map + l->size - g->rawsz, g->rawsz)) {
 		vreport(report, data, "the commit-graph file has incorrect checksum and is likely corrupt");
-		problems++;
+		bad_sum = 1;
 	}
 	for (uint32_t i = 0; i + 1 < l->nr; i++) {
 		const unsigned char *a = l->oids + (size_t)i * g->rawsz;
@@ -533,8 +546,10 @@ static int verify_layer(const struct commit_graph *g, const struct cg_layer *l, 
 			}
 		}
 	}
+	/* As git: a bad checksum alone does not stop the commit checks. */
 	if (problems)
-		return problems;
+		return problems + bad_sum;
+	problems = bad_sum;
 	for (uint32_t lpos = 0; lpos < l->nr; lpos++) {
 		struct commit_graph_entry e;
 		struct commit_info ci = COMMIT_INFO_INIT;
@@ -1039,6 +1054,21 @@ static void write_base(struct hashfile *f, void *data)
 	}
 }
 
+static bool checksums_ok(const struct commit_graph *g)
+{
+	for (uint32_t i = 0; i < g->nr_layers; i++) {
+		const struct cg_layer *l = &g->layers[i];
+		unsigned char sum[GP_MAX_RAWSZ];
+		struct gp_hash_ctx ctx;
+		hash_init_checksum(&ctx, g->algo);
+		hash_update(&ctx, l->map, l->size - g->rawsz);
+		hash_final_checksum(&ctx, sum);
+		if (memcmp(sum, l->map + l->size - g->rawsz, g->rawsz))
+			return false;
+	}
+	return true;
+}
+
 /* Decide which layers of the old chain stay, and take in the rest. */
 static int plan_split(struct writer *w, struct gp_error *err)
 {
@@ -1189,6 +1219,16 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	ret = commit_graph_open(&w.old, objdir, algo, &old_err);
 	if (ret && ret != GP_ENOTFOUND)
 		result->old_unusable = true;
+	/*
+	 * The old graph's entries are copied rather than parsed again from
+	 * the commits, so a damaged one must not be trusted: it is left
+	 * out, as if there were none, and the new graph mends it.
+	 */
+	if (!ret && !checksums_ok(w.old)) {
+		commit_graph_free(w.old);
+		w.old = NULL;
+		result->old_unusable = true;
+	}
 	gp_error_clear(&old_err);
 	ret = 0;
 
