@@ -121,6 +121,11 @@ static int parse_layer(struct cg_layer *l, int algo, uint32_t base_pos, struct g
 	}
 	nr_chunks = l->map[6];
 	l->nr_bases = l->map[7];
+	if (l->size < CG_HEADER_SIZE + (size_t)(nr_chunks + 1) * CHUNK_TOC_ENTRY_SIZE + rawsz) {
+		ret = CORRUPT(err, "%s: commit-graph file is too small to hold %u chunks", name,
+			      nr_chunks);
+		goto out;
+	}
 	ret = chunk_table_parse(&t, l->map, l->size - rawsz, CG_HEADER_SIZE, nr_chunks, name, err);
 	if (ret)
 		goto out;
@@ -140,12 +145,21 @@ static int parse_layer(struct cg_layer *l, int algo, uint32_t base_pos, struct g
 		goto out;
 	}
 	l->base_pos = base_pos;
-	if (!chunk_find(&t, CG_CHUNK_OIDL, &l->oids, &size) || size != (uint64_t)l->nr * rawsz) {
+	if (!chunk_find(&t, CG_CHUNK_OIDL, &l->oids, &size)) {
+		ret = CORRUPT(err, "%s: commit-graph required OID lookup chunk missing or corrupted",
+			      name);
+		goto out;
+	}
+	if (size != (uint64_t)l->nr * rawsz) {
 		ret = CORRUPT(err, "%s: commit-graph OID lookup chunk is the wrong size", name);
 		goto out;
 	}
-	if (!chunk_find(&t, CG_CHUNK_CDAT, &l->cdat, &size) ||
-	    size != (uint64_t)l->nr * (rawsz + 16)) {
+	if (!chunk_find(&t, CG_CHUNK_CDAT, &l->cdat, &size)) {
+		ret = CORRUPT(err, "%s: commit-graph required commit data chunk missing or corrupted",
+			      name);
+		goto out;
+	}
+	if (size != (uint64_t)l->nr * (rawsz + 16)) {
 		ret = CORRUPT(err, "%s: commit-graph commit data chunk is the wrong size", name);
 		goto out;
 	}
@@ -298,6 +312,10 @@ static int open_chain(struct commit_graph *g, const char *objdir, const char *ch
 				      : gp_error_errno(err, "%s: cannot read", chain_path);
 		goto out;
 	}
+	if (buf.len < hexsz + 1) {
+		ret = CORRUPT(err, "commit-graph-chain: commit-graph chain file too small");
+		goto out;
+	}
 	while (pos < buf.len) {
 		const char *line = buf.buf + pos;
 		const char *nl = memchr(line, '\n', buf.len - pos);
@@ -344,7 +362,7 @@ static int open_chain(struct commit_graph *g, const char *objdir, const char *ch
 			const struct cg_layer *below = &g->layers[b];
 			if (memcmp(l->base + (size_t)b * g->rawsz,
 				   below->map + below->size - g->rawsz, g->rawsz)) {
-				ret = CORRUPT(err, "%s: commit-graph base graph %u does not match the chain",
+				ret = CORRUPT(err, "%s: commit-graph chain does not match (base graph %u)",
 					      layer_name(l), b);
 				goto out;
 			}
@@ -455,7 +473,7 @@ int commit_graph_entry_at(const struct commit_graph *g, uint32_t pos,
 	if (p1 == CG_PARENT_NONE)
 		return 0;
 	if (p1 >= limit)
-		return CORRUPT(err, "%s: commit %u: parent position %u out of range", layer_name(l),
+		return CORRUPT(err, "%s: commit %u: invalid parent position %u", layer_name(l),
 			       lpos, p1);
 	e->parents_inline[0] = p1;
 	e->nr_parents = 1;
@@ -463,7 +481,7 @@ int commit_graph_entry_at(const struct commit_graph *g, uint32_t pos,
 		return 0;
 	if (!(p2 & CG_EDGE_BIT)) {
 		if (p2 >= limit)
-			return CORRUPT(err, "%s: commit %u: parent position %u out of range",
+			return CORRUPT(err, "%s: commit %u: invalid parent position %u",
 				       layer_name(l), lpos, p2);
 		e->parents_inline[1] = p2;
 		e->nr_parents = 2;
@@ -476,7 +494,7 @@ int commit_graph_entry_at(const struct commit_graph *g, uint32_t pos,
 				       layer_name(l), lpos, i);
 		v = get_be32(l->edge + i * 4);
 		if ((v & ~CG_EDGE_BIT) >= limit)
-			return CORRUPT(err, "%s: commit %u: parent position %u out of range",
+			return CORRUPT(err, "%s: commit %u: invalid parent position %u",
 				       layer_name(l), lpos, v & ~CG_EDGE_BIT);
 		if (!e->edges)
 			e->edges = l->edge + i * 4;
@@ -509,8 +527,10 @@ GP_PRINTF(3, 4) static void vreport(commit_graph_report_fn *report, void *data,
 }
 
 static int verify_layer(const struct commit_graph *g, const struct cg_layer *l, struct odb *odb,
-			commit_graph_report_fn *report, void *data)
+			struct progress *progress, commit_graph_report_fn *report, void *data)
 {
+	char zero_hex[GP_MAX_HEXSZ + 1] = "", nonzero_hex[GP_MAX_HEXSZ + 1] = "";
+	bool seen_zero = false, seen_nonzero = false;
 	struct gp_hash_ctx ctx;
 	unsigned char sum[GP_MAX_RAWSZ];
 	char hex[GP_MAX_HEXSZ + 1], hex2[GP_MAX_HEXSZ + 1], hex3[GP_MAX_HEXSZ + 1];
@@ -609,28 +629,32 @@ static int verify_layer(const struct commit_graph *g, const struct cg_layer *l, 
 			}
 			if (pe.generation > max_gen)
 				max_gen = pe.generation;
-			if (pe.topo_level >= e.topo_level && e.topo_level != CG_TOPO_MAX) {
+			if (!seen_zero && e.topo_level &&
+			    pe.topo_level >= e.topo_level && e.topo_level != CG_TOPO_MAX) {
 				vreport(report, data,
 					"commit-graph generation for commit %s is %u < %u", hex,
 					e.topo_level, pe.topo_level + 1);
 				problems++;
 			}
 		}
-		if (!odd && e.nr_parents && g->generation_data && e.generation <= max_gen) {
+		if (!seen_zero && !odd && e.nr_parents && g->generation_data && e.generation <= max_gen) {
 			vreport(report, data, "commit-graph generation for commit %s is %" PRIu64
 				" <= %" PRIu64, hex, e.generation, max_gen);
 			problems++;
 		}
-		if (!odd && g->generation_data && e.generation < e.date) {
+		if (!seen_zero && !odd && g->generation_data && e.generation < e.date) {
 			vreport(report, data, "commit-graph generation for commit %s is %" PRIu64
 				" < its date %" PRIu64, hex, e.generation, e.date);
 			problems++;
 		}
-		if (!e.topo_level) {
-			vreport(report, data,
-				"commit-graph has generation number zero for commit %s, but non-zero elsewhere",
-				hex);
-			problems++;
+		if (e.topo_level) {
+			if (!seen_nonzero)
+				oid_to_hex_r(nonzero_hex, &oid);
+			seen_nonzero = true;
+		} else {
+			if (!seen_zero)
+				oid_to_hex_r(zero_hex, &oid);
+			seen_zero = true;
 		}
 		if (e.date != (ci.date & 0x3ffffffffULL)) {
 			vreport(report, data,
@@ -642,19 +666,30 @@ next:
 		gp_error_clear(&err);
 		commit_info_release(&ci);
 		free(buf);
+		progress_add(progress, 1);
+	}
+	if (seen_zero && seen_nonzero) {
+		vreport(report, data,
+			"commit-graph has both zero and non-zero generations (e.g., commits '%s' and '%s')",
+			zero_hex, nonzero_hex);
+		problems++;
 	}
 	return problems;
 }
 
 int commit_graph_verify(const struct commit_graph *g, struct odb *odb, bool shallow,
-			commit_graph_report_fn *report, void *data)
+			bool show_progress, commit_graph_report_fn *report, void *data)
 {
+	uint64_t total = shallow ? g->layers[g->nr_layers - 1].nr : g->nr_commits;
+	struct progress *progress = progress_start("Verifying commits in commit graph", total,
+						   show_progress);
 	int problems = 0;
 	for (uint32_t i = g->nr_layers; i-- > 0;) {
-		problems += verify_layer(g, &g->layers[i], odb, report, data);
+		problems += verify_layer(g, &g->layers[i], odb, progress, report, data);
 		if (shallow)
 			break;
 	}
+	progress_stop(&progress);
 	return problems;
 }
 
@@ -798,7 +833,8 @@ static int add_from_odb(struct writer *w, const struct object_id *start, bool pe
 
 		if (have_commit(w, &oid))
 			return 0;
-		if (w->old && w->opts->split != COMMIT_GRAPH_NO_SPLIT) {
+		if (w->old && w->opts->split != COMMIT_GRAPH_NO_SPLIT &&
+		    w->opts->split != COMMIT_GRAPH_SPLIT_REPLACE) {
 			uint32_t pos;
 			/* A new layer leaves out what the chain has. */
 			if (commit_graph_find(w->old, &oid, &pos))
@@ -833,7 +869,7 @@ static int add_from_odb(struct writer *w, const struct object_id *start, bool pe
 		ret = commit_parse(buf, size, w->algo, &ci, err);
 		free(buf);
 		if (ret)
-			return gp_error_prefix(err, "commit %s", oid_to_hex_r(hex, &oid));
+			return gp_error_prefix(err, "unable to parse commit %s", oid_to_hex_r(hex, &oid));
 		c = add_commit(w, &oid);
 		c->tree = ci.tree;
 		c->date = ci.date;
@@ -1090,7 +1126,10 @@ static int plan_split(struct writer *w, struct gp_error *err)
 	}
 	w->keep_layers = keep;
 	w->base_commits = keep ? w->old->layers[keep - 1].base_pos + w->old->layers[keep - 1].nr : 0;
-	for (uint32_t pos = w->base_commits; w->old && pos < w->old->nr_commits && !ret; pos++)
+	/* Merged layers come in whole; replace starts afresh from what was given. */
+	for (uint32_t pos = w->base_commits;
+	     w->old && w->opts->split != COMMIT_GRAPH_SPLIT_REPLACE && pos < w->old->nr_commits && !ret;
+	     pos++)
 		ret = add_from_graph(w, pos, false, err);
 	return ret;
 }
@@ -1232,6 +1271,14 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	gp_error_clear(&old_err);
 	ret = 0;
 
+	if (split) {
+		char *dir = xstrfmt("%s/" CG_CHAIN_DIR, objdir);
+		if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+			ret = gp_error_errno(err, "unable to create '%s'", dir);
+		free(dir);
+		if (ret)
+			goto out;
+	}
 	w.progress = progress_start("Expanding reachable commits in commit graph", 0,
 				    opts->progress);
 	if (opts->append && w.old && !split)
@@ -1265,9 +1312,9 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	if (ret)
 		goto out;
 
-	/* A chain whose kept layers lack GDA2 is read without it. */
+	/* As git: GDA2 when the layer below the new one has it. */
 	gda2 = !opts->no_generation_data &&
-	       !(w.keep_layers && w.old && !w.old->generation_data);
+	       !(w.keep_layers && !w.old->layers[w.keep_layers - 1].gda2);
 	chunk_writer_add(&chunks, CG_CHUNK_OIDF, 256 * 4, write_oidf);
 	chunk_writer_add(&chunks, CG_CHUNK_OIDL, (uint64_t)w.nr * w.rawsz, write_oidl);
 	chunk_writer_add(&chunks, CG_CHUNK_CDAT, (uint64_t)w.nr * (w.rawsz + 16), write_cdat);

@@ -80,13 +80,14 @@ uint32_t commit_graph_parent(const struct commit_graph_entry *e, uint32_t n);
 
 /*
  * Check every layer (or only the top one when shallow) against its
- * checksum and the commits in odb, as git commit-graph verify does.
+ * checksum and the commits in odb, as git commit-graph verify does
+ * (with a progress meter on stderr when progress).
  * Each problem is reported through report (one line, no newline);
  * returns the number of problems (0: fine).
  */
 typedef void commit_graph_report_fn(const char *msg, void *data);
 int commit_graph_verify(const struct commit_graph *g, struct odb *odb, bool shallow,
-			commit_graph_report_fn *report, void *data);
+			bool progress, commit_graph_report_fn *report, void *data);
 
 /* ---- writing ---------------------------------------------------------- */
 
