@@ -514,6 +514,53 @@ uint32_t commit_graph_parent(const struct commit_graph_entry *e, uint32_t n)
 
 /* ---- verify --------------------------------------------------------- */
 
+static bool file_checksum_ok(const char *path, int algo)
+{
+	size_t rawsz = gp_hash_algos[algo].rawsz;
+	const unsigned char *map = NULL;
+	unsigned char sum[GP_MAX_RAWSZ];
+	struct gp_hash_ctx ctx;
+	size_t size = 0;
+	bool ok;
+	if (map_file_readonly(path, &map, &size, NULL, NULL) || size < rawsz)
+		return true; /* missing or tiny: the open reported it */
+	hash_init_checksum(&ctx, algo);
+	hash_update(&ctx, map, size - rawsz);
+	hash_final_checksum(&ctx, sum);
+	ok = !memcmp(sum, map + size - rawsz, rawsz);
+	munmap((void *)map, size);
+	return ok;
+}
+
+int commit_graph_verify_checksums(const char *objdir, int algo,
+				  commit_graph_report_fn *report, void *data)
+{
+	char *lone = xstrfmt("%s/" CG_FILE, objdir);
+	char *chain = xstrfmt("%s/" CG_CHAIN_FILE, objdir);
+	size_t hexsz = gp_hash_algos[algo].hexsz;
+	struct strbuf buf = STRBUF_INIT;
+	int problems = 0;
+
+	if (!access(lone, F_OK)) {
+		if (!file_checksum_ok(lone, algo))
+			problems++;
+	} else if (strbuf_read_file(&buf, chain, 0) >= 0) {
+		for (size_t pos = 0; pos + hexsz <= buf.len; pos += hexsz + 1) {
+			char *path = xstrfmt("%s/" CG_CHAIN_DIR "/graph-%.*s.graph", objdir,
+					     (int)hexsz, buf.buf + pos);
+			if (!file_checksum_ok(path, algo))
+				problems++;
+			free(path);
+		}
+	}
+	for (int i = 0; i < problems; i++)
+		report("the commit-graph file has incorrect checksum and is likely corrupt", data);
+	strbuf_release(&buf);
+	free(chain);
+	free(lone);
+	return problems;
+}
+
 GP_PRINTF(3, 4) static void vreport(commit_graph_report_fn *report, void *data,
 				     const char *fmt, ...)
 {

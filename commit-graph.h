@@ -89,6 +89,14 @@ typedef void commit_graph_report_fn(const char *msg, void *data);
 int commit_graph_verify(const struct commit_graph *g, struct odb *odb, bool shallow,
 			bool progress, commit_graph_report_fn *report, void *data);
 
+/*
+ * For a graph that does not open: check the trailing checksum of each
+ * file there is (the lone file, or each layer the chain file names),
+ * reporting each mismatch as verify does. Returns the number found.
+ */
+int commit_graph_verify_checksums(const char *objdir, int algo,
+				  commit_graph_report_fn *report, void *data);
+
 /* ---- writing ---------------------------------------------------------- */
 
 enum commit_graph_split {

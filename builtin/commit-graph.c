@@ -102,9 +102,11 @@ static void add_pack_commits(struct tips *t, struct odb *odb, struct packed_git 
 
 /*
  * As git: no graph is written or read in a shallow repository, nor
- * where grafts or replace refs change what a commit's parents are.
+ * where grafts change what a commit's parents are; replace refs keep
+ * walks off the graph (when replace_refs), but "commit-graph write"
+ * itself reads no replacements, so they do not stop it.
  */
-static bool graph_compatible(struct repository *repo, bool shallow)
+static bool graph_compatible(struct repository *repo, bool shallow, bool replace_refs)
 {
 	struct gp_error err = GP_ERROR_INIT;
 	struct replace_map *map = NULL;
@@ -121,7 +123,8 @@ static bool graph_compatible(struct repository *repo, bool shallow)
 	if (ok && !access(grafts, F_OK))
 		ok = false;
 	free(grafts);
-	if (ok && !replace_map_load(&map, repo, &err) && !replace_map_is_empty(map))
+	if (ok && replace_refs && !replace_map_load(&map, repo, &err) &&
+	    !replace_map_is_empty(map))
 		ok = false;
 	replace_map_free(map);
 	gp_error_clear(&err);
@@ -207,7 +210,7 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 		warning("attempting to write a commit-graph, but 'core.commitGraph' is disabled");
 		return 0;
 	}
-	if (repo && !graph_compatible(repo, false))
+	if (repo && !graph_compatible(repo, false, false))
 		return 0;
 	objdir = objdir_of(repo, object_dir);
 	odb = open_odb(repo, objdir, algo);
@@ -309,6 +312,7 @@ static int cmd_verify(int argc, const char **argv, struct repository *repo)
 	if (ret) {
 		error("%s", gp_error_msg(&err));
 		gp_error_clear(&err);
+		commit_graph_verify_checksums(objdir, algo, report_line, NULL);
 		return 1;
 	}
 	odb = open_odb(repo, objdir, algo);
@@ -335,7 +339,7 @@ struct commit_graph *walk_commit_graph(struct repository *repo, bool shallow)
 	/* As git: core.commitGraph (GIT_TEST_COMMIT_GRAPH forces it on); never in a shallow repository. */
 	if ((!env_bool("GIT_TEST_COMMIT_GRAPH") &&
 	     !config_get_bool_or(&repo->config, "core.commitgraph", true)) ||
-	    !graph_compatible(repo, shallow))
+	    !graph_compatible(repo, shallow, true))
 		return NULL;
 	ret = commit_graph_open(&g, repo->objdir, repo->hash_algo, &err);
 	if (ret && ret != GP_ENOTFOUND)

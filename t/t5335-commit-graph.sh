@@ -180,6 +180,19 @@ do
 		git -C p commit-graph verify
 	'
 
+	test_expect_success "--split=replace keeps only what it is given; grafts stop a write ($algo)" '
+		git -C g rev-parse main~3 >tips &&
+		git -C g commit-graph write --split=replace --stdin-commits <tips &&
+		gitpack -C p commit-graph write --split=replace --stdin-commits <tips &&
+		same_graphs &&
+		rm -rf gr && cp -R p gr &&
+		rm -rf gr/.git/objects/info/commit-graph* &&
+		git -C gr rev-parse main main~2 >gr/.git/info/grafts &&
+		gitpack -C gr commit-graph write --reachable &&
+		test_path_is_missing gr/.git/objects/info/commit-graph &&
+		step --reachable
+	'
+
 	test_expect_success "rev-list: the same with and without the graph ($algo)" '
 		same_rev_list p --all &&
 		same_rev_list p --objects --all &&
@@ -266,7 +279,11 @@ do
 		test_must_fail gitpack -C s commit-graph verify 2>err &&
 		grep "line .nothex. not a hash" err &&
 		cp chain.good $chain &&
-		gitpack -C s commit-graph verify
+		gitpack -C s commit-graph verify &&
+		base=$(head -n 1 $chain) &&
+		corrupt_byte s/.git/objects/info/commit-graphs/graph-$base.graph 200 &&
+		test_must_fail gitpack -C s commit-graph verify 2>err &&
+		grep "incorrect checksum" err
 	'
 done
 
