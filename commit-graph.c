@@ -1215,6 +1215,18 @@ static void expire_layers(const char *objdir, const struct commit_graph *old,
 	free(dir);
 }
 
+static void adjust_perm(const char *path, int shared)
+{
+	mode_t mode = 0444;
+	if (!shared)
+		return;
+	if (shared > 0)
+		mode = (mode_t)shared & ~0222u;
+	else
+		mode |= (mode_t)-shared & ~0222u;
+	chmod(path, mode);
+}
+
 static int install(struct writer *w, const char *objdir, struct hashfile *f,
 		   struct gp_error *err)
 {
@@ -1227,7 +1239,11 @@ static int install(struct writer *w, const char *objdir, struct hashfile *f,
 	int ret;
 
 	if (w->opts->split == COMMIT_GRAPH_NO_SPLIT) {
+		path = xstrfmt("%s/" CG_FILE, objdir);
 		ret = hashfile_commit(f, NULL, 0, err);
+		if (!ret)
+			adjust_perm(path, w->opts->shared_perm);
+		free(path);
 		if (ret)
 			return ret;
 		chain_path = xstrfmt("%s/" CG_CHAIN_FILE, objdir);
@@ -1243,6 +1259,7 @@ static int install(struct writer *w, const char *objdir, struct hashfile *f,
 	ret = hashfile_install(f, path, HASHFILE_KEEP_EXISTING, err);
 	if (ret)
 		goto out;
+	adjust_perm(path, w->opts->shared_perm);
 	chain = xmalloc(nr_chain * w->rawsz);
 	for (uint32_t l = 0; l < w->keep_layers; l++) {
 		const struct cg_layer *layer = &w->old->layers[l];
@@ -1273,6 +1290,7 @@ static int install(struct writer *w, const char *objdir, struct hashfile *f,
 	ret = hashfile_commit(cf, NULL, HASHFILE_NO_TRAILER, err);
 	if (ret)
 		goto out;
+	adjust_perm(chain_path, w->opts->shared_perm);
 	{
 		char *lone = xstrfmt("%s/" CG_FILE, objdir);
 		unlink(lone);

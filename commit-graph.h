@@ -118,6 +118,13 @@ struct commit_graph_write_opts {
 	bool append;          /* keep the existing graph's commits */
 	bool no_generation_data; /* commitGraph.generationVersion=1: no GDA2 */
 	bool progress;
+	/*
+	 * core.sharedRepository for the files written: 0 leaves their mode
+	 * (0444) alone; a positive value is an explicit mode ("0600"),
+	 * a negative one bits to add (-0660 for "group"). Write bits are
+	 * dropped either way: the files are read-only.
+	 */
+	int shared_perm;
 };
 
 #define COMMIT_GRAPH_WRITE_OPTS_INIT { .size_multiple = 2 }

@@ -131,6 +131,24 @@ static bool graph_compatible(struct repository *repo, bool shallow, bool replace
 	return ok;
 }
 
+/* core.sharedRepository as commit_graph_write_opts.shared_perm wants it. */
+static int shared_perm(const char *v)
+{
+	char *end;
+	long mode;
+	if (!strcasecmp(v, "group") || !strcasecmp(v, "true") || !strcmp(v, "1"))
+		return -0660;
+	if (!strcasecmp(v, "all") || !strcasecmp(v, "world") || !strcasecmp(v, "everybody") ||
+	    !strcmp(v, "2"))
+		return -0664;
+	if (!strcasecmp(v, "umask") || !strcasecmp(v, "false") || !strcmp(v, "0"))
+		return 0;
+	mode = strtol(v, &end, 8);
+	if (*end || mode <= 0 || mode > 0777)
+		die("bad core.sharedRepository value '%s'", v);
+	return (int)mode;
+}
+
 static int split_cb(const struct option *opt, const char *arg, int unset)
 {
 	enum commit_graph_split *split = opt->value;
@@ -218,6 +236,11 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 	opts.max_commits = max_commits > 0 ? (uint32_t)max_commits : 0;
 	opts.size_multiple = size_multiple > 0 ? (uint32_t)size_multiple : 2;
 	opts.progress = progress < 0 ? isatty(2) : progress;
+	if (repo) {
+		const char *shared = NULL;
+		if (!config_get_string(&repo->config, "core.sharedrepository", &shared) && shared)
+			opts.shared_perm = shared_perm(shared);
+	}
 	if (repo) {
 		int v = 2;
 		struct gp_error cerr = GP_ERROR_INIT;
