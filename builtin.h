@@ -34,6 +34,14 @@ int cmd_upload_pack(int argc, const char **argv, struct repository *repo);
 int cmd_verify_pack(int argc, const char **argv, struct repository *repo);
 
 struct option;
+struct commit_graph;
+
+/*
+ * The repository's commit-graph for a commit walk, or NULL: none, off
+ * (core.commitGraph=false), a shallow repository (shallow), or one
+ * that does not open (with a warning). Free with commit_graph_free().
+ */
+struct commit_graph *walk_commit_graph(struct repository *repo, bool shallow);
 
 /*
  * Parse a command's options (parse-options.h) as git does: returns the

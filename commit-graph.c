@@ -121,6 +121,11 @@ static int parse_layer(struct cg_layer *l, int algo, uint32_t base_pos, struct g
 	}
 	nr_chunks = l->map[6];
 	l->nr_bases = l->map[7];
+	if (l->size < CG_HEADER_SIZE + (size_t)(nr_chunks + 1) * CHUNK_TOC_ENTRY_SIZE + rawsz) {
+		ret = CORRUPT(err, "%s: commit-graph file is too small to hold %u chunks", name,
+			      nr_chunks);
+		goto out;
+	}
 	ret = chunk_table_parse(&t, l->map, l->size - rawsz, CG_HEADER_SIZE, nr_chunks, name, err);
 	if (ret)
 		goto out;
@@ -140,12 +145,21 @@ static int parse_layer(struct cg_layer *l, int algo, uint32_t base_pos, struct g
 		goto out;
 	}
 	l->base_pos = base_pos;
-	if (!chunk_find(&t, CG_CHUNK_OIDL, &l->oids, &size) || size != (uint64_t)l->nr * rawsz) {
+	if (!chunk_find(&t, CG_CHUNK_OIDL, &l->oids, &size)) {
+		ret = CORRUPT(err, "%s: commit-graph required OID lookup chunk missing or corrupted",
+			      name);
+		goto out;
+	}
+	if (size != (uint64_t)l->nr * rawsz) {
 		ret = CORRUPT(err, "%s: commit-graph OID lookup chunk is the wrong size", name);
 		goto out;
 	}
-	if (!chunk_find(&t, CG_CHUNK_CDAT, &l->cdat, &size) ||
-	    size != (uint64_t)l->nr * (rawsz + 16)) {
+	if (!chunk_find(&t, CG_CHUNK_CDAT, &l->cdat, &size)) {
+		ret = CORRUPT(err, "%s: commit-graph required commit data chunk missing or corrupted",
+			      name);
+		goto out;
+	}
+	if (size != (uint64_t)l->nr * (rawsz + 16)) {
 		ret = CORRUPT(err, "%s: commit-graph commit data chunk is the wrong size", name);
 		goto out;
 	}
@@ -234,6 +248,15 @@ static int map_layer(struct cg_layer *l, const char *path, struct gp_error *err)
 	return ret;
 }
 
+/* A lone file has nothing below it to number its parents after. */
+static int check_lone(const struct cg_layer *l, struct gp_error *err)
+{
+	if (l->nr_bases)
+		return CORRUPT(err, "%s: a lone commit-graph names %u base graphs", layer_name(l),
+			       l->nr_bases);
+	return 0;
+}
+
 int commit_graph_parse_buf(struct commit_graph **out, const unsigned char *buf, size_t len,
 			   int algo, struct gp_error *err)
 {
@@ -244,6 +267,8 @@ int commit_graph_parse_buf(struct commit_graph **out, const unsigned char *buf, 
 	l->map = buf;
 	l->size = len;
 	ret = parse_layer(l, algo, 0, err);
+	if (!ret)
+		ret = check_lone(l, err);
 	if (ret) {
 		commit_graph_free(g);
 		return ret;
@@ -262,6 +287,8 @@ int commit_graph_open_file(struct commit_graph **out, const char *path, int algo
 	int ret = map_layer(l, path, err);
 	if (!ret)
 		ret = parse_layer(l, algo, 0, err);
+	if (!ret)
+		ret = check_lone(l, err);
 	if (ret) {
 		commit_graph_free(g);
 		return ret;
@@ -283,6 +310,10 @@ static int open_chain(struct commit_graph *g, const char *objdir, const char *ch
 	if (strbuf_read_file(&buf, chain_path, 0) < 0) {
 		ret = errno == ENOENT ? gp_error_set(err, GP_ENOTFOUND, "%s: no such file", chain_path)
 				      : gp_error_errno(err, "%s: cannot read", chain_path);
+		goto out;
+	}
+	if (buf.len < hexsz + 1) {
+		ret = CORRUPT(err, "commit-graph-chain: commit-graph chain file too small");
 		goto out;
 	}
 	while (pos < buf.len) {
@@ -331,7 +362,7 @@ static int open_chain(struct commit_graph *g, const char *objdir, const char *ch
 			const struct cg_layer *below = &g->layers[b];
 			if (memcmp(l->base + (size_t)b * g->rawsz,
 				   below->map + below->size - g->rawsz, g->rawsz)) {
-				ret = CORRUPT(err, "%s: commit-graph base graph %u does not match the chain",
+				ret = CORRUPT(err, "%s: commit-graph chain does not match (base graph %u)",
 					      layer_name(l), b);
 				goto out;
 			}
@@ -442,7 +473,7 @@ int commit_graph_entry_at(const struct commit_graph *g, uint32_t pos,
 	if (p1 == CG_PARENT_NONE)
 		return 0;
 	if (p1 >= limit)
-		return CORRUPT(err, "%s: commit %u: parent position %u out of range", layer_name(l),
+		return CORRUPT(err, "%s: commit %u: invalid parent position %u", layer_name(l),
 			       lpos, p1);
 	e->parents_inline[0] = p1;
 	e->nr_parents = 1;
@@ -450,7 +481,7 @@ int commit_graph_entry_at(const struct commit_graph *g, uint32_t pos,
 		return 0;
 	if (!(p2 & CG_EDGE_BIT)) {
 		if (p2 >= limit)
-			return CORRUPT(err, "%s: commit %u: parent position %u out of range",
+			return CORRUPT(err, "%s: commit %u: invalid parent position %u",
 				       layer_name(l), lpos, p2);
 		e->parents_inline[1] = p2;
 		e->nr_parents = 2;
@@ -463,7 +494,7 @@ int commit_graph_entry_at(const struct commit_graph *g, uint32_t pos,
 				       layer_name(l), lpos, i);
 		v = get_be32(l->edge + i * 4);
 		if ((v & ~CG_EDGE_BIT) >= limit)
-			return CORRUPT(err, "%s: commit %u: parent position %u out of range",
+			return CORRUPT(err, "%s: commit %u: invalid parent position %u",
 				       layer_name(l), lpos, v & ~CG_EDGE_BIT);
 		if (!e->edges)
 			e->edges = l->edge + i * 4;
@@ -483,6 +514,53 @@ uint32_t commit_graph_parent(const struct commit_graph_entry *e, uint32_t n)
 
 /* ---- verify --------------------------------------------------------- */
 
+static bool file_checksum_ok(const char *path, int algo)
+{
+	size_t rawsz = gp_hash_algos[algo].rawsz;
+	const unsigned char *map = NULL;
+	unsigned char sum[GP_MAX_RAWSZ];
+	struct gp_hash_ctx ctx;
+	size_t size = 0;
+	bool ok;
+	if (map_file_readonly(path, &map, &size, NULL, NULL) || size < rawsz)
+		return true; /* missing or tiny: the open reported it */
+	hash_init_checksum(&ctx, algo);
+	hash_update(&ctx, map, size - rawsz);
+	hash_final_checksum(&ctx, sum);
+	ok = !memcmp(sum, map + size - rawsz, rawsz);
+	munmap((void *)map, size);
+	return ok;
+}
+
+int commit_graph_verify_checksums(const char *objdir, int algo,
+				  commit_graph_report_fn *report, void *data)
+{
+	char *lone = xstrfmt("%s/" CG_FILE, objdir);
+	char *chain = xstrfmt("%s/" CG_CHAIN_FILE, objdir);
+	size_t hexsz = gp_hash_algos[algo].hexsz;
+	struct strbuf buf = STRBUF_INIT;
+	int problems = 0;
+
+	if (!access(lone, F_OK)) {
+		if (!file_checksum_ok(lone, algo))
+			problems++;
+	} else if (strbuf_read_file(&buf, chain, 0) >= 0) {
+		for (size_t pos = 0; pos + hexsz <= buf.len; pos += hexsz + 1) {
+			char *path = xstrfmt("%s/" CG_CHAIN_DIR "/graph-%.*s.graph", objdir,
+					     (int)hexsz, buf.buf + pos);
+			if (!file_checksum_ok(path, algo))
+				problems++;
+			free(path);
+		}
+	}
+	for (int i = 0; i < problems; i++)
+		report("the commit-graph file has incorrect checksum and is likely corrupt", data);
+	strbuf_release(&buf);
+	free(chain);
+	free(lone);
+	return problems;
+}
+
 GP_PRINTF(3, 4) static void vreport(commit_graph_report_fn *report, void *data,
 				     const char *fmt, ...)
 {
@@ -496,19 +574,21 @@ GP_PRINTF(3, 4) static void vreport(commit_graph_report_fn *report, void *data,
 }
 
 static int verify_layer(const struct commit_graph *g, const struct cg_layer *l, struct odb *odb,
-			commit_graph_report_fn *report, void *data)
+			struct progress *progress, commit_graph_report_fn *report, void *data)
 {
+	char zero_hex[GP_MAX_HEXSZ + 1] = "", nonzero_hex[GP_MAX_HEXSZ + 1] = "";
+	bool seen_zero = false, seen_nonzero = false;
 	struct gp_hash_ctx ctx;
 	unsigned char sum[GP_MAX_RAWSZ];
 	char hex[GP_MAX_HEXSZ + 1], hex2[GP_MAX_HEXSZ + 1], hex3[GP_MAX_HEXSZ + 1];
-	int problems = 0;
+	int problems = 0, bad_sum = 0;
 
 	hash_init_checksum(&ctx, g->algo);
 	hash_update(&ctx, l->map, l->size - g->rawsz);
 	hash_final_checksum(&ctx, sum);
 	if (memcmp(sum, l->map + l->size - g->rawsz, g->rawsz)) {
 		vreport(report, data, "the commit-graph file has incorrect checksum and is likely corrupt");
-		problems++;
+		bad_sum = 1;
 	}
 	for (uint32_t i = 0; i + 1 < l->nr; i++) {
 		const unsigned char *a = l->oids + (size_t)i * g->rawsz;
@@ -533,8 +613,10 @@ static int verify_layer(const struct commit_graph *g, const struct cg_layer *l, 
 			}
 		}
 	}
+	/* As git: a bad checksum alone does not stop the commit checks. */
 	if (problems)
-		return problems;
+		return problems + bad_sum;
+	problems = bad_sum;
 	for (uint32_t lpos = 0; lpos < l->nr; lpos++) {
 		struct commit_graph_entry e;
 		struct commit_info ci = COMMIT_INFO_INIT;
@@ -594,28 +676,32 @@ static int verify_layer(const struct commit_graph *g, const struct cg_layer *l, 
 			}
 			if (pe.generation > max_gen)
 				max_gen = pe.generation;
-			if (pe.topo_level >= e.topo_level && e.topo_level != CG_TOPO_MAX) {
+			if (!seen_zero && e.topo_level &&
+			    pe.topo_level >= e.topo_level && e.topo_level != CG_TOPO_MAX) {
 				vreport(report, data,
 					"commit-graph generation for commit %s is %u < %u", hex,
 					e.topo_level, pe.topo_level + 1);
 				problems++;
 			}
 		}
-		if (!odd && e.nr_parents && g->generation_data && e.generation <= max_gen) {
+		if (!seen_zero && !odd && e.nr_parents && g->generation_data && e.generation <= max_gen) {
 			vreport(report, data, "commit-graph generation for commit %s is %" PRIu64
 				" <= %" PRIu64, hex, e.generation, max_gen);
 			problems++;
 		}
-		if (!odd && g->generation_data && e.generation < e.date) {
+		if (!seen_zero && !odd && g->generation_data && e.generation < e.date) {
 			vreport(report, data, "commit-graph generation for commit %s is %" PRIu64
 				" < its date %" PRIu64, hex, e.generation, e.date);
 			problems++;
 		}
-		if (!e.topo_level) {
-			vreport(report, data,
-				"commit-graph has generation number zero for commit %s, but non-zero elsewhere",
-				hex);
-			problems++;
+		if (e.topo_level) {
+			if (!seen_nonzero)
+				oid_to_hex_r(nonzero_hex, &oid);
+			seen_nonzero = true;
+		} else {
+			if (!seen_zero)
+				oid_to_hex_r(zero_hex, &oid);
+			seen_zero = true;
 		}
 		if (e.date != (ci.date & 0x3ffffffffULL)) {
 			vreport(report, data,
@@ -627,19 +713,30 @@ next:
 		gp_error_clear(&err);
 		commit_info_release(&ci);
 		free(buf);
+		progress_add(progress, 1);
+	}
+	if (seen_zero && seen_nonzero) {
+		vreport(report, data,
+			"commit-graph has both zero and non-zero generations (e.g., commits '%s' and '%s')",
+			zero_hex, nonzero_hex);
+		problems++;
 	}
 	return problems;
 }
 
 int commit_graph_verify(const struct commit_graph *g, struct odb *odb, bool shallow,
-			commit_graph_report_fn *report, void *data)
+			bool show_progress, commit_graph_report_fn *report, void *data)
 {
+	uint64_t total = shallow ? g->layers[g->nr_layers - 1].nr : g->nr_commits;
+	struct progress *progress = progress_start("Verifying commits in commit graph", total,
+						   show_progress);
 	int problems = 0;
 	for (uint32_t i = g->nr_layers; i-- > 0;) {
-		problems += verify_layer(g, &g->layers[i], odb, report, data);
+		problems += verify_layer(g, &g->layers[i], odb, progress, report, data);
 		if (shallow)
 			break;
 	}
+	progress_stop(&progress);
 	return problems;
 }
 
@@ -783,7 +880,8 @@ static int add_from_odb(struct writer *w, const struct object_id *start, bool pe
 
 		if (have_commit(w, &oid))
 			return 0;
-		if (w->old && w->opts->split != COMMIT_GRAPH_NO_SPLIT) {
+		if (w->old && w->opts->split != COMMIT_GRAPH_NO_SPLIT &&
+		    w->opts->split != COMMIT_GRAPH_SPLIT_REPLACE) {
 			uint32_t pos;
 			/* A new layer leaves out what the chain has. */
 			if (commit_graph_find(w->old, &oid, &pos))
@@ -818,7 +916,7 @@ static int add_from_odb(struct writer *w, const struct object_id *start, bool pe
 		ret = commit_parse(buf, size, w->algo, &ci, err);
 		free(buf);
 		if (ret)
-			return gp_error_prefix(err, "commit %s", oid_to_hex_r(hex, &oid));
+			return gp_error_prefix(err, "unable to parse commit %s", oid_to_hex_r(hex, &oid));
 		c = add_commit(w, &oid);
 		c->tree = ci.tree;
 		c->date = ci.date;
@@ -1039,6 +1137,21 @@ static void write_base(struct hashfile *f, void *data)
 	}
 }
 
+static bool checksums_ok(const struct commit_graph *g)
+{
+	for (uint32_t i = 0; i < g->nr_layers; i++) {
+		const struct cg_layer *l = &g->layers[i];
+		unsigned char sum[GP_MAX_RAWSZ];
+		struct gp_hash_ctx ctx;
+		hash_init_checksum(&ctx, g->algo);
+		hash_update(&ctx, l->map, l->size - g->rawsz);
+		hash_final_checksum(&ctx, sum);
+		if (memcmp(sum, l->map + l->size - g->rawsz, g->rawsz))
+			return false;
+	}
+	return true;
+}
+
 /* Decide which layers of the old chain stay, and take in the rest. */
 static int plan_split(struct writer *w, struct gp_error *err)
 {
@@ -1060,7 +1173,10 @@ static int plan_split(struct writer *w, struct gp_error *err)
 	}
 	w->keep_layers = keep;
 	w->base_commits = keep ? w->old->layers[keep - 1].base_pos + w->old->layers[keep - 1].nr : 0;
-	for (uint32_t pos = w->base_commits; w->old && pos < w->old->nr_commits && !ret; pos++)
+	/* Merged layers come in whole; replace starts afresh from what was given. */
+	for (uint32_t pos = w->base_commits;
+	     w->old && w->opts->split != COMMIT_GRAPH_SPLIT_REPLACE && pos < w->old->nr_commits && !ret;
+	     pos++)
 		ret = add_from_graph(w, pos, false, err);
 	return ret;
 }
@@ -1099,6 +1215,18 @@ static void expire_layers(const char *objdir, const struct commit_graph *old,
 	free(dir);
 }
 
+static void adjust_perm(const char *path, int shared)
+{
+	mode_t mode = 0444;
+	if (!shared)
+		return;
+	if (shared > 0)
+		mode = (mode_t)shared & ~0222u;
+	else
+		mode |= (mode_t)-shared & ~0222u;
+	chmod(path, mode);
+}
+
 static int install(struct writer *w, const char *objdir, struct hashfile *f,
 		   struct gp_error *err)
 {
@@ -1111,7 +1239,11 @@ static int install(struct writer *w, const char *objdir, struct hashfile *f,
 	int ret;
 
 	if (w->opts->split == COMMIT_GRAPH_NO_SPLIT) {
+		path = xstrfmt("%s/" CG_FILE, objdir);
 		ret = hashfile_commit(f, NULL, 0, err);
+		if (!ret)
+			adjust_perm(path, w->opts->shared_perm);
+		free(path);
 		if (ret)
 			return ret;
 		chain_path = xstrfmt("%s/" CG_CHAIN_FILE, objdir);
@@ -1127,6 +1259,7 @@ static int install(struct writer *w, const char *objdir, struct hashfile *f,
 	ret = hashfile_install(f, path, HASHFILE_KEEP_EXISTING, err);
 	if (ret)
 		goto out;
+	adjust_perm(path, w->opts->shared_perm);
 	chain = xmalloc(nr_chain * w->rawsz);
 	for (uint32_t l = 0; l < w->keep_layers; l++) {
 		const struct cg_layer *layer = &w->old->layers[l];
@@ -1157,6 +1290,7 @@ static int install(struct writer *w, const char *objdir, struct hashfile *f,
 	ret = hashfile_commit(cf, NULL, HASHFILE_NO_TRAILER, err);
 	if (ret)
 		goto out;
+	adjust_perm(chain_path, w->opts->shared_perm);
 	{
 		char *lone = xstrfmt("%s/" CG_FILE, objdir);
 		unlink(lone);
@@ -1189,9 +1323,27 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	ret = commit_graph_open(&w.old, objdir, algo, &old_err);
 	if (ret && ret != GP_ENOTFOUND)
 		result->old_unusable = true;
+	/*
+	 * The old graph's entries are copied rather than parsed again from
+	 * the commits, so a damaged one must not be trusted: it is left
+	 * out, as if there were none, and the new graph mends it.
+	 */
+	if (!ret && !checksums_ok(w.old)) {
+		commit_graph_free(w.old);
+		w.old = NULL;
+		result->old_unusable = true;
+	}
 	gp_error_clear(&old_err);
 	ret = 0;
 
+	if (split) {
+		char *dir = xstrfmt("%s/" CG_CHAIN_DIR, objdir);
+		if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+			ret = gp_error_errno(err, "unable to create '%s'", dir);
+		free(dir);
+		if (ret)
+			goto out;
+	}
 	w.progress = progress_start("Expanding reachable commits in commit graph", 0,
 				    opts->progress);
 	if (opts->append && w.old && !split)
@@ -1225,9 +1377,9 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	if (ret)
 		goto out;
 
-	/* A chain whose kept layers lack GDA2 is read without it. */
+	/* As git: GDA2 when the layer below the new one has it. */
 	gda2 = !opts->no_generation_data &&
-	       !(w.keep_layers && w.old && !w.old->generation_data);
+	       !(w.keep_layers && !w.old->layers[w.keep_layers - 1].gda2);
 	chunk_writer_add(&chunks, CG_CHUNK_OIDF, 256 * 4, write_oidf);
 	chunk_writer_add(&chunks, CG_CHUNK_OIDL, (uint64_t)w.nr * w.rawsz, write_oidl);
 	chunk_writer_add(&chunks, CG_CHUNK_CDAT, (uint64_t)w.nr * (w.rawsz + 16), write_cdat);

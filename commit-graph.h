@@ -80,13 +80,22 @@ uint32_t commit_graph_parent(const struct commit_graph_entry *e, uint32_t n);
 
 /*
  * Check every layer (or only the top one when shallow) against its
- * checksum and the commits in odb, as git commit-graph verify does.
+ * checksum and the commits in odb, as git commit-graph verify does
+ * (with a progress meter on stderr when progress).
  * Each problem is reported through report (one line, no newline);
  * returns the number of problems (0: fine).
  */
 typedef void commit_graph_report_fn(const char *msg, void *data);
 int commit_graph_verify(const struct commit_graph *g, struct odb *odb, bool shallow,
-			commit_graph_report_fn *report, void *data);
+			bool progress, commit_graph_report_fn *report, void *data);
+
+/*
+ * For a graph that does not open: check the trailing checksum of each
+ * file there is (the lone file, or each layer the chain file names),
+ * reporting each mismatch as verify does. Returns the number found.
+ */
+int commit_graph_verify_checksums(const char *objdir, int algo,
+				  commit_graph_report_fn *report, void *data);
 
 /* ---- writing ---------------------------------------------------------- */
 
@@ -109,6 +118,13 @@ struct commit_graph_write_opts {
 	bool append;          /* keep the existing graph's commits */
 	bool no_generation_data; /* commitGraph.generationVersion=1: no GDA2 */
 	bool progress;
+	/*
+	 * core.sharedRepository for the files written: 0 leaves their mode
+	 * (0444) alone; a positive value is an explicit mode ("0600"),
+	 * a negative one bits to add (-0660 for "group"). Write bits are
+	 * dropped either way: the files are read-only.
+	 */
+	int shared_perm;
 };
 
 #define COMMIT_GRAPH_WRITE_OPTS_INIT { .size_multiple = 2 }

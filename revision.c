@@ -8,6 +8,7 @@
  */
 #include "revision.h"
 #include "commit.h"
+#include "commit-graph.h"
 #include "error.h"
 #include "odb.h"
 #include "oidset.h"
@@ -111,6 +112,7 @@ struct rev_walk {
 	bool edge_aggressive;
 	bool sparse;
 	bool blobs_unchecked;
+	const struct commit_graph *graph; /* borrowed; NULL: none */
 };
 
 int rev_walk_new(struct rev_walk **out, struct odb *odb, int algo)
@@ -168,6 +170,11 @@ void rev_walk_set_sparse(struct rev_walk *w, bool sparse)
 void rev_walk_set_blobs_unchecked(struct rev_walk *w)
 {
 	w->blobs_unchecked = true;
+}
+
+void rev_walk_set_commit_graph(struct rev_walk *w, const struct commit_graph *graph)
+{
+	w->graph = graph;
 }
 
 void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow)
@@ -370,15 +377,44 @@ static int read_typed(struct rev_walk *w, struct node *n, enum object_type want,
 	return 0;
 }
 
+/* The commit-graph's entry stands for the commit: nothing is inflated. */
+static int parse_commit_from_graph(struct rev_walk *w, struct node *n, uint32_t pos,
+				   struct gp_error *err)
+{
+	struct commit_graph_entry e;
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret = commit_graph_entry_at(w->graph, pos, &e, err);
+	if (ret)
+		return gp_error_prefix(err, "commit %s", oid_to_hex_r(hex, &n->oid));
+	if (w->shallow && oidset_contains(w->shallow, &n->oid))
+		e.nr_parents = 0;
+	n->type = OBJ_COMMIT;
+	n->commit = xcalloc(1, sizeof(*n->commit));
+	n->commit->tree = e.tree;
+	n->commit->date = e.date;
+	n->commit->nr_parents = e.nr_parents;
+	n->commit->parents = xcalloc(e.nr_parents ? e.nr_parents : 1, sizeof(struct node *));
+	for (uint32_t i = 0; i < e.nr_parents; i++) {
+		struct object_id oid;
+		commit_graph_oid(w->graph, commit_graph_parent(&e, i), &oid);
+		n->commit->parents[i] = lookup(w, &oid);
+		n->commit->parents[i]->type = OBJ_COMMIT;
+	}
+	return 0;
+}
+
 static int parse_commit(struct rev_walk *w, struct node *n, struct gp_error *err)
 {
 	struct commit_info ci = COMMIT_INFO_INIT;
+	uint32_t pos;
 	unsigned char *data;
 	size_t size;
 	char hex[GP_MAX_HEXSZ + 1];
 	int ret;
 	if (n->commit)
 		return 0;
+	if (w->graph && commit_graph_find(w->graph, &n->oid, &pos))
+		return parse_commit_from_graph(w, n, pos, err);
 	ret = read_typed(w, n, OBJ_COMMIT, &data, &size, err);
 	if (ret)
 		return ret;

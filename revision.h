@@ -63,6 +63,14 @@ void rev_walk_set_blobs_unchecked(struct rev_walk *w);
  */
 void rev_walk_mark_uninteresting(struct rev_walk *w, const struct object_id *oid);
 
+struct commit_graph;
+/*
+ * Read commits from graph (commit-graph.h; borrowed, it must outlive
+ * the walk) where it has them: parents, root tree and date without
+ * inflating the commit. Call before rev_walk_run().
+ */
+void rev_walk_set_commit_graph(struct rev_walk *w, const struct commit_graph *graph);
+
 /*
  * Commits in shallow are walked as if they had no parents (a shallow
  * repository's boundary, and upload-pack's --shallow lines). The set is

@@ -12,8 +12,12 @@
 #include "../odb.h"
 #include "../packfile.h"
 #include "../parse-options.h"
+#include "../oidset.h"
+#include "../progress.h"
 #include "../refs.h"
+#include "../replace-object.h"
 #include "../repository.h"
+#include "../shallow.h"
 #include "../strbuf.h"
 
 #include <time.h>
@@ -96,6 +100,55 @@ static void add_pack_commits(struct tips *t, struct odb *odb, struct packed_git 
 	}
 }
 
+/*
+ * As git: no graph is written or read in a shallow repository, nor
+ * where grafts change what a commit's parents are; replace refs keep
+ * walks off the graph (when replace_refs), but "commit-graph write"
+ * itself reads no replacements, so they do not stop it.
+ */
+static bool graph_compatible(struct repository *repo, bool shallow, bool replace_refs)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct replace_map *map = NULL;
+	bool ok = !shallow;
+	char *grafts;
+	if (ok) {
+		struct oidset set = OIDSET_INIT;
+		if (!shallow_read(repo, &set, &err) && oidset_size(&set))
+			ok = false;
+		oidset_release(&set);
+		gp_error_clear(&err);
+	}
+	grafts = xstrfmt("%s/info/grafts", repo->commondir);
+	if (ok && !access(grafts, F_OK))
+		ok = false;
+	free(grafts);
+	if (ok && replace_refs && !replace_map_load(&map, repo, &err) &&
+	    !replace_map_is_empty(map))
+		ok = false;
+	replace_map_free(map);
+	gp_error_clear(&err);
+	return ok;
+}
+
+/* core.sharedRepository as commit_graph_write_opts.shared_perm wants it. */
+static int shared_perm(const char *v)
+{
+	char *end;
+	long mode;
+	if (!strcasecmp(v, "group") || !strcasecmp(v, "true") || !strcmp(v, "1"))
+		return -0660;
+	if (!strcasecmp(v, "all") || !strcasecmp(v, "world") || !strcasecmp(v, "everybody") ||
+	    !strcmp(v, "2"))
+		return -0664;
+	if (!strcasecmp(v, "umask") || !strcasecmp(v, "false") || !strcmp(v, "0"))
+		return 0;
+	mode = strtol(v, &end, 8);
+	if (*end || mode <= 0 || mode > 0777)
+		die("bad core.sharedRepository value '%s'", v);
+	return (int)mode;
+}
+
 static int split_cb(const struct option *opt, const char *arg, int unset)
 {
 	enum commit_graph_split *split = opt->value;
@@ -175,12 +228,19 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 		warning("attempting to write a commit-graph, but 'core.commitGraph' is disabled");
 		return 0;
 	}
+	if (repo && !graph_compatible(repo, false, false))
+		return 0;
 	objdir = objdir_of(repo, object_dir);
 	odb = open_odb(repo, objdir, algo);
 	opts.append = append;
 	opts.max_commits = max_commits > 0 ? (uint32_t)max_commits : 0;
 	opts.size_multiple = size_multiple > 0 ? (uint32_t)size_multiple : 2;
 	opts.progress = progress < 0 ? isatty(2) : progress;
+	if (repo) {
+		const char *shared = NULL;
+		if (!config_get_string(&repo->config, "core.sharedrepository", &shared) && shared)
+			opts.shared_perm = shared_perm(shared);
+	}
 	if (repo) {
 		int v = 2;
 		struct gp_error cerr = GP_ERROR_INIT;
@@ -195,27 +255,29 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 		if (refs_for_each(repo, "", add_ref, &tips, &err))
 			die_error(&err);
 	} else if (stdin_commits) {
-		while (strbuf_getline(&line, stdin)) {
+		struct progress *meter = progress_start("Collecting commits from input", 0,
+							opts.progress);
+		while (!ret && strbuf_getline(&line, stdin)) {
 			struct object_id oid;
-			if (line.len < gp_hash_algos[algo].hexsz ||
-			    hex_to_oid(line.buf, algo, &oid)) {
+			progress_update(meter, tips.nr + 1);
+			if (line.len < gp_hash_algos[algo].hexsz || hex_to_oid(line.buf, algo, &oid))
 				ret = error("unexpected non-hex object ID: %s", line.buf);
-				goto out;
-			}
-			if (!odb_has_object(odb, &oid)) {
+			else if (!odb_has_object(odb, &oid))
 				ret = error("invalid object: %s", line.buf);
-				goto out;
-			}
-			add_tip(&tips, &oid);
+			else
+				add_tip(&tips, &oid);
 		}
+		progress_stop(&meter);
+		if (ret)
+			goto out;
 	} else if (stdin_packs) {
 		while (strbuf_getline(&line, stdin)) {
 			struct packed_git *p = NULL;
 			char *path = xstrfmt("%s/pack/%s", objdir, line.buf);
 			if (pack_open_idx(&p, path, algo, &err)) {
 				gp_error_clear(&err);
+				ret = error("error adding pack %s", path);
 				free(path);
-				ret = error("error opening index for %s", line.buf);
 				goto out;
 			}
 			add_pack_commits(&tips, odb, p);
@@ -273,14 +335,40 @@ static int cmd_verify(int argc, const char **argv, struct repository *repo)
 	if (ret) {
 		error("%s", gp_error_msg(&err));
 		gp_error_clear(&err);
+		commit_graph_verify_checksums(objdir, algo, report_line, NULL);
 		return 1;
 	}
 	odb = open_odb(repo, objdir, algo);
-	ret = commit_graph_verify(g, odb, shallow, report_line, NULL);
+	ret = commit_graph_verify(g, odb, shallow, progress < 0 ? isatty(2) : progress, report_line,
+				  NULL);
 	commit_graph_free(g);
 	if (!repo || strcmp(objdir, repo->objdir))
 		odb_free(odb);
 	return ret ? 1 : 0;
+}
+
+static bool env_bool(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no") &&
+	       strcasecmp(v, "off");
+}
+
+struct commit_graph *walk_commit_graph(struct repository *repo, bool shallow)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	struct commit_graph *g = NULL;
+	int ret;
+	/* As git: core.commitGraph (GIT_TEST_COMMIT_GRAPH forces it on); never in a shallow repository. */
+	if ((!env_bool("GIT_TEST_COMMIT_GRAPH") &&
+	     !config_get_bool_or(&repo->config, "core.commitgraph", true)) ||
+	    !graph_compatible(repo, shallow, true))
+		return NULL;
+	ret = commit_graph_open(&g, repo->objdir, repo->hash_algo, &err);
+	if (ret && ret != GP_ENOTFOUND)
+		warning("%s", gp_error_msg(&err));
+	gp_error_clear(&err);
+	return ret ? NULL : g;
 }
 
 int cmd_commit_graph(int argc, const char **argv, struct repository *repo)

@@ -4,6 +4,7 @@
  * excluded ones, in git's order and format.
  */
 #include "../builtin.h"
+#include "../commit-graph.h"
 #include "../error.h"
 #include "../object-name.h"
 #include "../odb.h"
@@ -278,6 +279,7 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 	struct odb *odb;
 	struct tip_list tl = { 0 };
 	struct oidset shallow = OIDSET_INIT;
+	struct commit_graph *graph = NULL;
 	bool negate = false, has_max_age = false;
 	uint64_t max_age = 0;
 	int ret;
@@ -324,6 +326,9 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 		rev_walk_set_shallow(walk, &shallow);
 		o.use_bitmap = 0;
 	}
+	graph = walk_commit_graph(repo, oidset_size(&shallow) != 0);
+	if (graph)
+		rev_walk_set_commit_graph(walk, graph);
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *dots;
 		if (is_list_opt(arg))
@@ -405,6 +410,7 @@ out:
 	free(tl.paths);
 	free(tl.tips);
 	rev_walk_free(walk);
+	commit_graph_free(graph);
 	walk_filter_free(wf);
 	object_filter_release(&filter);
 	free(st.missing);
