@@ -688,4 +688,49 @@ test_expect_success "readers while packs land and the chain is updated ($algo)" 
 
 done
 
+# A crash can forget a new directory that was not synced in its parent,
+# with everything in it: the chain directory is synced in the pack
+# directory before anything goes into it (the chain file and layers are
+# synced with their own directory only). SIGKILL cannot show this; the
+# system calls can.
+test_lazy_prereq STRACE '
+	strace -f -o strace.out true
+'
+
+# ck_synced_dir TRACE: in the strace output TRACE, the mkdir of
+# multi-pack-index.d is followed by an fsync of the pack directory
+# before any file is opened in it.
+ck_synced_dir () {
+	awk '
+		/mkdir\(.*\/multi-pack-index\.d", .*= 0$/ { made = 1; next }
+		made && /openat\(.*\/objects\/pack", .*O_DIRECTORY.*= [0-9]+$/ {
+			fd[$NF] = 1; next
+		}
+		made && /fsync\([0-9]+\)/ {
+			n = $0; sub(/.*fsync\(/, "", n); sub(/\).*/, "", n)
+			if (n in fd) synced = 1
+			next
+		}
+		made && !synced && /openat\(.*\/multi-pack-index\.d\// { early = 1 }
+		END {
+			if (!made) { print "no mkdir of multi-pack-index.d"; exit 1 }
+			if (early || !synced) { print "multi-pack-index.d used before it is synced"; exit 1 }
+		}' "$1"
+}
+
+test_expect_success STRACE "a new chain directory is synced in the pack directory (write and repack)" '
+	rm -rf sync &&
+	git init -q --bare sync &&
+	ck_import sync 1 3 &&
+	strace -f -e trace=mkdir,openat,fsync -o write.trace \
+		gitpack -C sync multi-pack-index write --no-progress --incremental --bitmap &&
+	ck_synced_dir write.trace &&
+	rm -rf sync/objects/pack/multi-pack-index.d &&
+	ck_import sync 4 6 &&
+	strace -f -e trace=mkdir,openat,fsync -o repack.trace \
+		gitpack -C sync repack -q -d --geometric=2 --write-midx=incremental &&
+	ck_synced_dir repack.trace &&
+	gitpack -C sync multi-pack-index verify
+'
+
 test_done
