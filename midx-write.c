@@ -730,6 +730,23 @@ static void remove_midx_files(const char *dir, const char *const *exts, size_t n
 static const char *const lone_exts[] = { ".bitmap", ".rev" };
 static const char *const layer_exts[] = { ".midx", ".bitmap", ".rev" };
 
+/*
+ * The chain directory, created if need be. A new one is made durable in
+ * the pack directory before anything goes into it: the chain file and
+ * layers are synced with their own directory only, and a chain whose
+ * directory a crash forgets would be lost with the lone MIDX that
+ * clear_after_chain() removes once the chain names it.
+ */
+static int make_chain_dir(const char *dir, struct gp_error *err)
+{
+	if (mkdir(dir, 0777) < 0) {
+		if (errno == EEXIST)
+			return 0;
+		return gp_error_errno(err, "unable to create '%s'", dir);
+	}
+	return fsync_parent_dir(dir, err);
+}
+
 /* After a lone MIDX is in place: the bitmaps, .rev files and chain of others go. */
 static void clear_after_lone(const char *pack_dir, const unsigned char *checksum, size_t rawsz)
 {
@@ -1055,12 +1072,10 @@ gather:
 				       midx_checksum(midx_layer(w.existing, l)), w.rawsz);
 			in->nr_above = top - first;
 		}
-		if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-			ret = gp_error_errno(err, "unable to create '%s'", dir);
-			free(dir);
-			goto out;
-		}
+		ret = make_chain_dir(dir, err);
 		free(dir);
+		if (ret)
+			goto out;
 		plan_layer(in, w.existing, w.base, w.rawsz);
 		if (!opts->no_chain_file) {
 			char *chain = xstrfmt("%s/" MIDX_CHAIN_FILE, pack_dir);
@@ -1150,10 +1165,8 @@ int midx_write_chain(const char *pack_dir, int algo, const unsigned char *layers
 	struct hashfile *f = NULL;
 	int ret = 0;
 
-	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-		ret = gp_error_errno(err, "unable to create '%s'", dir);
+	if ((ret = make_chain_dir(dir, err)))
 		goto out;
-	}
 	if (midx_open_path(&lone, lone_path, algo, NULL))
 		lone = NULL;
 	/* Every layer named must be there before the chain names it. */
