@@ -59,8 +59,14 @@
 #define DELTA_MAX_COPY 0x10000
 /* Literal bytes held back for backward extension of later matches. */
 #define PENDING_KEEP (8 * DELTA_MAX_INSERT)
-/* Matches shorter than this are compared with those found inside them. */
-#define LAZY_MATCH_LEN 256
+/*
+ * Matches shorter than this are compared with those found inside them.
+ * Each position inside costs a lookup whose window the base holds, so
+ * this bounds most of delta_create's time: on git.git's history, 64
+ * against 256 took 15% less CPU for a pack 0.02% smaller; 32 cost 0.7%
+ * in size.
+ */
+#define LAZY_MATCH_LEN 64
 /* How far past the last copy its alignment is tried again. */
 #define RESUME_REACH 64
 /* Candidates a look-ahead lookup tries (the rest are passed over). */
