@@ -20,7 +20,11 @@ upload-pack and pack-objects hold the side commits. A second lie raises
 the generation of a have and its parent above the tip'\''s: then the
 generation cut of the negotiation keeps the tip from reaching the have.
 core.commitGraph=false makes each answer the true one again.
-SHA-1 and SHA-256.'
+SHA-1 and SHA-256.
+
+gitpack serve keeps a repository'\''s graph between requests: a graph
+replaced on disk (the lying one by a true one, and back) changes the
+next answer.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -141,7 +145,7 @@ serve_git () {
 	fi
 }
 
-# graph_patch FILE ALGO OID CHUNK OFS HEXBYTES: overwrite OID'\''s entry of
+# graph_patch FILE ALGO OID CHUNK OFS HEXBYTES: overwrite OID's entry of
 # CHUNK (CDAT entries are rawsz + 16 bytes, GDA2 ones 4) at OFS bytes in.
 graph_patch () {
 	perl -e '
@@ -164,7 +168,7 @@ graph_patch () {
 	' "$1" $(test_oid_rawsz $2) $3 $4 $5 $6
 }
 
-# graph_pos_hex FILE ALGO OID: OID'\''s graph position, as 8 hex digits.
+# graph_pos_hex FILE ALGO OID: OID's graph position, as 8 hex digits.
 graph_pos_hex () {
 	perl -e '
 		my ($file, $rawsz, $oid) = @ARGV;
@@ -360,6 +364,51 @@ do
 		test_cmp pl.true.list pl.off.list &&
 		! grep $(cat srv-$algo.oids/s2) pl.true.list &&
 		grep $(cat srv-$algo.oids/s2) pl.lie.list
+	'
+
+	test_expect_success "gitpack serve: a graph replaced between requests is read anew ($algo)" '
+		rm -rf served-$algo &&
+		mkdir served-$algo &&
+		cp -R liar-$algo/.git served-$algo/repo.git &&
+		git -C served-$algo/repo.git config core.bare true &&
+		graph=served-$algo/repo.git/objects/info/commit-graph &&
+		chmod u+w $graph &&
+		fetch_req liar-$algo $algo "want c8" "have s2" >srv.req &&
+		{
+			timeout 300 gitpack serve --base-path="$PWD/served-$algo" --export-all \
+				--http=127.0.0.1:0 </dev/null >serve.out 2>serve.err &
+		} &&
+		pid=$! &&
+		test_when_finished "kill $pid; wait $pid" &&
+		for i in $(test_seq 200)
+		do
+			grep "listening on" serve.out >/dev/null && break
+			sleep 0.05
+		done &&
+		url=$(sed -n "s|^gitpack serve: listening on \(http://.*\)/\$|\1|p" serve.out)/repo.git &&
+		# post NAME: the request to the server; its answer in NAME.text
+		post () {
+			curl -s -X POST -H "Content-Type: application/x-git-upload-pack-request" \
+				-H "Git-Protocol: version=2" --data-binary @srv.req \
+				-o $1.out "$url/git-upload-pack" &&
+			answer $1.out >$1.text
+		} &&
+		post first &&
+		grep "^ready\$" first.text &&
+		post again &&
+		grep "^ready\$" again.text &&
+		# maintenance renames a new graph into place
+		cp srv-$algo/.git/objects/info/commit-graph $graph.new &&
+		mv $graph.new $graph &&
+		post truth &&
+		! grep "^ready\$" truth.text &&
+		cp liar-$algo/.git/objects/info/commit-graph $graph.new &&
+		mv $graph.new $graph &&
+		post lie &&
+		grep "^ready\$" lie.text &&
+		rm $graph &&
+		post none &&
+		! grep "^ready\$" none.text
 	'
 
 	test_expect_success "git fetch from gitpack upload-pack: the same with and without the graph ($algo)" '
