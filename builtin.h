@@ -37,11 +37,12 @@ struct option;
 struct commit_graph;
 
 /*
- * The repository's commit-graph for a commit walk, or NULL: none, off
- * (core.commitGraph=false), a shallow repository (shallow), or one
- * that does not open (with a warning). Free with commit_graph_free().
+ * The repository's commit-graph for a commit walk (repo_commit_graph():
+ * borrowed, valid until repo_free()), or NULL: none, off
+ * (core.commitGraph=false), a shallow repository (shallow), replace
+ * refs, or one that does not open (with a warning).
  */
-struct commit_graph *walk_commit_graph(struct repository *repo, bool shallow);
+const struct commit_graph *walk_commit_graph(struct repository *repo, bool shallow);
 
 /*
  * Parse a command's options (parse-options.h) as git does: returns the

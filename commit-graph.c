@@ -61,6 +61,19 @@
 #define CG_CHAIN_DIR "info/commit-graphs"
 #define CG_CHAIN_FILE "info/commit-graphs/commit-graph-chain"
 
+/*
+ * What a file was when a graph was opened: git replaces the lone file
+ * and the chain file by renaming a new one into place, so a new inode
+ * (or mtime, or size) means a new graph.
+ */
+struct cg_file_stamp {
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
 struct cg_layer {
 	char *path;
 	const unsigned char *map;
@@ -81,6 +94,8 @@ struct commit_graph {
 	uint32_t nr_commits;
 	bool generation_data;      /* every layer has GDA2 */
 	bool lone;                 /* info/commit-graph rather than a chain */
+	/* the lone file and the chain file as they were before opening */
+	struct cg_file_stamp stamp[2];
 };
 
 static const char *layer_name(const struct cg_layer *l)
@@ -376,16 +391,46 @@ out:
 	return ret;
 }
 
+static void stamp_file(const char *path, struct cg_file_stamp *st)
+{
+	struct stat sb;
+	memset(st, 0, sizeof(*st));
+	if (stat(path, &sb))
+		return;
+	st->exists = true;
+	st->dev = sb.st_dev;
+	st->ino = sb.st_ino;
+	st->size = sb.st_size;
+	st->mtime = sb.st_mtim;
+}
+
+static bool same_file_stamp(const struct cg_file_stamp *a, const struct cg_file_stamp *b)
+{
+	if (a->exists != b->exists)
+		return false;
+	return !a->exists ||
+	       (a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+		a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec);
+}
+
 int commit_graph_open(struct commit_graph **out, const char *objdir, int algo,
 		      struct gp_error *err)
 {
 	char *chain = xstrfmt("%s/" CG_CHAIN_FILE, objdir);
 	char *lone = NULL;
 	struct commit_graph *g = NULL;
+	struct cg_file_stamp stamp[2];
 	int ret;
 
-	/* As git: the lone file when there is one, else the chain. */
+	/*
+	 * Stamped before opening: a graph replaced in between is opened
+	 * new with the old stamps, so commit_graph_is_current() only errs
+	 * towards opening again.
+	 */
 	lone = xstrfmt("%s/" CG_FILE, objdir);
+	stamp_file(lone, &stamp[0]);
+	stamp_file(chain, &stamp[1]);
+	/* As git: the lone file when there is one, else the chain. */
 	ret = commit_graph_open_file(&g, lone, algo, err);
 	if (ret == GP_ENOTFOUND) {
 		gp_error_clear(err);
@@ -398,10 +443,26 @@ int commit_graph_open(struct commit_graph **out, const char *objdir, int algo,
 			g = NULL;
 		}
 	}
+	if (g)
+		memcpy(g->stamp, stamp, sizeof(stamp));
 	*out = g;
 	free(chain);
 	free(lone);
 	return ret;
+}
+
+bool commit_graph_is_current(const struct commit_graph *g, const char *objdir)
+{
+	char *lone = xstrfmt("%s/" CG_FILE, objdir);
+	char *chain = xstrfmt("%s/" CG_CHAIN_FILE, objdir);
+	struct cg_file_stamp now[2];
+	stamp_file(lone, &now[0]);
+	stamp_file(chain, &now[1]);
+	free(lone);
+	free(chain);
+	/* a graph opened from a single file or a buffer has no stamps: never current */
+	return (g->stamp[0].exists || g->stamp[1].exists) &&
+	       same_file_stamp(&g->stamp[0], &now[0]) && same_file_stamp(&g->stamp[1], &now[1]);
 }
 
 uint32_t commit_graph_nr_commits(const struct commit_graph *g)

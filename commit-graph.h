@@ -46,6 +46,16 @@ int commit_graph_parse_buf(struct commit_graph **out, const unsigned char *buf, 
 			   int algo, struct gp_error *err);
 void commit_graph_free(struct commit_graph *g);
 
+/*
+ * Whether the graph commit_graph_open() would open from objdir now is
+ * still g: the lone file and the chain file have the inode, size and
+ * mtime they had when g was opened (git and gitpack replace either by
+ * renaming a new file into place; layers are named by their checksum
+ * and listed in the chain, so a new layer changes the chain file).
+ * For a server that keeps a graph between requests. Two stat() calls.
+ */
+bool commit_graph_is_current(const struct commit_graph *g, const char *objdir);
+
 /* Commits in the whole chain. */
 uint32_t commit_graph_nr_commits(const struct commit_graph *g);
 /* Layers in the chain (1 for a lone file). */

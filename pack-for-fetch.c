@@ -101,6 +101,8 @@ static int count_with_walk(struct repository *repo, struct pack_objects *po, str
 	    (ret = walk_filter_new(&wf, req->filter, repo, odb, NULL, err)))
 		return ret;
 	rev_walk_new(&walk, odb, repo->hash_algo);
+	if (req->graph)
+		rev_walk_set_commit_graph(walk, req->graph);
 	for (size_t i = 0; !ret && i < req->nr_wants; i++)
 		ret = rev_walk_add_tip(walk, &req->wants[i], false, "", err);
 	for (size_t i = 0; !ret && i < req->nr_haves; i++) {

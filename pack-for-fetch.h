@@ -25,6 +25,7 @@
 #include "hashfile.h"
 #include "pack-objects.h"
 
+struct commit_graph;
 struct gp_error;
 struct object_filter;
 struct oidset;
@@ -57,6 +58,11 @@ struct pack_for_fetch {
 	bool sparse;               /* pack.useSparse */
 	enum pack_reuse reuse;     /* pack.allowPackReuse */
 	struct pack_objects_opts opts; /* window, depth, threads, compression */
+	/*
+	 * The commit-graph the counting walk reads commits from
+	 * (repo_commit_graph(); borrowed). NULL: the commits are read.
+	 */
+	const struct commit_graph *graph;
 };
 
 /*

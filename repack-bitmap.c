@@ -149,15 +149,14 @@ int bitmap_pseudo_merges_from_repo(struct repository *repo, struct pseudo_merge_
 
 /*
  * The commit-graph of objdir for the commit walk, or NULL: none, a
- * damaged one (the commits are read instead), or core.commitGraph=false.
+ * damaged one (the commits are read instead), or one that may not be
+ * used (repo_open_commit_graph()).
  */
 static struct commit_graph *open_graph(struct repository *repo, const char *objdir)
 {
 	struct gp_error ignored = GP_ERROR_INIT;
 	struct commit_graph *g = NULL;
-	bool use = true;
-	if (config_bool_or(repo, "core.commitgraph", true, &use, &ignored) || !use ||
-	    commit_graph_open(&g, objdir, repo->hash_algo, &ignored))
+	if (repo_open_commit_graph(repo, objdir, &g, &ignored))
 		g = NULL;
 	gp_error_clear(&ignored);
 	return g;

@@ -17,6 +17,7 @@
  * unless safe.directory allows them; we do not check ownership yet.
  */
 #include "repository.h"
+#include "commit-graph.h"
 #include "error.h"
 #include "hash.h"
 #include "odb.h"
@@ -1131,6 +1132,90 @@ struct odb *repo_detach_odb(struct repository *repo)
 	return odb;
 }
 
+static bool env_true(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no") &&
+	       strcasecmp(v, "off");
+}
+
+/*
+ * As git decides it: core.commitGraph (GIT_TEST_COMMIT_GRAPH forces it
+ * on), and never in a shallow repository or one with grafts, whose
+ * commits have other parents than the graph records.
+ */
+static bool commit_graph_allowed(struct repository *repo)
+{
+	struct stat st;
+	char *path;
+	bool ok;
+	if (!env_true("GIT_TEST_COMMIT_GRAPH") &&
+	    !config_get_bool_or(&repo->config, "core.commitgraph", true))
+		return false;
+	path = repo_shallow_path(repo);
+	ok = !path || stat(path, &st) || !st.st_size;
+	free(path);
+	path = xstrfmt("%s/info/grafts", repo->commondir);
+	if (ok && !access(path, F_OK))
+		ok = false;
+	free(path);
+	return ok;
+}
+
+int repo_open_commit_graph(struct repository *repo, const char *objdir,
+			   struct commit_graph **out, struct gp_error *err)
+{
+	int ret;
+	*out = NULL;
+	if (!commit_graph_allowed(repo))
+		return 0;
+	ret = commit_graph_open(out, objdir ? objdir : repo->objdir, repo->hash_algo, err);
+	if (ret == GP_ENOTFOUND) {
+		gp_error_clear(err);
+		ret = 0;
+	}
+	return ret;
+}
+
+int repo_commit_graph(struct repository *repo, const struct commit_graph **out,
+		      struct gp_error *err)
+{
+	int ret = 0;
+	if (!repo->graph_checked) {
+		repo->graph_checked = true;
+		repo->graph_allowed = commit_graph_allowed(repo);
+		if (repo->graph_allowed && repo->graph &&
+		    !commit_graph_is_current(repo->graph, repo->objdir)) {
+			commit_graph_free(repo->graph);
+			repo->graph = NULL;
+		}
+		if (repo->graph_allowed && !repo->graph) {
+			ret = commit_graph_open(&repo->graph, repo->objdir, repo->hash_algo, err);
+			if (ret == GP_ENOTFOUND) {
+				gp_error_clear(err);
+				ret = 0;
+			}
+		}
+	}
+	*out = repo->graph_allowed ? repo->graph : NULL;
+	return ret;
+}
+
+void repo_attach_commit_graph(struct repository *repo, struct commit_graph *graph)
+{
+	commit_graph_free(repo->graph);
+	repo->graph = graph;
+	repo->graph_checked = false;
+}
+
+struct commit_graph *repo_detach_commit_graph(struct repository *repo)
+{
+	struct commit_graph *g = repo->graph;
+	repo->graph = NULL;
+	repo->graph_checked = false;
+	return g;
+}
+
 char *repo_shallow_path(const struct repository *repo)
 {
 	if (repo->shallow_file)
@@ -1143,6 +1228,7 @@ void repo_free(struct repository *repo)
 	if (!repo)
 		return;
 	odb_free(repo->odb);
+	commit_graph_free(repo->graph);
 	ref_store_free(repo->refs);
 	config_set_release(&repo->config);
 	free(repo->gitdir);

@@ -40,6 +40,7 @@
 #include "config.h"
 #include "oidset.h"
 
+struct commit_graph;
 struct gp_error;
 struct odb;
 struct ref_store;
@@ -87,6 +88,9 @@ struct repository {
 	 */
 	char *work_dir;
 	struct oidset lazy_fetched; /* names fetched on demand (or tried) */
+	/* repo_commit_graph()'s: the graph (owned), and whether it was looked at */
+	struct commit_graph *graph;
+	bool graph_checked, graph_allowed;
 };
 
 /*
@@ -152,6 +156,39 @@ int repo_odb(struct repository *repo, struct odb **out, struct gp_error *err);
  */
 void repo_attach_odb(struct repository *repo, struct odb *odb);
 struct odb *repo_detach_odb(struct repository *repo);
+
+/*
+ * The repository's commit-graph (commit-graph.h) for commit walks, as
+ * git reads it: not when core.commitGraph is false (unless
+ * GIT_TEST_COMMIT_GRAPH is true), and not in a shallow repository or
+ * one with info/grafts. Replace refs are no reason to refuse it here:
+ * gitpack's walks do not replace objects (rev-list, which follows git's
+ * output, checks them itself).
+ *
+ * repo_commit_graph() opens it on first call and keeps it until
+ * repo_free(): *out is borrowed, NULL when there is none or it may not
+ * be used. Only the first call can fail (GP_ECORRUPT, GP_EIO: a graph
+ * that does not open, which callers usually ignore, reading the
+ * commits instead); later calls give NULL then.
+ *
+ * repo_open_commit_graph() opens the graph of objdir (NULL: the
+ * repository's) under the same rules, for the caller to free:
+ * *out NULL and 0 when there is none or it may not be used.
+ *
+ * For a server that keeps graphs between requests (as it keeps odbs,
+ * above): repo_attach_commit_graph() hands repo a graph opened before
+ * for its object directory; repo_commit_graph() uses it if it is still
+ * the one on disk (commit_graph_is_current()) and opens the new one
+ * otherwise. repo_detach_commit_graph() takes back whatever graph repo
+ * holds (NULL if none), to outlive repo_free(). A graph is read-only
+ * once open.
+ */
+int repo_commit_graph(struct repository *repo, const struct commit_graph **out,
+		      struct gp_error *err);
+int repo_open_commit_graph(struct repository *repo, const char *objdir,
+			   struct commit_graph **out, struct gp_error *err);
+void repo_attach_commit_graph(struct repository *repo, struct commit_graph *graph);
+struct commit_graph *repo_detach_commit_graph(struct repository *repo);
 
 /* "<gitdir>/<rel>" and "<objdir>/<rel>"; caller frees. */
 char *repo_git_path(const struct repository *repo, const char *rel);

@@ -11,6 +11,7 @@
  */
 #include "upload-pack.h"
 #include "commit.h"
+#include "commit-graph.h"
 #include "config.h"
 #include "error.h"
 #include "object-filter.h"
@@ -262,9 +263,19 @@ enum neg_flags {
 	CLIENT_SHALLOW = 1 << 2,
 };
 
+/* A commit's generation when the commit-graph does not know it. */
+#define NEG_GEN_INFINITY UINT64_MAX
+
 struct neg_commit {
 	struct object_id oid;
 	uint64_t date;
+	/*
+	 * The commit-graph's generation (technical/commit-graph): a
+	 * commit reaches only commits of lower generation.
+	 * NEG_GEN_INFINITY for a commit the graph lacks (none of the
+	 * graph's commits reach it); 0 when the graph has none to give.
+	 */
+	uint64_t generation;
 	uint32_t *parents;       /* indexes into the table */
 	uint32_t nr_parents;
 	uint32_t visit;          /* the walk that last saw it */
@@ -278,6 +289,13 @@ struct neg_table {
 	uint32_t *slots;         /* index + 1; 0: free */
 	size_t nr_slots;
 	uint32_t visit;
+	/*
+	 * The lowest generation of the THEY_HAVE commits (reaches_have()
+	 * cuts below it) when have_gen_known; once a THEY_HAVE commit's
+	 * generation is unknown (no graph, or a zero generation), no cut.
+	 */
+	uint64_t min_have_gen;
+	bool have_gen_known, have_gen_unknown;
 };
 
 enum multi_ack { MULTI_ACK_NONE, MULTI_ACK, MULTI_ACK_DETAILED };
@@ -323,6 +341,7 @@ struct fetch_req {
 struct session {
 	struct repository *repo;
 	struct odb *odb;
+	const struct commit_graph *graph; /* repo_commit_graph(): NULL, none */
 	const struct upload_pack_options *opts;
 	struct up_config cfg;
 	struct up_refs refs;
@@ -408,6 +427,37 @@ static void neg_free(struct neg_table *t)
 }
 
 /*
+ * The graph's entry stands for the commit at index i (graph position
+ * pos): its parents, date and generation, nothing inflated.
+ */
+static int neg_parse_from_graph(struct session *s, uint32_t i, uint32_t pos, bool real_parents,
+				struct gp_error *err)
+{
+	struct commit_graph_entry e;
+	struct neg_commit *c;
+	char hex[GP_MAX_HEXSZ + 1];
+	int ret = commit_graph_entry_at(s->graph, pos, &e, err);
+	if (ret)
+		return gp_error_prefix(err, "commit %s", oid_to_hex_r(hex, &s->neg.items[i].oid));
+	c = &s->neg.items[i];
+	c->parsed = true;
+	c->date = e.date;
+	c->generation = e.generation;
+	if (real_parents || !s->repo_is_shallow || !oidset_contains(&s->repo_shallow, &c->oid)) {
+		uint32_t *parents = e.nr_parents ? xcalloc(e.nr_parents, sizeof(*parents)) : NULL;
+		for (uint32_t p = 0; p < e.nr_parents; p++) {
+			struct object_id poid;
+			commit_graph_oid(s->graph, commit_graph_parent(&e, p), &poid);
+			parents[p] = neg_lookup(&s->neg, &poid, true);
+		}
+		c = &s->neg.items[i];
+		c->parents = parents;
+		c->nr_parents = e.nr_parents;
+	}
+	return 0;
+}
+
+/*
  * Read the commit at index i (once). A shallow commit of this
  * repository gets no parents, unless real_parents. Errors: those of
  * reading it.
@@ -421,15 +471,19 @@ static int neg_parse_parents(struct session *s, uint32_t i, bool real_parents,
 	unsigned char *data;
 	size_t size;
 	struct object_id oid = c->oid;
+	uint32_t pos;
 	int ret;
 
 	if (c->parsed)
 		return 0;
+	if (s->graph && commit_graph_find(s->graph, &oid, &pos))
+		return neg_parse_from_graph(s, i, pos, real_parents, err);
 	ret = odb_read_object(s->odb, &oid, &type, &data, &size, err);
 	if (ret)
 		return ret;
 	c = &s->neg.items[i];
 	c->parsed = true;
+	c->generation = NEG_GEN_INFINITY;
 	if (type != OBJ_COMMIT) {
 		c->not_commit = true;
 		free(data);
@@ -765,6 +819,11 @@ static int open_odb(struct session *s, struct gp_error *err)
 	/* a request cannot pay for hashing whole bitmaps: see odb_set_verify_bitmaps() */
 	if (!ret)
 		odb_set_verify_bitmaps(s->odb, false);
+	/* a graph that does not open is no reason to fail: the commits are read */
+	if (!ret && repo_commit_graph(s->repo, &s->graph, err)) {
+		gp_error_clear(err);
+		s->graph = NULL;
+	}
 	return ret;
 }
 
@@ -1300,6 +1359,8 @@ static int all_reachable(struct session *s, const struct object_id *wants, size_
 		gp_error_clear(err);
 	}
 	rev_walk_new(&w, s->odb, s->repo->hash_algo);
+	if (s->graph)
+		rev_walk_set_commit_graph(w, s->graph);
 	for (size_t i = 0; !ret && i < nr_tips; i++) {
 		ret = rev_walk_add_tip(w, &tips[i].oid, false, "", err);
 		if (ret == GP_ENOTFOUND) {
@@ -1350,6 +1411,42 @@ static int check_wants_v0(struct session *s, struct fetch_req *r, struct gp_erro
 /* ---- negotiation ------------------------------------------------------------ */
 
 /*
+ * The generation of the commit at index i without inflating it: the
+ * graph's, NEG_GEN_INFINITY when the graph lacks it, 0 (unknown) with
+ * no graph or a damaged entry.
+ */
+static uint64_t neg_generation(struct session *s, uint32_t i)
+{
+	struct gp_error ignored = GP_ERROR_INIT;
+	struct commit_graph_entry e;
+	uint32_t pos;
+	if (s->neg.items[i].parsed)
+		return s->neg.items[i].generation;
+	if (!s->graph)
+		return 0;
+	if (!commit_graph_find(s->graph, &s->neg.items[i].oid, &pos))
+		return NEG_GEN_INFINITY;
+	if (commit_graph_entry_at(s->graph, pos, &e, &ignored)) {
+		gp_error_clear(&ignored);
+		return 0;
+	}
+	return e.generation;
+}
+
+/* A commit of generation gen is now THEY_HAVE: lower the cut, or drop it. */
+static void note_have_generation(struct session *s, uint64_t gen)
+{
+	struct neg_table *t = &s->neg;
+	if (!s->graph || !gen) {
+		t->have_gen_unknown = true;
+		return;
+	}
+	if (!t->have_gen_known || gen < t->min_have_gen)
+		t->min_have_gen = gen;
+	t->have_gen_known = true;
+}
+
+/*
  * A "have": -1 when we lack it; 1 when it is news (it joins the haves
  * of the pack), 0 when an earlier have implied it.
  */
@@ -1373,8 +1470,12 @@ static int got_have(struct session *s, struct fetch_req *r, const struct object_
 		c->flags |= THEY_HAVE;
 		if (!r->oldest_have || c->date < r->oldest_have)
 			r->oldest_have = c->date;
-		for (uint32_t p = 0; p < c->nr_parents; p++)
-			s->neg.items[c->parents[p]].flags |= THEY_HAVE;
+		note_have_generation(s, c->generation);
+		for (uint32_t p = 0; p < c->nr_parents; p++) {
+			uint32_t pi = s->neg.items[i].parents[p];
+			s->neg.items[pi].flags |= THEY_HAVE;
+			note_have_generation(s, neg_generation(s, pi));
+		}
 	} else {
 		knew = !oidset_insert(&r->have_set, oid);
 	}
@@ -1413,6 +1514,14 @@ static int reaches_have(struct session *s, struct fetch_req *r, uint32_t want, b
 			break;
 		}
 		if (c->not_commit || c->date < r->oldest_have)
+			continue;
+		/*
+		 * A commit reaches only commits of lower generation: below
+		 * the lowest have it reaches none (the cut git's
+		 * can_all_from_reach() makes). Same answer, fewer commits.
+		 */
+		if (s->neg.have_gen_known && !s->neg.have_gen_unknown && c->generation &&
+		    c->generation < s->neg.min_have_gen)
 			continue;
 		for (uint32_t p = 0; p < c->nr_parents; p++) {
 			uint32_t pi = s->neg.items[i].parents[p];
@@ -2019,6 +2128,7 @@ static int send_pack(struct session *s, struct fetch_req *r, bool v2, struct gp_
 	job.req.haves = r->haves;
 	job.req.nr_haves = r->nr_haves;
 	job.req.shallow = &r->walk_shallow;
+	job.req.graph = s->graph;
 	job.req.thin = r->thin;
 	job.req.include_tag = r->include_tag;
 	job.req.ofs_delta = r->ofs_delta;

@@ -347,28 +347,17 @@ static int cmd_verify(int argc, const char **argv, struct repository *repo)
 	return ret ? 1 : 0;
 }
 
-static bool env_bool(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no") &&
-	       strcasecmp(v, "off");
-}
-
-struct commit_graph *walk_commit_graph(struct repository *repo, bool shallow)
+const struct commit_graph *walk_commit_graph(struct repository *repo, bool shallow)
 {
 	struct gp_error err = GP_ERROR_INIT;
-	struct commit_graph *g = NULL;
-	int ret;
-	/* As git: core.commitGraph (GIT_TEST_COMMIT_GRAPH forces it on); never in a shallow repository. */
-	if ((!env_bool("GIT_TEST_COMMIT_GRAPH") &&
-	     !config_get_bool_or(&repo->config, "core.commitgraph", true)) ||
-	    !graph_compatible(repo, shallow, true))
+	const struct commit_graph *g = NULL;
+	/* As git: no graph under replace refs, nor with a --shallow-file. */
+	if (!graph_compatible(repo, shallow, true))
 		return NULL;
-	ret = commit_graph_open(&g, repo->objdir, repo->hash_algo, &err);
-	if (ret && ret != GP_ENOTFOUND)
+	if (repo_commit_graph(repo, &g, &err))
 		warning("%s", gp_error_msg(&err));
 	gp_error_clear(&err);
-	return ret ? NULL : g;
+	return g;
 }
 
 int cmd_commit_graph(int argc, const char **argv, struct repository *repo)

@@ -491,6 +491,7 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 	struct walk_filter *walk_filter = NULL;
 	unsigned long window_memory = 0;
 	struct oidset shallow = OIDSET_INIT;
+	const struct commit_graph *graph = NULL;
 	struct bitmap_index *bitmap = NULL;
 	struct bitmap_result *bitmap_res = NULL;
 	struct oid_list lacking = { 0 };
@@ -723,6 +724,10 @@ int cmd_pack_objects(int argc, const char **argv, struct repository *repo)
 			goto counted;
 		}
 		rev_walk_new(&walk, odb, repo->hash_algo);
+		/* parents, trees and dates from the commit-graph when there is one */
+		if (repo_commit_graph(repo, &graph, &err) == 0 && graph)
+			rev_walk_set_commit_graph(walk, graph);
+		gp_error_clear(&err);
 		for (size_t i = 0; i < tips.nr; i++)
 			if (rev_walk_add_tip(walk, &tips.items[i].oid, tips.items[i].uninteresting,
 					     "", &err))

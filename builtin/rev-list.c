@@ -279,7 +279,7 @@ int cmd_rev_list(int argc, const char **argv, struct repository *repo)
 	struct odb *odb;
 	struct tip_list tl = { 0 };
 	struct oidset shallow = OIDSET_INIT;
-	struct commit_graph *graph = NULL;
+	const struct commit_graph *graph = NULL;
 	bool negate = false, has_max_age = false;
 	uint64_t max_age = 0;
 	int ret;
@@ -410,7 +410,6 @@ out:
 	free(tl.paths);
 	free(tl.tips);
 	rev_walk_free(walk);
-	commit_graph_free(graph);
 	walk_filter_free(wf);
 	object_filter_release(&filter);
 	free(st.missing);

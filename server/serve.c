@@ -9,6 +9,7 @@
 #include "http.h"
 #include "metrics.h"
 #include "tls.h"
+#include "../commit-graph.h"
 #include "../error.h"
 #include "../odb.h"
 #include "../config.h"
@@ -536,13 +537,28 @@ static int spawn_git_service(struct server *srv, struct repository *repo,
  * and a stale odb is freed rather than reused. Each odb serves one
  * request at a time (it owns its reader); the pool holds at most as many
  * as there are workers, and they hold no delta bases while they wait.
+ *
+ * The repository's commit-graph (repo_commit_graph()) travels with the
+ * odb, but has its own test of freshness: a new pack does not make it
+ * stale (an entry may hold a graph and no odb), and repo_commit_graph()
+ * opens the graph again when maintenance replaced the lone file or the
+ * chain file (commit_graph_is_current()), when a request starts.
  */
 struct pooled_odb {
 	char *objdir;
 	struct timespec stamp;
-	struct odb *odb;
+	struct odb *odb;                /* NULL: only the graph is kept */
+	struct commit_graph *graph;     /* NULL: none kept */
 	struct pooled_odb *next;
 };
+
+static void pooled_free(struct pooled_odb *p)
+{
+	odb_free(p->odb);
+	commit_graph_free(p->graph);
+	free(p->objdir);
+	free(p);
+}
 
 static struct timespec pack_dir_stamp(const struct repository *repo)
 {
@@ -559,10 +575,14 @@ static bool same_stamp(struct timespec a, struct timespec b)
 	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec && (a.tv_sec || a.tv_nsec);
 }
 
-/* Give repo a pooled odb of its object directory, if one is fresh. */
+/*
+ * Give repo a pooled odb of its object directory, if one is fresh, and
+ * a pooled graph of it, if there is one.
+ */
 static void pool_take(struct server *srv, struct repository *repo, struct timespec stamp)
 {
 	struct pooled_odb **pp, *found = NULL, *stale = NULL;
+	struct commit_graph *graph = NULL;
 
 	pthread_mutex_lock(&srv->lock);
 	for (pp = &srv->pool; *pp;) {
@@ -573,7 +593,11 @@ static void pool_take(struct server *srv, struct repository *repo, struct timesp
 		}
 		*pp = p->next;
 		srv->pool_len--;
-		if (!found && same_stamp(p->stamp, stamp)) {
+		if (!graph && p->graph) {
+			graph = p->graph;
+			p->graph = NULL;
+		}
+		if (!found && p->odb && same_stamp(p->stamp, stamp)) {
 			found = p;
 		} else {
 			p->next = stale;
@@ -584,36 +608,42 @@ static void pool_take(struct server *srv, struct repository *repo, struct timesp
 	while (stale) {
 		struct pooled_odb *p = stale;
 		stale = p->next;
-		odb_free(p->odb);
-		free(p->objdir);
-		free(p);
+		pooled_free(p);
 	}
+	if (graph)
+		repo_attach_commit_graph(repo, graph);
 	if (!found)
 		return;
 	odb_set_cache_limit(found->odb, 0);
 	repo_attach_odb(repo, found->odb);
-	free(found->objdir);
-	free(found);
+	found->odb = NULL;
+	pooled_free(found);
 }
 
-/* Take repo's odb back into the pool, unless the pack directory changed. */
+/*
+ * Take repo's odb back into the pool, unless the pack directory
+ * changed, and its commit-graph (checked when next taken).
+ */
 static void pool_put(struct server *srv, struct repository *repo, struct timespec stamp)
 {
 	struct odb *odb = repo_detach_odb(repo);
+	struct commit_graph *graph = repo_detach_commit_graph(repo);
 	struct pooled_odb *p, *drop = NULL;
 
-	if (!odb)
-		return;
-	if (!same_stamp(stamp, pack_dir_stamp(repo))) {
+	if (odb && !same_stamp(stamp, pack_dir_stamp(repo))) {
 		odb_free(odb);
-		return;
+		odb = NULL;
 	}
+	if (!odb && !graph)
+		return;
 	/* no delta bases kept while it waits: an idle server holds no caches */
-	odb_set_cache_limit(odb, 1);
+	if (odb)
+		odb_set_cache_limit(odb, 1);
 	p = xcalloc(1, sizeof(*p));
 	p->objdir = xstrdup(repo->objdir);
 	p->stamp = stamp;
 	p->odb = odb;
+	p->graph = graph;
 	pthread_mutex_lock(&srv->lock);
 	p->next = srv->pool;
 	srv->pool = p;
@@ -627,11 +657,8 @@ static void pool_put(struct server *srv, struct repository *repo, struct timespe
 		srv->pool_len--;
 	}
 	pthread_mutex_unlock(&srv->lock);
-	if (drop) {
-		odb_free(drop->odb);
-		free(drop->objdir);
-		free(drop);
-	}
+	if (drop)
+		pooled_free(drop);
 }
 
 static void pool_free(struct server *srv)
@@ -639,9 +666,7 @@ static void pool_free(struct server *srv)
 	while (srv->pool) {
 		struct pooled_odb *p = srv->pool;
 		srv->pool = p->next;
-		odb_free(p->odb);
-		free(p->objdir);
-		free(p);
+		pooled_free(p);
 	}
 	srv->pool_len = 0;
 }
