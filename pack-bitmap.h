@@ -2,7 +2,8 @@
  * pack-bitmap.h: reachability bitmaps (Git's technical/bitmap-format,
  * version 1): reading the .bitmap of one pack or of the MIDX, and
  * answering "which objects are reachable from these tips and not from
- * those" with it.
+ * those" with it. One file per section below: bitmap-order.c,
+ * pack-bitmap.c and bitmap-query.c (pack-bitmap-internal.h).
  *
  * Two object orders meet here, each with its own name:
  *  - bit_pos: an object's bit, in the order the bitmap was built for:
