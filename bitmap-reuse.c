@@ -27,6 +27,7 @@
 #include "error.h"
 #include "ewah/ewah.h"
 #include "pack-bitmap.h"
+#include "pack-bitmap-write.h"
 #include "pseudo-merge.h"
 
 /* A pseudo-merge of the reused bitmap, its commits at our positions. */
@@ -51,6 +52,11 @@ struct reuse {
 	struct tree_resolver *lazy;  /* reads trees when a walk needs them */
 	uint32_t nr_reused;     /* bitmaps taken over */
 	uint32_t nr_rows;       /* entries over every layer of the old chain */
+	/*
+	 * The new order is the old chain with one layer on top
+	 * (bitmap_order_extends()): old positions are new positions.
+	 */
+	bool stacked;
 	/* the old file's pseudo-merges, loaded when first asked for */
 	bool pseudo_loaded;
 	struct old_pseudo *old_pseudo;
@@ -124,9 +130,21 @@ void bitmap_reuse_open(struct bitmap_writer *w)
 	ru->bi = bi;
 	ru->nr_old = bitmap_order_nr(old);
 	ru->new_of_old = xmalloc(sizeof(uint32_t) * (ru->nr_old ? ru->nr_old : 1));
+	/*
+	 * A new layer on the unchanged old chain (incremental repack)
+	 * keeps every old position: no name needs looking up, so the cost
+	 * here does not grow with the repository.
+	 */
+	ru->stacked = w->opts->base_objects && !getenv("GP_TEST_BITMAP_LAYER_SLOW") &&
+		      ru->nr_old == w->opts->base_objects &&
+		      bitmap_order_extends(w->order, old);
 	for (uint32_t bit = 0; bit < ru->nr_old; bit++) {
-		const unsigned char *raw =
-			bitmap_order_index_oid_raw(old, bitmap_order_bit_to_index(old, bit));
+		const unsigned char *raw;
+		if (ru->stacked) {
+			ru->new_of_old[bit] = bit;
+			continue;
+		}
+		raw = bitmap_order_index_oid_raw(old, bitmap_order_bit_to_index(old, bit));
 		if (!writer_find_raw(w, raw, &ru->new_of_old[bit]))
 			ru->new_of_old[bit] = NO_POS;
 	}
@@ -137,13 +155,44 @@ void bitmap_reuse_open(struct bitmap_writer *w)
 	}
 	bitmap_init(&ru->scratch);
 	ru->lazy = bitmap_trees_resolver_new(w);
-	/* Names the old file knew, stored plus one as set_name() does. */
-	for (uint32_t index_pos = 0; w->hashes && index_pos < ru->nr_old; index_pos++) {
+	/*
+	 * Names the old file knew, stored plus one as set_name() does. A
+	 * layer writes the name hashes of its own objects only, and the old
+	 * chain has none of those: stacked, there is nothing to take.
+	 */
+	for (uint32_t index_pos = 0; w->hashes && !ru->stacked && index_pos < ru->nr_old;
+	     index_pos++) {
 		uint32_t hash, new_pos = ru->new_of_old[bitmap_order_index_to_bit(old, index_pos)];
 		if (new_pos == NO_POS || !bitmap_index_name_hash(bi, index_pos, &hash) || !hash)
 			continue;
 		w->hashes[new_pos] = writer_stored_hash(hash);
 	}
+}
+
+bool bitmap_reuse_base_types(struct bitmap_writer *w)
+{
+	struct reuse *ru = w->reuse;
+	if (!ru || !ru->stacked)
+		return false;
+	memset(w->types, 0, ru->nr_old);
+	for (enum object_type type = OBJ_COMMIT; type <= OBJ_TAG; type++) {
+		const struct bitmap *bits = bitmap_index_type_bits(ru->bi, type);
+		for (size_t i = 0; bits && i < bits->word_nr; i++) {
+			uint64_t word = bits->words[i];
+			while (word) {
+				uint64_t bit = (uint64_t)i * 64 + (uint64_t)__builtin_ctzll(word);
+				word &= word - 1;
+				if (bit >= ru->nr_old || w->types[bit])
+					return false;
+				w->types[bit] = (uint8_t)type;
+			}
+		}
+	}
+	/* bitmap_index_open() checked that they cover every object; again, cheaply */
+	for (uint32_t bit = 0; bit < ru->nr_old; bit++)
+		if (!w->types[bit])
+			return false;
+	return true;
 }
 
 /* Which of our commits the old file has a bitmap for. */

@@ -16,9 +16,18 @@ struct bitmap_writer;
  * Open the repository's bitmap into w->reuse when enough of the new
  * order keeps its runs of positions; take its name hashes. Any trouble
  * with it (none, stale, damaged) leaves w->reuse NULL: build afresh.
- * Needs w's table and types.
+ * Needs w's table (not its types).
  */
 void bitmap_reuse_open(struct bitmap_writer *w);
+
+/*
+ * When the new order is the old chain with a layer on top, the types of
+ * the old positions into w->types[0 .. base_objects) from the old
+ * file's type bitmaps, and true; false otherwise (or when they do not
+ * give each old position exactly one type): read them from the packs.
+ * O(base_objects) memory writes, no pack read.
+ */
+bool bitmap_reuse_base_types(struct bitmap_writer *w);
 void bitmap_reuse_free(struct bitmap_writer *w);
 
 /* Set wcommit.old_row for each commit of ours the old file has a bitmap for. */

@@ -101,8 +101,13 @@ struct bitmap_writer {
 	 * number, then each entry's bit_pos, KID_TREE set for subtrees.
 	 */
 	uint32_t **kids;
-	/* pack order within each pack of the order (offsets by bit_pos) */
+	/*
+	 * pack order within each pack of the order (offsets by bit_pos);
+	 * below located_from, not read (the types came from the old
+	 * layers' bitmaps): writer_locate() asks the order.
+	 */
 	uint64_t *ofs;
+	uint32_t located_from;
 	struct pack_range *ranges;
 	size_t nr_ranges, alloc_ranges;
 	/* the trees, and the delta chains between them */
@@ -142,7 +147,11 @@ bool writer_find(const struct bitmap_writer *w, const struct object_id *oid,
 /* Prefetch the slot a lookup of hash starts at. */
 void writer_prefetch(const struct bitmap_writer *w, const unsigned char *hash);
 
-/* Where the object at bit_pos lies, from the runs found while typing. */
+/*
+ * Where the object at bit_pos lies, from the runs found while typing
+ * (below located_from, from the order: *pack may then be NULL, as
+ * bitmap_order_locate() says).
+ */
 void writer_locate(const struct bitmap_writer *w, uint32_t bit_pos, struct packed_git **pack,
 		   uint64_t *ofs);
 /*

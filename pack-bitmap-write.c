@@ -192,19 +192,32 @@ void writer_drop_pages(struct bitmap_writer *w)
 		pack_drop_pages(w->ranges[i].pack);
 }
 
+/*
+ * The types of every object, and where each lies. A layer on top of the
+ * old chain takes the old positions' types from the old bitmaps
+ * (bitmap_reuse_base_types()) and reads the pack entries of its own
+ * objects only; the old objects are located when one must be read.
+ */
 static int read_types(struct bitmap_writer *w)
 {
 	struct type_job jobs[MAX_THREADS];
 	int nr_jobs = w->threads;
+	uint32_t from = 0, nr;
 	int ret = 0;
-	if (w->nr < 65536)
-		nr_jobs = 1;
 	w->types = xmalloc(w->nr ? w->nr : 1);
 	w->ofs = xmalloc(sizeof(*w->ofs) * (w->nr ? w->nr : 1));
+	if (bitmap_reuse_base_types(w))
+		from = w->opts->base_objects;
+	/* t7705 checks that a layer took the cheap path */
+	trace2_data_intmax("pack-bitmap-write", "layer_types_from_bitmaps", (int64_t)from);
+	w->located_from = from;
+	nr = w->nr - from;
+	if (nr < 65536)
+		nr_jobs = 1;
 	for (int i = 0; i < nr_jobs; i++) {
 		jobs[i].w = w;
-		jobs[i].start = (uint32_t)((uint64_t)w->nr * (uint64_t)i / (uint64_t)nr_jobs);
-		jobs[i].end = (uint32_t)((uint64_t)w->nr * (uint64_t)(i + 1) / (uint64_t)nr_jobs);
+		jobs[i].start = from + (uint32_t)((uint64_t)nr * (uint64_t)i / (uint64_t)nr_jobs);
+		jobs[i].end = from + (uint32_t)((uint64_t)nr * (uint64_t)(i + 1) / (uint64_t)nr_jobs);
 		jobs[i].ranges = NULL;
 		jobs[i].nr_ranges = jobs[i].alloc_ranges = 0;
 		jobs[i].ret = 0;
@@ -243,6 +256,10 @@ void writer_locate(const struct bitmap_writer *w, uint32_t bit_pos, struct packe
 		   uint64_t *ofs)
 {
 	size_t lo = 0, hi = w->nr_ranges;
+	if (bit_pos < w->located_from) {
+		bitmap_order_locate(w->order, bit_pos, pack, ofs);
+		return;
+	}
 	while (lo + 1 < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (w->ranges[mid].start <= bit_pos)
@@ -265,6 +282,9 @@ int writer_read_with(struct bitmap_writer *w, struct pack_reader *reader, uint32
 	uint64_t ofs;
 	int ret;
 	writer_locate(w, bit_pos, &p, &ofs);
+	if (!p)
+		return CORRUPT(err, "object %" PRIu32 " of the bitmap order is in no"
+			       " pack (a damaged MIDX entry?)", bit_pos);
 	ret = pack_read_object(reader, p, ofs, &type, data, size, err);
 	if (ret)
 		return ret;
@@ -828,11 +848,11 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 		w.hashes = xcalloc(w.nr ? w.nr : 1, sizeof(*w.hashes));
 
 	table_build(&w);
+	if (!opts->fresh)
+		bitmap_reuse_open(&w);
 	ret = read_types(&w);
 	if (ret)
 		goto out;
-	if (!opts->fresh)
-		bitmap_reuse_open(&w);
 	if (w.reuse) {
 		w.kids = xcalloc(w.nr ? w.nr : 1, sizeof(*w.kids));
 		ret = commit_graph(&w);
