@@ -195,6 +195,48 @@ bool bitmap_reuse_base_types(struct bitmap_writer *w)
 	return true;
 }
 
+bool bitmap_reuse_layer_walk(const struct bitmap_writer *w)
+{
+	return w->reuse && w->reuse->stacked;
+}
+
+int bitmap_reuse_covered(struct bitmap_writer *w, uint32_t bit_pos, struct bitmap *closure,
+			 bool *covered)
+{
+	struct reuse *ru = w->reuse;
+	struct gp_error bad = GP_ERROR_INIT;
+	const struct ewah *old;
+	int ret = 0;
+
+	*covered = false;
+	if (!ru || !ru->stacked || bit_pos >= ru->nr_old)
+		return 0;
+	if (bitmap_index_for_commit(ru->bi, bit_pos, &old, &bad)) {
+		/* none, or a damaged entry: the commit is walked instead */
+		ret = bad.code == GP_ENOMEM ? gp_error_set(w->err, GP_ENOMEM, "out of memory") : 0;
+		gp_error_clear(&bad);
+		return ret;
+	}
+	/*
+	 * As reuse_or_ewah() decides completeness, stacked: every bit must
+	 * lie below nr_old (any other is an object the order lacks).
+	 */
+	bitmap_reset(&ru->scratch);
+	if (bitmap_or_ewah(&ru->scratch, old) < 0)
+		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
+	for (size_t i = ru->nr_old / 64; i < ru->scratch.word_nr; i++) {
+		uint64_t word = ru->scratch.words[i];
+		if (i == ru->nr_old / 64)
+			word &= ru->nr_old % 64 ? ~(uint64_t)0 << (ru->nr_old % 64) : ~(uint64_t)0;
+		if (word)
+			return 0;
+	}
+	if (bitmap_or(closure, &ru->scratch) < 0)
+		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
+	*covered = true;
+	return 0;
+}
+
 /* Which of our commits the old file has a bitmap for. */
 void bitmap_reuse_mark_commits(struct bitmap_writer *w)
 {

@@ -30,6 +30,23 @@ void bitmap_reuse_open(struct bitmap_writer *w);
 bool bitmap_reuse_base_types(struct bitmap_writer *w);
 void bitmap_reuse_free(struct bitmap_writer *w);
 
+/*
+ * Whether the commit walk may stop at the old chain's bitmaps: the new
+ * order is the old chain with a layer on top (and GP_TEST_BITMAP_LAYER_SLOW
+ * is not set). Then every old bitmap maps whole, position for position.
+ */
+bool bitmap_reuse_layer_walk(const struct bitmap_writer *w);
+
+/*
+ * When the old chain has a bitmap for the (old) commit at bit_pos that
+ * maps whole (bitmap_reuse_or() will then say *complete), OR it into
+ * closure and set *covered: what the commit reaches is known, and none
+ * of it is new. *covered false otherwise (no entry, a damaged one, or
+ * not bitmap_reuse_layer_walk()). Errors: GP_ENOMEM.
+ */
+int bitmap_reuse_covered(struct bitmap_writer *w, uint32_t bit_pos, struct bitmap *closure,
+			 bool *covered);
+
 /* Set wcommit.old_row for each commit of ours the old file has a bitmap for. */
 void bitmap_reuse_mark_commits(struct bitmap_writer *w);
 

@@ -71,6 +71,11 @@ struct wcommit {
 	uint32_t epoch;    /* last build that queued it */
 	uint32_t old_row;  /* its entry in the reused bitmap, or NO_POS */
 	bool is_tip, preferred;
+	/*
+	 * An old commit whose old bitmap maps whole: read without its
+	 * parents (nr_parents 0), its bitmap stands for everything below.
+	 */
+	bool stub;
 };
 
 struct reuse;
@@ -88,6 +93,7 @@ struct bitmap_writer {
 	uint32_t *commit_of_bit;   /* bit_pos -> commit index, NO_POS */
 	struct wcommit *commits;
 	size_t nr_commits, alloc_commits;
+	uint32_t nr_tip_commits;   /* distinct commits the tips name, in the order */
 	uint32_t *parents;         /* bit_pos while reading, then commit index */
 	size_t nr_parents, alloc_parents;
 	uint32_t *selected;        /* commit indices, in file order */

@@ -476,6 +476,10 @@ static int fill_closure(struct bitmap_writer *w, struct build *b, const uint32_t
 				return ret;
 			if (complete)
 				continue;
+			/* bitmap_reuse_covered() found it whole: the file changed under us */
+			if (c->stub)
+				return gp_error_set(w->err, GP_ECORRUPT, "the old bitmap of a commit"
+						    " no longer reads as it did");
 			c->old_row = NO_POS;  /* not again */
 		}
 		ret = writer_set_bit(w, &b->bits, c->bit_pos);

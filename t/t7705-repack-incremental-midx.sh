@@ -112,7 +112,7 @@ new_repo () {
 
 geo="--geometric=2 -d --write-midx=incremental --write-bitmap-index"
 
-# same_as_slow DIR: repack $geo a copy of DIR the old way
+# same_as_slow DIR [LAYERS]: repack $geo a copy of DIR the old way
 # (GP_TEST_BITMAP_LAYER_SLOW: every type read from the packs, every old
 # position looked up, every commit walked) and DIR itself: the chains,
 # MIDX layers and bitmaps must be the same bytes. DIR's run must have
@@ -124,7 +124,7 @@ same_as_slow () {
 	GIT_TRACE2_EVENT=$TRASH_DIRECTORY/$1.trace gitpack -C $1 repack -q $geo &&
 	grep "\"key\":\"layer_types_from_bitmaps\",\"value\":\"[1-9]" $1.trace &&
 	test_cmp $(chain $1-slow) $(chain $1) &&
-	test_line_count = 3 $(chain $1) &&
+	test_line_count = ${2:-3} $(chain $1) &&
 	for gp_s_f_ in $1/.git/objects/pack/multi-pack-index.d/*
 	do
 		test_cmp_bin $gp_s_f_ $1-slow/.git/objects/pack/multi-pack-index.d/${gp_s_f_##*/} ||
@@ -134,6 +134,26 @@ same_as_slow () {
 	ls $1/.git/objects/pack/multi-pack-index.d >actual &&
 	test_cmp expect actual &&
 	checked $algo $1
+}
+
+# history DIR N: N commits on main through fast-import, a file each,
+# a minute apart from 2009 on (older than test_tick's dates).
+history () {
+	for gp_h_i_ in $(test_seq 1 $2)
+	do
+		echo "commit refs/heads/main" &&
+		echo "committer C O Mitter <committer@example.com> $((1234567890 + 60 * gp_h_i_)) +0000" &&
+		echo "data <<EOF" && echo "h$gp_h_i_" && echo "EOF" &&
+		echo "M 644 inline h$gp_h_i_.t" &&
+		echo "data <<EOF" && echo "$gp_h_i_" && echo "EOF" || return 1
+	done | git -C $1 fast-import --quiet &&
+	git -C $1 reset -q --hard main
+}
+
+# entries FILE: the number of commits a .bitmap file has bitmaps for.
+entries () {
+	perl -e 'open(my $fh, "<:raw", $ARGV[0]) or die; read($fh, my $h, 12);
+		print unpack("N", substr($h, 8, 4)), "\n"' "$1"
 }
 
 # layered DIR: a chain of two bitmapped layers (30 commits, then 12)
@@ -508,14 +528,14 @@ test_expect_success "a new top layer takes over the bitmaps of the layers below 
 	checked $algo below-reuse-$algo
 '
 
-test_expect_success "a layer over the unchanged chain: a push on main, as built the slow way ($algo)" '
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a push on main, as built the slow way ($algo)" '
 	layered fast-push-$algo &&
 	commits fast-push-$algo pushed 3 &&
 	git -C fast-push-$algo repack -dq &&
 	same_as_slow fast-push-$algo
 '
 
-test_expect_success "a layer over the unchanged chain: a push that merges an old branch ($algo)" '
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a push that merges an old branch ($algo)" '
 	layered fast-merge-$algo &&
 	git -C fast-merge-$algo checkout -q old &&
 	commits fast-merge-$algo side 2 &&
@@ -525,7 +545,7 @@ test_expect_success "a layer over the unchanged chain: a push that merges an old
 	same_as_slow fast-merge-$algo
 '
 
-test_expect_success "a layer over the unchanged chain: new commits dated before the old ones ($algo)" '
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: new commits dated before the old ones ($algo)" '
 	layered fast-dated-$algo &&
 	git -C fast-dated-$algo checkout -q -b past old &&
 	for i in 1 2 3
@@ -541,7 +561,7 @@ test_expect_success "a layer over the unchanged chain: new commits dated before 
 	same_as_slow fast-dated-$algo
 '
 
-test_expect_success "a layer over the unchanged chain: a new tag on an old commit, a ref deleted ($algo)" '
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a new tag on an old commit, a ref deleted ($algo)" '
 	layered fast-refs-$algo &&
 	git -C fast-refs-$algo tag -a -m "late" late HEAD~17 &&
 	git -C fast-refs-$algo tag light HEAD~3 &&
@@ -551,7 +571,81 @@ test_expect_success "a layer over the unchanged chain: a new tag on an old commi
 	same_as_slow fast-refs-$algo
 '
 
-test_expect_success "a layer over a chain whose top has no bitmap: built as before ($algo)" '
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a new commit only an old one reaches ($algo)" '
+	layered fast-late-$algo &&
+	d=fast-late-$algo &&
+	git -C $d checkout -q -b late &&
+	echo y >$d/y.t &&
+	git -C $d add y.t &&
+	git -C $d commit -q -m y &&
+	for i in $(test_seq 1 20)
+	do
+		echo x$i >$d/x$i.t || return 1
+	done &&
+	git -C $d add x*.t &&
+	git -C $d commit -q -m x &&
+	x=$(git -C $d rev-parse HEAD) &&
+	# x, its tree and its blobs in a pack; its parent y stays loose
+	{
+		echo $x &&
+		git -C $d rev-parse HEAD^{tree} &&
+		git -C $d ls-tree HEAD | grep " x[0-9]*\.t\$" | cut -d" " -f3 | cut -f1
+	} | git -C $d pack-objects -q .git/objects/pack/pack >/dev/null &&
+	git -C $d checkout -q main &&
+	git -C $d branch -D late &&
+	gitpack -C $d multi-pack-index write --incremental --bitmap &&
+	test_line_count = 3 $(chain $d) &&
+	# now a ref to x: y comes into the next layer, and only x reaches it
+	git -C $d update-ref refs/heads/late $x &&
+	same_as_slow $d 4
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a branch from below the old bitmaps ($algo)" '
+	new_repo fast-deep-$algo repack.midxNewLayerThreshold=4 &&
+	history fast-deep-$algo 300 &&
+	git -C fast-deep-$algo repack -adq &&
+	gitpack -C fast-deep-$algo repack -q $geo &&
+	commits fast-deep-$algo top 12 &&
+	git -C fast-deep-$algo repack -dq &&
+	gitpack -C fast-deep-$algo repack -q $geo &&
+	# most of the oldest commits have no bitmap: the walk must pass them
+	git -C fast-deep-$algo checkout -q -b deep main~290 &&
+	commits fast-deep-$algo deep 2 &&
+	git -C fast-deep-$algo checkout -q main &&
+	git -C fast-deep-$algo merge -q --no-edit deep &&
+	git -C fast-deep-$algo repack -dq &&
+	same_as_slow fast-deep-$algo
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer ranks its own commits only: each new one gets a bitmap, however old its date ($algo)" '
+	new_repo fast-rank-$algo repack.midxNewLayerThreshold=4 &&
+	history fast-rank-$algo 300 &&
+	git -C fast-rank-$algo repack -adq &&
+	gitpack -C fast-rank-$algo repack -q $geo &&
+	commits fast-rank-$algo top 12 &&
+	git -C fast-rank-$algo repack -dq &&
+	gitpack -C fast-rank-$algo repack -q $geo &&
+	# three commits dated before all 300: ranked among every commit,
+	# they would fall in the windows past the newest hundred
+	git -C fast-rank-$algo checkout -q -b past main~299 &&
+	for i in 1 2 3
+	do
+		echo $i >fast-rank-$algo/past.t &&
+		git -C fast-rank-$algo add past.t &&
+		GIT_COMMITTER_DATE="@$((1000000000 + i)) +0000" \
+			git -C fast-rank-$algo commit -q -m "past $i" || return 1
+	done &&
+	git -C fast-rank-$algo checkout -q main &&
+	git -C fast-rank-$algo merge -q --no-edit past &&
+	git -C fast-rank-$algo repack -dq &&
+	same_as_slow fast-rank-$algo &&
+	top=$(tail -n 1 $(chain fast-rank-$algo)) &&
+	entries fast-rank-$algo/.git/objects/pack/multi-pack-index.d/multi-pack-index-$top.bitmap >actual &&
+	echo 4 >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer over a chain whose top has no bitmap: built as before ($algo)" '
 	layered fast-nobm-$algo &&
 	top=$(tail -n 1 $(chain fast-nobm-$algo)) &&
 	rm fast-nobm-$algo/.git/objects/pack/multi-pack-index.d/multi-pack-index-$top.bitmap &&
