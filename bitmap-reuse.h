@@ -16,15 +16,16 @@ struct bitmap_writer;
  * Open the repository's bitmap into w->reuse when enough of the new
  * order keeps its runs of positions; take its name hashes. Any trouble
  * with it (none, stale, damaged) leaves w->reuse NULL: build afresh.
- * Needs w's table (not its types).
+ * Builds w's table (writer_table_build()) when the old positions must
+ * be looked up; needs no types.
  */
 void bitmap_reuse_open(struct bitmap_writer *w);
 
 /*
- * When the new order is the old chain with a layer on top, the types of
- * the old positions into w->types[0 .. base_objects) from the old
- * file's type bitmaps, and true; false otherwise (or when they do not
- * give each old position exactly one type): read them from the packs.
+ * When bitmap_reuse_layer_walk(), the types of the positions below
+ * base_objects into w->types[0 .. base_objects) from the old file's
+ * type bitmaps, and true; false otherwise (or when they do not give
+ * each such position exactly one type): read them from the packs.
  * O(base_objects) memory writes, no pack read.
  */
 bool bitmap_reuse_base_types(struct bitmap_writer *w);
@@ -32,8 +33,10 @@ void bitmap_reuse_free(struct bitmap_writer *w);
 
 /*
  * Whether the commit walk may stop at the old chain's bitmaps: the new
- * order is the old chain with a layer on top (and GP_TEST_BITMAP_LAYER_SLOW
- * is not set). Then every old bitmap maps whole, position for position.
+ * order's layers below its top are the old chain's lowest layers
+ * (bitmap_order_extends(); GP_TEST_BITMAP_LAYER_SLOW unset). Positions
+ * below base_objects are then the same in both, and the bitmaps of
+ * those layers' commits map whole.
  */
 bool bitmap_reuse_layer_walk(const struct bitmap_writer *w);
 

@@ -49,10 +49,16 @@ struct pos_slot {
 };
 
 struct pos_table {
-	struct pos_slot *slots;
+	struct pos_slot *slots;   /* NULL until writer_table_build() */
 	size_t mask;
 	uint64_t salt;
 	size_t rawsz;
+	/*
+	 * The table holds index_pos from..nr only: a layer on the old chain
+	 * leaves the old objects to the order's own lookup (which a miss
+	 * then asks), so that building it follows the new objects.
+	 */
+	uint32_t from;
 };
 
 /* Consecutive bits held by one pack, by rising offset. */
@@ -144,6 +150,13 @@ static inline size_t writer_slot_of(const struct pos_table *t, uint64_t key)
 {
 	return (size_t)(((key ^ t->salt) * 0x9e3779b97f4a7c15ull) >> 20) & t->mask;
 }
+
+/*
+ * Build the oid -> bit_pos table over index_pos from..nr (from is 0 or,
+ * for a layer whose old positions are the old chain's, base_objects),
+ * unless built already. O(nr - from).
+ */
+void writer_table_build(struct bitmap_writer *w, uint32_t from);
 
 /* The bit_pos of a name (rawsz bytes, or an oid); false when not in the order. */
 bool writer_find_raw(const struct bitmap_writer *w, const unsigned char *hash,

@@ -30,11 +30,15 @@
 
 /* ---- the oid -> bit_pos table -------------------------------------- */
 
-static void table_build(struct bitmap_writer *w)
+void writer_table_build(struct bitmap_writer *w, uint32_t from)
 {
 	struct pos_table *t = &w->table;
 	size_t size = 64;
-	while (size < 2 * (size_t)w->nr)
+	if (t->slots)
+		return;
+	if (from > w->nr)
+		from = w->nr;
+	while (size < 2 * (size_t)(w->nr - from))
 		size *= 2;
 	t->slots = xmalloc(size * sizeof(*t->slots));
 	for (size_t i = 0; i < size; i++)
@@ -42,7 +46,8 @@ static void table_build(struct bitmap_writer *w)
 	t->mask = size - 1;
 	t->salt = (uint64_t)getpid() * 0xda942042e4dd58b5ull ^ (uint64_t)(uintptr_t)t;
 	t->rawsz = gp_hash_algos[w->algo].rawsz;
-	for (uint32_t index_pos = 0; index_pos < w->nr; index_pos++) {
+	t->from = from;
+	for (uint32_t index_pos = from; index_pos < w->nr; index_pos++) {
 		uint64_t key = writer_oid_key(bitmap_order_index_oid_raw(w->order, index_pos));
 		size_t slot = writer_slot_of(t, key);
 		while (t->slots[slot].index_pos != NO_POS)
@@ -71,6 +76,16 @@ bool writer_find_raw(const struct bitmap_writer *w, const unsigned char *hash,
 			continue;
 		*bit_pos = t->slots[slot].bit_pos;
 		return true;
+	}
+	if (t->from) {
+		/* below from: the layers under the new one know their names */
+		struct object_id oid;
+		uint32_t found;
+		oid_from_raw(&oid, hash, w->algo);
+		if (bitmap_order_find(w->order, &oid, &found) && found < t->from) {
+			*bit_pos = found;
+			return true;
+		}
 	}
 	return false;
 }
@@ -851,9 +866,9 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 	if (opts->hash_cache)
 		w.hashes = xcalloc(w.nr ? w.nr : 1, sizeof(*w.hashes));
 
-	table_build(&w);
 	if (!opts->fresh)
 		bitmap_reuse_open(&w);
+	writer_table_build(&w, bitmap_reuse_layer_walk(&w) ? opts->base_objects : 0);
 	ret = read_types(&w);
 	if (ret)
 		goto out;

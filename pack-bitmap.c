@@ -162,8 +162,8 @@ bool bitmap_order_extends(const struct bitmap_order *o, const struct bitmap_orde
 	if (o->kind != ORDER_MIDX || base->kind != ORDER_MIDX || o->algo != base->algo)
 		return false;
 	nr_layers = midx_nr_layers(o->midx);
-	if (nr_layers < 2 || midx_nr_layers(base->midx) != nr_layers - 1 ||
-	    midx_nr_objects_in_base(o->midx) != base->nr)
+	if (nr_layers < 2 || midx_nr_layers(base->midx) < nr_layers - 1 ||
+	    midx_nr_objects_in_base(o->midx) > base->nr)
 		return false;
 	/*
 	 * A layer's checksum covers its names, offsets, packs and order:

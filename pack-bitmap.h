@@ -88,10 +88,10 @@ uint32_t bitmap_order_nr(const struct bitmap_order *o);
 /* The pack or MIDX checksum a bitmap over this order records. */
 const unsigned char *bitmap_order_checksum(const struct bitmap_order *o);
 /*
- * Whether o is a MIDX chain whose layers below its top are exactly
- * base's layers (the same files, by checksum): the bits below
- * bitmap_order_nr(base) then name the same objects in both orders.
- * O(layers).
+ * Whether o is a MIDX chain whose layers below its top are the lowest
+ * layers of base, a chain too (the same files, by checksum; base may
+ * have more, which o's top replaced): the bits below o's base objects
+ * then name the same objects in both orders. O(layers).
  */
 bool bitmap_order_extends(const struct bitmap_order *o, const struct bitmap_order *base);
 /* Where the bitmap of this order lives (caller frees). */

@@ -561,6 +561,27 @@ test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: new co
 	same_as_slow fast-dated-$algo
 '
 
+test_expect_success GITPACK_IS_GITPACK "a layer that takes the place of the old top layer, as built the slow way ($algo)" '
+	# a base layer large enough that the new top, which absorbs the
+	# old top, stops there
+	new_repo fast-roll-$algo repack.midxNewLayerThreshold=4 &&
+	history fast-roll-$algo 300 &&
+	git -C fast-roll-$algo repack -adq &&
+	gitpack -C fast-roll-$algo repack -q $geo &&
+	commits fast-roll-$algo top 12 &&
+	git -C fast-roll-$algo repack -dq &&
+	gitpack -C fast-roll-$algo repack -q $geo &&
+	test_line_count = 2 $(chain fast-roll-$algo) &&
+	git -C fast-roll-$algo checkout -q -b roll main~20 &&
+	commits fast-roll-$algo roll 8 &&
+	git -C fast-roll-$algo checkout -q main &&
+	git -C fast-roll-$algo merge -q --no-edit roll &&
+	git -C fast-roll-$algo repack -dq &&
+	old_top=$(tail -n 1 $(chain fast-roll-$algo)) &&
+	same_as_slow fast-roll-$algo 2 &&
+	! grep $old_top $(chain fast-roll-$algo)
+'
+
 test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a new tag on an old commit, a ref deleted ($algo)" '
 	layered fast-refs-$algo &&
 	git -C fast-refs-$algo tag -a -m "late" late HEAD~17 &&
