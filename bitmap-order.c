@@ -131,6 +131,27 @@ const unsigned char *bitmap_order_checksum(const struct bitmap_order *o)
 	return o->checksum;
 }
 
+bool bitmap_order_extends(const struct bitmap_order *o, const struct bitmap_order *base)
+{
+	uint32_t nr_layers;
+	size_t rawsz = gp_hash_algos[o->algo].rawsz;
+	if (o->kind != ORDER_MIDX || base->kind != ORDER_MIDX || o->algo != base->algo)
+		return false;
+	nr_layers = midx_nr_layers(o->midx);
+	if (nr_layers < 2 || midx_nr_layers(base->midx) < nr_layers - 1 ||
+	    midx_nr_objects_in_base(o->midx) > base->nr)
+		return false;
+	/*
+	 * A layer's checksum covers its names, offsets, packs and order:
+	 * the same files, layer by layer, give the same bit positions.
+	 */
+	for (uint32_t layer = 0; layer + 1 < nr_layers; layer++)
+		if (memcmp(midx_checksum(midx_layer(o->midx, layer)),
+			   midx_checksum(midx_layer(base->midx, layer)), rawsz))
+			return false;
+	return true;
+}
+
 /* pack-<hash>.bitmap beside pack-<hash>.pack */
 char *pack_bitmap_path(const struct packed_git *p)
 {

@@ -27,6 +27,7 @@
 #include "error.h"
 #include "ewah/ewah.h"
 #include "pack-bitmap.h"
+#include "pack-bitmap-write.h"
 #include "pseudo-merge.h"
 
 /* A pseudo-merge of the reused bitmap, its commits at our positions. */
@@ -51,6 +52,11 @@ struct reuse {
 	struct tree_resolver *lazy;  /* reads trees when a walk needs them */
 	uint32_t nr_reused;     /* bitmaps taken over */
 	uint32_t nr_rows;       /* entries over every layer of the old chain */
+	/*
+	 * The new order is the old chain with one layer on top
+	 * (bitmap_order_extends()): old positions are new positions.
+	 */
+	bool stacked;
 	/* the old file's pseudo-merges, loaded when first asked for */
 	bool pseudo_loaded;
 	struct old_pseudo *old_pseudo;
@@ -124,9 +130,22 @@ void bitmap_reuse_open(struct bitmap_writer *w)
 	ru->bi = bi;
 	ru->nr_old = bitmap_order_nr(old);
 	ru->new_of_old = xmalloc(sizeof(uint32_t) * (ru->nr_old ? ru->nr_old : 1));
+	/*
+	 * A new layer on the old chain, or on its lower layers (the new
+	 * layer took the old top's place), keeps every position below
+	 * base_objects: no name there needs looking up, so the cost here
+	 * follows the layers above.
+	 */
+	ru->stacked = w->opts->base_objects && !getenv("GP_TEST_BITMAP_LAYER_SLOW") &&
+		      bitmap_order_extends(w->order, old);
+	writer_table_build(w, ru->stacked ? w->opts->base_objects : 0);
 	for (uint32_t bit = 0; bit < ru->nr_old; bit++) {
-		const unsigned char *raw =
-			bitmap_order_index_oid_raw(old, bitmap_order_bit_to_index(old, bit));
+		const unsigned char *raw;
+		if (ru->stacked && bit < w->opts->base_objects) {
+			ru->new_of_old[bit] = bit;
+			continue;
+		}
+		raw = bitmap_order_index_oid_raw(old, bitmap_order_bit_to_index(old, bit));
 		if (!writer_find_raw(w, raw, &ru->new_of_old[bit]))
 			ru->new_of_old[bit] = NO_POS;
 	}
@@ -137,13 +156,91 @@ void bitmap_reuse_open(struct bitmap_writer *w)
 	}
 	bitmap_init(&ru->scratch);
 	ru->lazy = bitmap_trees_resolver_new(w);
-	/* Names the old file knew, stored plus one as set_name() does. */
-	for (uint32_t index_pos = 0; w->hashes && index_pos < ru->nr_old; index_pos++) {
+	/*
+	 * Names the old file knew, stored plus one as set_name() does. A
+	 * layer writes the name hashes of its own objects only: stacked,
+	 * those below base_objects are not wanted.
+	 */
+	for (uint32_t index_pos = ru->stacked ? w->opts->base_objects : 0;
+	     w->hashes && index_pos < ru->nr_old; index_pos++) {
 		uint32_t hash, new_pos = ru->new_of_old[bitmap_order_index_to_bit(old, index_pos)];
 		if (new_pos == NO_POS || !bitmap_index_name_hash(bi, index_pos, &hash) || !hash)
 			continue;
 		w->hashes[new_pos] = writer_stored_hash(hash);
 	}
+}
+
+bool bitmap_reuse_base_types(struct bitmap_writer *w)
+{
+	struct reuse *ru = w->reuse;
+	uint32_t base = w->opts->base_objects;
+	if (!ru || !ru->stacked)
+		return false;
+	memset(w->types, 0, base);
+	for (enum object_type type = OBJ_COMMIT; type <= OBJ_TAG; type++) {
+		const struct bitmap *bits = bitmap_index_type_bits(ru->bi, type);
+		for (size_t i = 0; bits && i < bits->word_nr && i * 64 < base; i++) {
+			uint64_t word = bits->words[i];
+			while (word) {
+				uint64_t bit = (uint64_t)i * 64 + (uint64_t)__builtin_ctzll(word);
+				word &= word - 1;
+				if (bit >= base)
+					break;
+				if (w->types[bit])
+					return false;
+				w->types[bit] = (uint8_t)type;
+			}
+		}
+	}
+	/* bitmap_index_open() checked that they cover every object; again, cheaply */
+	for (uint32_t bit = 0; bit < base; bit++)
+		if (!w->types[bit])
+			return false;
+	return true;
+}
+
+bool bitmap_reuse_layer_walk(const struct bitmap_writer *w)
+{
+	return w->reuse && w->reuse->stacked;
+}
+
+int bitmap_reuse_covered(struct bitmap_writer *w, uint32_t bit_pos, struct bitmap *closure,
+			 bool *covered)
+{
+	struct reuse *ru = w->reuse;
+	struct gp_error bad = GP_ERROR_INIT;
+	const struct ewah *old;
+	uint32_t base = w->opts->base_objects;
+	int ret = 0;
+
+	*covered = false;
+	if (!ru || !ru->stacked || bit_pos >= base)
+		return 0;
+	if (bitmap_index_for_commit(ru->bi, bit_pos, &old, &bad)) {
+		/* none, or a damaged entry: the commit is walked instead */
+		ret = bad.code == GP_ENOMEM ? gp_error_set(w->err, GP_ENOMEM, "out of memory") : 0;
+		gp_error_clear(&bad);
+		return ret;
+	}
+	/*
+	 * Every bit must lie below base_objects, where old positions are
+	 * new ones (so reuse_or_ewah() finds it complete): a commit of the
+	 * layers below reaches nothing above them.
+	 */
+	bitmap_reset(&ru->scratch);
+	if (bitmap_or_ewah(&ru->scratch, old) < 0)
+		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
+	for (size_t i = base / 64; i < ru->scratch.word_nr; i++) {
+		uint64_t word = ru->scratch.words[i];
+		if (i == base / 64)
+			word &= base % 64 ? ~(uint64_t)0 << (base % 64) : ~(uint64_t)0;
+		if (word)
+			return 0;
+	}
+	if (bitmap_or(closure, &ru->scratch) < 0)
+		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
+	*covered = true;
+	return 0;
 }
 
 /* Which of our commits the old file has a bitmap for. */

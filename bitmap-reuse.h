@@ -16,10 +16,39 @@ struct bitmap_writer;
  * Open the repository's bitmap into w->reuse when enough of the new
  * order keeps its runs of positions; take its name hashes. Any trouble
  * with it (none, stale, damaged) leaves w->reuse NULL: build afresh.
- * Needs w's table and types.
+ * Builds w's table (writer_table_build()) when the old positions must
+ * be looked up; needs no types.
  */
 void bitmap_reuse_open(struct bitmap_writer *w);
+
+/*
+ * When bitmap_reuse_layer_walk(), the types of the positions below
+ * base_objects into w->types[0 .. base_objects) from the old file's
+ * type bitmaps, and true; false otherwise (or when they do not give
+ * each such position exactly one type): read them from the packs.
+ * O(base_objects) memory writes, no pack read.
+ */
+bool bitmap_reuse_base_types(struct bitmap_writer *w);
 void bitmap_reuse_free(struct bitmap_writer *w);
+
+/*
+ * Whether the commit walk may stop at the old chain's bitmaps: the new
+ * order's layers below its top are the old chain's lowest layers
+ * (bitmap_order_extends(); GP_TEST_BITMAP_LAYER_SLOW unset). Positions
+ * below base_objects are then the same in both, and the bitmaps of
+ * those layers' commits map whole.
+ */
+bool bitmap_reuse_layer_walk(const struct bitmap_writer *w);
+
+/*
+ * When the old chain has a bitmap for the (old) commit at bit_pos that
+ * maps whole (bitmap_reuse_or() will then say *complete), OR it into
+ * closure and set *covered: what the commit reaches is known, and none
+ * of it is new. *covered false otherwise (no entry, a damaged one, or
+ * not bitmap_reuse_layer_walk()). Errors: GP_ENOMEM.
+ */
+int bitmap_reuse_covered(struct bitmap_writer *w, uint32_t bit_pos, struct bitmap *closure,
+			 bool *covered);
 
 /* Set wcommit.old_row for each commit of ours the old file has a bitmap for. */
 void bitmap_reuse_mark_commits(struct bitmap_writer *w);

@@ -4,9 +4,11 @@
  */
 #include "bitmap-select.h"
 #include "pack-bitmap-write-internal.h"
+#include "bitmap-reuse.h"
 #include "commit.h"
 #include "commit-graph.h"
 #include "error.h"
+#include "ewah/ewah.h"
 #include "odb.h"
 #include "pack-bitmap.h"
 #include "pack-bitmap-write.h"
@@ -53,26 +55,17 @@ static bool commit_from_graph(struct bitmap_writer *w, uint32_t bit_pos, struct 
 	}
 	return true;
 }
-/* The commit at bit_pos: its index, adding (and reading) it when new. */
-static int add_commit(struct bitmap_writer *w, uint32_t bit_pos, uint32_t *index)
+/* The commit at bit_pos, from the commit-graph or the object; errors name it. */
+static int read_commit_info(struct bitmap_writer *w, uint32_t bit_pos, struct commit_info *info)
 {
-	struct commit_info info = COMMIT_INFO_INIT;
-	struct wcommit *c;
 	unsigned char *data = NULL;
 	size_t size;
-	uint32_t tree_pos;
 	int ret = 0;
-
-	if (w->commit_of_bit[bit_pos] != NO_POS) {
-		*index = w->commit_of_bit[bit_pos];
-		return 0;
-	}
-	if (!commit_from_graph(w, bit_pos, &info)) {
-		info.nr_parents = 0;
+	if (!commit_from_graph(w, bit_pos, info)) {
+		info->nr_parents = 0;
 		ret = writer_read(w, bit_pos, OBJ_COMMIT, &data, &size);
-		if (ret)
-			return ret;
-		ret = commit_parse(data, size, w->algo, &info, w->err);
+		if (!ret)
+			ret = commit_parse(data, size, w->algo, info, w->err);
 		free(data);
 	}
 	if (ret) {
@@ -81,6 +74,24 @@ static int add_commit(struct bitmap_writer *w, uint32_t bit_pos, uint32_t *index
 		bitmap_order_oid(w->order, bit_pos, &oid);
 		return gp_error_prefix(w->err, "commit %s", oid_to_hex_r(hex, &oid));
 	}
+	return 0;
+}
+
+/* The commit at bit_pos: its index, adding (and reading) it when new. */
+static int add_commit(struct bitmap_writer *w, uint32_t bit_pos, uint32_t *index)
+{
+	struct commit_info info = COMMIT_INFO_INIT;
+	struct wcommit *c;
+	uint32_t tree_pos;
+	int ret = 0;
+
+	if (w->commit_of_bit[bit_pos] != NO_POS) {
+		*index = w->commit_of_bit[bit_pos];
+		return 0;
+	}
+	ret = read_commit_info(w, bit_pos, &info);
+	if (ret)
+		return ret;
 	if (!writer_find(w, &info.tree, &tree_pos)) {
 		ret = writer_not_in_order(w, &info.tree, "tree");
 		goto out;
@@ -201,34 +212,43 @@ static int enter_from_outside(struct bitmap_writer *w, const struct object_id *t
 	return ret;
 }
 
-int bitmap_select_read_commits(struct bitmap_writer *w)
-{
-	uint32_t *stack = NULL;
-	size_t nr = 0, alloc = 0;
-	int ret = 0;
+/*
+ * The walk of a layer's bitmap over the unchanged old chain
+ * (bitmap_reuse_layer_walk()) stops where the old bitmaps know the
+ * rest: an old commit with an old bitmap that maps whole is kept
+ * without its parents (wcommit.stub; the build takes its bitmap, and
+ * no commit is selected below base_objects), and what it reaches goes
+ * into closure. Old tips wait in deferred until the new commits are
+ * walked: one the old bitmaps cover reaches nothing new and is not
+ * read at all. So the walk reads the new commits, the old ones between
+ * them and the nearest old bitmaps, and no more.
+ */
+struct commit_walk {
+	uint32_t *stack;        /* commit indices whose parents are to be added */
+	size_t nr, alloc;
+	bool layer;             /* bitmap_reuse_layer_walk() */
+	struct bitmap closure;  /* what the stubs reach (old positions) */
+};
 
-	w->commit_of_bit = xmalloc(sizeof(uint32_t) * (w->nr ? w->nr : 1));
-	memset(w->commit_of_bit, 0xff, sizeof(uint32_t) * (w->nr ? w->nr : 1));
-	for (size_t i = 0; i < w->opts->nr_tips && !ret; i++) {
-		uint32_t bit_pos, index;
-		ret = bitmap_select_peel_tip(w, &w->opts->tips[i].oid, &bit_pos);
-		if (!ret && bit_pos == OUTSIDE_POS)
-			ret = enter_from_outside(w, &w->opts->tips[i].oid, &stack, &nr, &alloc);
-		if (ret || bit_pos == NO_POS || bit_pos == OUTSIDE_POS)
-			continue;
-		ret = add_commit(w, bit_pos, &index);
-		if (ret)
-			break;
-		w->commits[index].is_tip = true;
-		if (w->opts->tips[i].preferred)
-			w->commits[index].preferred = true;
-		ALLOC_GROW(stack, nr + 1, alloc);
-		stack[nr++] = index;
-	}
-	while (nr && !ret) {
-		uint32_t index = stack[--nr];
+static int walk_parents(struct bitmap_writer *w, struct commit_walk *cw)
+{
+	int ret = 0;
+	while (cw->nr && !ret) {
+		uint32_t index = cw->stack[--cw->nr];
 		uint32_t start = w->commits[index].parents_start;
 		uint32_t count = w->commits[index].nr_parents;
+		if (cw->layer && w->commits[index].bit_pos < w->opts->base_objects) {
+			bool covered;
+			ret = bitmap_reuse_covered(w, w->commits[index].bit_pos, &cw->closure, &covered);
+			if (ret)
+				break;
+			if (covered) {
+				/* its parents stay out of the graph; w->parents keeps dead slots */
+				w->commits[index].stub = true;
+				w->commits[index].nr_parents = 0;
+				continue;
+			}
+		}
 		for (uint32_t i = 0; i < count && !ret; i++) {
 			uint32_t parent_pos = w->parents[start + i];
 			uint32_t parent;
@@ -237,16 +257,132 @@ int bitmap_select_read_commits(struct bitmap_writer *w)
 			ret = add_commit(w, parent_pos, &parent);
 			if (ret)
 				break;
-			ALLOC_GROW(stack, nr + 1, alloc);
-			stack[nr++] = parent;
+			ALLOC_GROW(cw->stack, cw->nr + 1, cw->alloc);
+			cw->stack[cw->nr++] = parent;
 		}
 	}
-	free(stack);
+	return ret;
+}
+
+/*
+ * The old tips, after the new commits: each is followed down until what
+ * it reaches is known to be old (below a stub, or under an old bitmap
+ * of its own), only to find new commits that nothing new reaches (an
+ * old commit whose parent came in late, loose). Those are walked as
+ * the new commits are; the old commits passed on the way are not added:
+ * no bitmap of the layer needs them.
+ */
+static int walk_old_tips(struct bitmap_writer *w, struct commit_walk *cw,
+			 const uint32_t *tips, size_t nr_tips)
+{
+	struct bitmap seen;
+	uint32_t *todo = NULL;
+	size_t nr = 0, alloc = 0;
+	int ret = 0;
+
+	bitmap_init(&seen);
+	if (bitmap_grow(&seen, ((size_t)w->opts->base_objects + 63) / 64) < 0)
+		return gp_error_set(w->err, GP_ENOMEM, "out of memory");
+	for (size_t t = 0; t < nr_tips && !ret; t++) {
+		ALLOC_GROW(todo, nr + 1, alloc);
+		todo[nr++] = tips[t];
+		while (nr && !ret) {
+			struct commit_info info = COMMIT_INFO_INIT;
+			uint32_t bit_pos = todo[--nr];
+			bool covered;
+			if (bitmap_get(&seen, bit_pos) || w->commit_of_bit[bit_pos] != NO_POS ||
+			    (cw->closure.word_nr > bit_pos / 64 && bitmap_get(&cw->closure, bit_pos)))
+				continue;
+			bitmap_set(&seen, bit_pos);
+			ret = bitmap_reuse_covered(w, bit_pos, &cw->closure, &covered);
+			if (ret || covered)
+				continue;
+			ret = read_commit_info(w, bit_pos, &info);
+			/* as add_commit() checks, so that both walks fail alike */
+			if (!ret && !writer_find(w, &info.tree, &(uint32_t){ 0 }))
+				ret = writer_not_in_order(w, &info.tree, "tree");
+			for (size_t i = 0; !ret && i < info.nr_parents; i++) {
+				uint32_t parent_pos, index;
+				if (!writer_find(w, &info.parents[i], &parent_pos)) {
+					ret = writer_not_in_order(w, &info.parents[i], "commit");
+					break;
+				}
+				if (parent_pos < w->opts->base_objects) {
+					ALLOC_GROW(todo, nr + 1, alloc);
+					todo[nr++] = parent_pos;
+					continue;
+				}
+				/* new, below old commits only: walked as the new ones are */
+				ret = add_commit(w, parent_pos, &index);
+				if (!ret) {
+					ALLOC_GROW(cw->stack, cw->nr + 1, cw->alloc);
+					cw->stack[cw->nr++] = index;
+					ret = walk_parents(w, cw);
+				}
+			}
+			commit_info_release(&info);
+		}
+	}
+	free(todo);
+	bitmap_release(&seen);
+	return ret;
+}
+
+int bitmap_select_read_commits(struct bitmap_writer *w)
+{
+	struct commit_walk cw = { .layer = bitmap_reuse_layer_walk(w) };
+	uint32_t *tips = NULL, *deferred = NULL;
+	size_t nr_tips = 0, nr_deferred = 0;
+	int ret = 0;
+
+	bitmap_init(&cw.closure);
+	w->commit_of_bit = xmalloc(sizeof(uint32_t) * (w->nr ? w->nr : 1));
+	memset(w->commit_of_bit, 0xff, sizeof(uint32_t) * (w->nr ? w->nr : 1));
+	tips = xmalloc(sizeof(uint32_t) * (w->opts->nr_tips ? w->opts->nr_tips : 1));
+	deferred = xmalloc(sizeof(uint32_t) * (w->opts->nr_tips ? w->opts->nr_tips : 1));
+	for (size_t i = 0; i < w->opts->nr_tips && !ret; i++) {
+		uint32_t bit_pos, index;
+		ret = bitmap_select_peel_tip(w, &w->opts->tips[i].oid, &bit_pos);
+		if (!ret && bit_pos == OUTSIDE_POS)
+			ret = enter_from_outside(w, &w->opts->tips[i].oid, &cw.stack, &cw.nr, &cw.alloc);
+		if (ret || bit_pos == NO_POS || bit_pos == OUTSIDE_POS)
+			continue;
+		tips[nr_tips++] = bit_pos;
+		if (cw.layer && bit_pos < w->opts->base_objects) {
+			/* no bitmap of ours for it: being a tip changes nothing */
+			deferred[nr_deferred++] = bit_pos;
+			continue;
+		}
+		ret = add_commit(w, bit_pos, &index);
+		if (ret)
+			break;
+		w->commits[index].is_tip = true;
+		if (w->opts->tips[i].preferred)
+			w->commits[index].preferred = true;
+		ALLOC_GROW(cw.stack, cw.nr + 1, cw.alloc);
+		cw.stack[cw.nr++] = index;
+	}
+	if (!ret)
+		ret = walk_parents(w, &cw);
+	if (!ret && nr_deferred)
+		ret = walk_old_tips(w, &cw, deferred, nr_deferred);
+	/* git's count of tips: the distinct commits the tips name */
+	qsort(tips, nr_tips, sizeof(*tips), writer_cmp_u32);
+	w->nr_tip_commits = 0;
+	for (size_t i = 0; i < nr_tips; i++)
+		w->nr_tip_commits += !i || tips[i] != tips[i - 1];
+	free(tips);
+	free(deferred);
+	free(cw.stack);
+	bitmap_release(&cw.closure);
 	if (ret)
 		return ret;
-	/* parents: bit_pos -> commit index */
-	for (size_t i = 0; i < w->nr_parents; i++)
-		w->parents[i] = w->commit_of_bit[w->parents[i]];
+	/* parents: bit_pos -> commit index (a stub has none) */
+	for (size_t i = 0; i < w->nr_commits; i++) {
+		struct wcommit *c = &w->commits[i];
+		for (uint32_t k = 0; k < c->nr_parents; k++)
+			w->parents[c->parents_start + k] = w->commit_of_bit[w->parents[c->parents_start + k]];
+	}
 	return 0;
 }
 
@@ -425,26 +561,31 @@ static void trace_maximal_commits(struct bitmap_writer *w)
 void bitmap_select_commits(struct bitmap_writer *w)
 {
 	uint32_t *by_date = xmalloc(sizeof(uint32_t) * (w->nr_commits ? w->nr_commits : 1));
-	size_t nr_tips = 0;
+	size_t nr_tips = w->nr_tip_commits, nr = 0;
+	/*
+	 * A layer ranks its own commits only, as git does (midx-write.c
+	 * keeps the reachable commits that the layer holds): the commits
+	 * below base_objects get no bitmap here, and their dates need not
+	 * be known.
+	 */
 	for (uint32_t i = 0; i < w->nr_commits; i++)
-		by_date[i] = i;
-	sort_newest_first(w, by_date, w->nr_commits);
+		if (w->commits[i].bit_pos >= w->opts->base_objects)
+			by_date[nr++] = i;
+	sort_newest_first(w, by_date, nr);
 
-	for (size_t i = 0; i < w->nr_commits; i++)
-		nr_tips += w->commits[i].is_tip;
-	for (size_t i = 0; i < w->nr_commits; i++) {
+	for (size_t i = 0; i < nr; i++) {
 		struct wcommit *c = &w->commits[by_date[i]];
 		if (c->preferred || (c->is_tip && nr_tips <= BITMAP_ALL_TIPS_LIMIT))
 			select_commit(w, by_date[i]);
 	}
-	if (w->nr_commits <= MUST_REGION) {
-		for (size_t i = 0; i < w->nr_commits; i++)
+	if (nr <= MUST_REGION) {
+		for (size_t i = 0; i < nr; i++)
 			select_commit(w, by_date[i]);
 	} else {
 		size_t i = 0;
 		for (;;) {
 			size_t next = window_after(i), chosen;
-			if (i + next >= w->nr_commits)
+			if (i + next >= nr)
 				break;
 			/*
 			 * As git picks in a window, newest first: the first

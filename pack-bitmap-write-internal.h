@@ -49,10 +49,16 @@ struct pos_slot {
 };
 
 struct pos_table {
-	struct pos_slot *slots;
+	struct pos_slot *slots;   /* NULL until writer_table_build() */
 	size_t mask;
 	uint64_t salt;
 	size_t rawsz;
+	/*
+	 * The table holds index_pos from..nr only: a layer on the old chain
+	 * leaves the old objects to the order's own lookup (which a miss
+	 * then asks), so that building it follows the new objects.
+	 */
+	uint32_t from;
 };
 
 /* Consecutive bits held by one pack, by rising offset. */
@@ -71,6 +77,11 @@ struct wcommit {
 	uint32_t epoch;    /* last build that queued it */
 	uint32_t old_row;  /* its entry in the reused bitmap, or NO_POS */
 	bool is_tip, preferred;
+	/*
+	 * An old commit whose old bitmap maps whole: read without its
+	 * parents (nr_parents 0), its bitmap stands for everything below.
+	 */
+	bool stub;
 };
 
 struct reuse;
@@ -88,6 +99,7 @@ struct bitmap_writer {
 	uint32_t *commit_of_bit;   /* bit_pos -> commit index, NO_POS */
 	struct wcommit *commits;
 	size_t nr_commits, alloc_commits;
+	uint32_t nr_tip_commits;   /* distinct commits the tips name, in the order */
 	uint32_t *parents;         /* bit_pos while reading, then commit index */
 	size_t nr_parents, alloc_parents;
 	uint32_t *selected;        /* commit indices, in file order */
@@ -101,8 +113,13 @@ struct bitmap_writer {
 	 * number, then each entry's bit_pos, KID_TREE set for subtrees.
 	 */
 	uint32_t **kids;
-	/* pack order within each pack of the order (offsets by bit_pos) */
+	/*
+	 * pack order within each pack of the order (offsets by bit_pos);
+	 * below located_from, not read (the types came from the old
+	 * layers' bitmaps): writer_locate() asks the order.
+	 */
 	uint64_t *ofs;
+	uint32_t located_from;
 	struct pack_range *ranges;
 	size_t nr_ranges, alloc_ranges;
 	/* the trees, and the delta chains between them */
@@ -134,6 +151,13 @@ static inline size_t writer_slot_of(const struct pos_table *t, uint64_t key)
 	return (size_t)(((key ^ t->salt) * 0x9e3779b97f4a7c15ull) >> 20) & t->mask;
 }
 
+/*
+ * Build the oid -> bit_pos table over index_pos from..nr (from is 0 or,
+ * for a layer whose old positions are the old chain's, base_objects),
+ * unless built already. O(nr - from).
+ */
+void writer_table_build(struct bitmap_writer *w, uint32_t from);
+
 /* The bit_pos of a name (rawsz bytes, or an oid); false when not in the order. */
 bool writer_find_raw(const struct bitmap_writer *w, const unsigned char *hash,
 		     uint32_t *bit_pos);
@@ -142,7 +166,11 @@ bool writer_find(const struct bitmap_writer *w, const struct object_id *oid,
 /* Prefetch the slot a lookup of hash starts at. */
 void writer_prefetch(const struct bitmap_writer *w, const unsigned char *hash);
 
-/* Where the object at bit_pos lies, from the runs found while typing. */
+/*
+ * Where the object at bit_pos lies, from the runs found while typing
+ * (below located_from, from the order: *pack may then be NULL, as
+ * bitmap_order_locate() says).
+ */
 void writer_locate(const struct bitmap_writer *w, uint32_t bit_pos, struct packed_git **pack,
 		   uint64_t *ofs);
 /*

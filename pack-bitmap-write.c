@@ -30,11 +30,15 @@
 
 /* ---- the oid -> bit_pos table -------------------------------------- */
 
-static void table_build(struct bitmap_writer *w)
+void writer_table_build(struct bitmap_writer *w, uint32_t from)
 {
 	struct pos_table *t = &w->table;
 	size_t size = 64;
-	while (size < 2 * (size_t)w->nr)
+	if (t->slots)
+		return;
+	if (from > w->nr)
+		from = w->nr;
+	while (size < 2 * (size_t)(w->nr - from))
 		size *= 2;
 	t->slots = xmalloc(size * sizeof(*t->slots));
 	for (size_t i = 0; i < size; i++)
@@ -42,7 +46,8 @@ static void table_build(struct bitmap_writer *w)
 	t->mask = size - 1;
 	t->salt = (uint64_t)getpid() * 0xda942042e4dd58b5ull ^ (uint64_t)(uintptr_t)t;
 	t->rawsz = gp_hash_algos[w->algo].rawsz;
-	for (uint32_t index_pos = 0; index_pos < w->nr; index_pos++) {
+	t->from = from;
+	for (uint32_t index_pos = from; index_pos < w->nr; index_pos++) {
 		uint64_t key = writer_oid_key(bitmap_order_index_oid_raw(w->order, index_pos));
 		size_t slot = writer_slot_of(t, key);
 		while (t->slots[slot].index_pos != NO_POS)
@@ -71,6 +76,16 @@ bool writer_find_raw(const struct bitmap_writer *w, const unsigned char *hash,
 			continue;
 		*bit_pos = t->slots[slot].bit_pos;
 		return true;
+	}
+	if (t->from) {
+		/* below from: the layers under the new one know their names */
+		struct object_id oid;
+		uint32_t found;
+		oid_from_raw(&oid, hash, w->algo);
+		if (bitmap_order_find(w->order, &oid, &found) && found < t->from) {
+			*bit_pos = found;
+			return true;
+		}
 	}
 	return false;
 }
@@ -192,19 +207,32 @@ void writer_drop_pages(struct bitmap_writer *w)
 		pack_drop_pages(w->ranges[i].pack);
 }
 
+/*
+ * The types of every object, and where each lies. A layer on top of the
+ * old chain takes the old positions' types from the old bitmaps
+ * (bitmap_reuse_base_types()) and reads the pack entries of its own
+ * objects only; the old objects are located when one must be read.
+ */
 static int read_types(struct bitmap_writer *w)
 {
 	struct type_job jobs[MAX_THREADS];
 	int nr_jobs = w->threads;
+	uint32_t from = 0, nr;
 	int ret = 0;
-	if (w->nr < 65536)
-		nr_jobs = 1;
 	w->types = xmalloc(w->nr ? w->nr : 1);
 	w->ofs = xmalloc(sizeof(*w->ofs) * (w->nr ? w->nr : 1));
+	if (bitmap_reuse_base_types(w))
+		from = w->opts->base_objects;
+	/* t7705 checks that a layer took the cheap path */
+	trace2_data_intmax("pack-bitmap-write", "layer_types_from_bitmaps", (int64_t)from);
+	w->located_from = from;
+	nr = w->nr - from;
+	if (nr < 65536)
+		nr_jobs = 1;
 	for (int i = 0; i < nr_jobs; i++) {
 		jobs[i].w = w;
-		jobs[i].start = (uint32_t)((uint64_t)w->nr * (uint64_t)i / (uint64_t)nr_jobs);
-		jobs[i].end = (uint32_t)((uint64_t)w->nr * (uint64_t)(i + 1) / (uint64_t)nr_jobs);
+		jobs[i].start = from + (uint32_t)((uint64_t)nr * (uint64_t)i / (uint64_t)nr_jobs);
+		jobs[i].end = from + (uint32_t)((uint64_t)nr * (uint64_t)(i + 1) / (uint64_t)nr_jobs);
 		jobs[i].ranges = NULL;
 		jobs[i].nr_ranges = jobs[i].alloc_ranges = 0;
 		jobs[i].ret = 0;
@@ -243,6 +271,10 @@ void writer_locate(const struct bitmap_writer *w, uint32_t bit_pos, struct packe
 		   uint64_t *ofs)
 {
 	size_t lo = 0, hi = w->nr_ranges;
+	if (bit_pos < w->located_from) {
+		bitmap_order_locate(w->order, bit_pos, pack, ofs);
+		return;
+	}
 	while (lo + 1 < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (w->ranges[mid].start <= bit_pos)
@@ -265,6 +297,9 @@ int writer_read_with(struct bitmap_writer *w, struct pack_reader *reader, uint32
 	uint64_t ofs;
 	int ret;
 	writer_locate(w, bit_pos, &p, &ofs);
+	if (!p)
+		return CORRUPT(err, "object %" PRIu32 " of the bitmap order is in no"
+			       " pack (a damaged MIDX entry?)", bit_pos);
 	ret = pack_read_object(reader, p, ofs, &type, data, size, err);
 	if (ret)
 		return ret;
@@ -456,6 +491,10 @@ static int fill_closure(struct bitmap_writer *w, struct build *b, const uint32_t
 				return ret;
 			if (complete)
 				continue;
+			/* bitmap_reuse_covered() found it whole: the file changed under us */
+			if (c->stub)
+				return gp_error_set(w->err, GP_ECORRUPT, "the old bitmap of a commit"
+						    " no longer reads as it did");
 			c->old_row = NO_POS;  /* not again */
 		}
 		ret = writer_set_bit(w, &b->bits, c->bit_pos);
@@ -827,12 +866,12 @@ int bitmap_write(struct bitmap_order *order, struct odb *odb,
 	if (opts->hash_cache)
 		w.hashes = xcalloc(w.nr ? w.nr : 1, sizeof(*w.hashes));
 
-	table_build(&w);
+	if (!opts->fresh)
+		bitmap_reuse_open(&w);
+	writer_table_build(&w, bitmap_reuse_layer_walk(&w) ? opts->base_objects : 0);
 	ret = read_types(&w);
 	if (ret)
 		goto out;
-	if (!opts->fresh)
-		bitmap_reuse_open(&w);
 	if (w.reuse) {
 		w.kids = xcalloc(w.nr ? w.nr : 1, sizeof(*w.kids));
 		ret = commit_graph(&w);

@@ -18,7 +18,21 @@
  *    the first commit the reused bitmap (below) has or that is selected
  *    already, else the oldest merge, else the window's end. Tips marked
  *    preferred (pack.preferBitmapTips) and HEAD's commit are always
- *    selected.
+ *    selected. A layer of a chain (base_objects) ranks its own commits
+ *    only, as git does, so the dates of the commits below need not be
+ *    known (the tips' count still covers every tip commit).
+ *  - A layer whose base is the old chain, or its lower layers (the new
+ *    layer took the old top's place), layer for layer: the positions
+ *    below base_objects keep their bits and types (from the old type
+ *    bitmaps), only the names above them go into the oid table (the
+ *    MIDX answers for the others), and the commit walk stops at the
+ *    commits below base_objects whose old bitmap maps whole; old tips
+ *    are followed only until an old bitmap covers them. The cost then
+ *    follows the layer's objects, the old commits between them and
+ *    the nearest old bitmaps, and the old tips no old bitmap covers.
+ *    GP_TEST_BITMAP_LAYER_SLOW=1 takes the general path (every type
+ *    read, every name in the table, every commit walked), which writes
+ *    the same bytes (t7705).
  *  - Reuse: when the repository already has a bitmap (the MIDX's or a
  *    pack's) and at least 3/4 of the new order keeps the positions it
  *    had there (the geometric steady state: the largest pack leads both
@@ -109,7 +123,7 @@ struct bitmap_write_opts {
 struct commit_graph;
 
 struct bitmap_write_stats {
-	uint32_t nr_commits;   /* reachable from the tips */
+	uint32_t nr_commits;   /* reachable from the tips (for a layer, those walked) */
 	uint32_t nr_selected;  /* bitmaps written */
 	uint32_t nr_reused;    /* of those and the others walks met, taken from the old bitmap */
 	uint32_t nr_pseudo_merges;        /* written */

@@ -88,6 +88,13 @@ void bitmap_order_free(struct bitmap_order *o);
 uint32_t bitmap_order_nr(const struct bitmap_order *o);
 /* The pack or MIDX checksum a bitmap over this order records. */
 const unsigned char *bitmap_order_checksum(const struct bitmap_order *o);
+/*
+ * Whether o is a MIDX chain whose layers below its top are the lowest
+ * layers of base, a chain too (the same files, by checksum; base may
+ * have more, which o's top replaced): the bits below o's base objects
+ * then name the same objects in both orders. O(layers).
+ */
+bool bitmap_order_extends(const struct bitmap_order *o, const struct bitmap_order *base);
 /* Where the bitmap of this order lives (caller frees). */
 char *bitmap_order_bitmap_path(const struct bitmap_order *o);
 bool bitmap_order_find(const struct bitmap_order *o, const struct object_id *oid,

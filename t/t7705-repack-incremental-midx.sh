@@ -112,6 +112,68 @@ new_repo () {
 
 geo="--geometric=2 -d --write-midx=incremental --write-bitmap-index"
 
+# same_as_slow DIR [LAYERS]: repack $geo a copy of DIR the old way
+# (GP_TEST_BITMAP_LAYER_SLOW: every type read from the packs, every old
+# position looked up, every commit walked) and DIR itself: the chains,
+# MIDX layers and bitmaps must be the same bytes. DIR's run must have
+# taken the layer's fast path (trace2 layer_types_from_bitmaps > 0).
+same_as_slow () {
+	rm -rf $1-slow $1.trace &&
+	cp -R $1 $1-slow &&
+	GP_TEST_BITMAP_LAYER_SLOW=1 gitpack -C $1-slow repack -q $geo &&
+	GIT_TRACE2_EVENT=$TRASH_DIRECTORY/$1.trace gitpack -C $1 repack -q $geo &&
+	grep "\"key\":\"layer_types_from_bitmaps\",\"value\":\"[1-9]" $1.trace &&
+	test_cmp $(chain $1-slow) $(chain $1) &&
+	test_line_count = ${2:-3} $(chain $1) &&
+	for gp_s_f_ in $1/.git/objects/pack/multi-pack-index.d/*
+	do
+		test_cmp_bin $gp_s_f_ $1-slow/.git/objects/pack/multi-pack-index.d/${gp_s_f_##*/} ||
+			return 1
+	done &&
+	ls $1-slow/.git/objects/pack/multi-pack-index.d >expect &&
+	ls $1/.git/objects/pack/multi-pack-index.d >actual &&
+	test_cmp expect actual &&
+	checked $algo $1
+}
+
+# history DIR N: N commits on main through fast-import, a file each,
+# a minute apart from 2009 on (older than test_tick's dates).
+history () {
+	for gp_h_i_ in $(test_seq 1 $2)
+	do
+		echo "commit refs/heads/main" &&
+		echo "committer C O Mitter <committer@example.com> $((1234567890 + 60 * gp_h_i_)) +0000" &&
+		echo "data <<EOF" && echo "h$gp_h_i_" && echo "EOF" &&
+		echo "M 644 inline h$gp_h_i_.t" &&
+		echo "data <<EOF" && echo "$gp_h_i_" && echo "EOF" || return 1
+	done | git -C $1 fast-import --quiet &&
+	git -C $1 reset -q --hard main
+}
+
+# entries FILE: the number of commits a .bitmap file has bitmaps for.
+entries () {
+	perl -e 'open(my $fh, "<:raw", $ARGV[0]) or die; read($fh, my $h, 12);
+		print unpack("N", substr($h, 8, 4)), "\n"' "$1"
+}
+
+# layered DIR: a chain of two bitmapped layers (30 commits, then 12)
+# with a branch "old" at HEAD~32 and a tag at HEAD~37; a push of a few
+# commits then stacks a third layer (its objects weigh less than half
+# of the top layer's, and the top has fewer packs than the threshold).
+layered () {
+	# a threshold above the top layer's packs: each repack stacks a layer
+	new_repo $1 repack.midxNewLayerThreshold=4 &&
+	commits $1 base 30 &&
+	git -C $1 branch old HEAD~20 &&
+	git -C $1 tag -a -m "annotated" v1 HEAD~25 &&
+	git -C $1 repack -adq &&
+	gitpack -C $1 repack -q $geo &&
+	commits $1 top 12 &&
+	git -C $1 repack -dq &&
+	gitpack -C $1 repack -q $geo &&
+	test_line_count = 2 $(chain $1)
+}
+
 for algo in $test_hash_algos
 do
 
@@ -464,6 +526,164 @@ test_expect_success "a new top layer takes over the bitmaps of the layers below 
 	reused=$(sed -n "s/^Bitmaps reused: \([0-9]*\) of .*/\1/p" progress) &&
 	test "$reused" -ge 2 &&
 	checked $algo below-reuse-$algo
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a push on main, as built the slow way ($algo)" '
+	layered fast-push-$algo &&
+	commits fast-push-$algo pushed 3 &&
+	git -C fast-push-$algo repack -dq &&
+	same_as_slow fast-push-$algo
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a push that merges an old branch ($algo)" '
+	layered fast-merge-$algo &&
+	git -C fast-merge-$algo checkout -q old &&
+	commits fast-merge-$algo side 2 &&
+	git -C fast-merge-$algo checkout -q main &&
+	git -C fast-merge-$algo merge -q --no-edit old &&
+	git -C fast-merge-$algo repack -dq &&
+	same_as_slow fast-merge-$algo
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: new commits dated before the old ones ($algo)" '
+	layered fast-dated-$algo &&
+	git -C fast-dated-$algo checkout -q -b past old &&
+	for i in 1 2 3
+	do
+		echo $i >fast-dated-$algo/past.t &&
+		git -C fast-dated-$algo add past.t &&
+		GIT_COMMITTER_DATE="@$((1000000000 + i)) +0000" \
+			git -C fast-dated-$algo commit -q -m "past $i" || return 1
+	done &&
+	git -C fast-dated-$algo checkout -q main &&
+	git -C fast-dated-$algo merge -q --no-edit past &&
+	git -C fast-dated-$algo repack -dq &&
+	same_as_slow fast-dated-$algo
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer that takes the place of the old top layer, as built the slow way ($algo)" '
+	# a base layer large enough that the new top, which absorbs the
+	# old top, stops there
+	new_repo fast-roll-$algo repack.midxNewLayerThreshold=4 &&
+	history fast-roll-$algo 300 &&
+	git -C fast-roll-$algo repack -adq &&
+	gitpack -C fast-roll-$algo repack -q $geo &&
+	commits fast-roll-$algo top 12 &&
+	git -C fast-roll-$algo repack -dq &&
+	gitpack -C fast-roll-$algo repack -q $geo &&
+	test_line_count = 2 $(chain fast-roll-$algo) &&
+	git -C fast-roll-$algo checkout -q -b roll main~20 &&
+	commits fast-roll-$algo roll 8 &&
+	git -C fast-roll-$algo checkout -q main &&
+	git -C fast-roll-$algo merge -q --no-edit roll &&
+	git -C fast-roll-$algo repack -dq &&
+	old_top=$(tail -n 1 $(chain fast-roll-$algo)) &&
+	same_as_slow fast-roll-$algo 2 &&
+	! grep $old_top $(chain fast-roll-$algo)
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a new tag on an old commit, a ref deleted ($algo)" '
+	layered fast-refs-$algo &&
+	git -C fast-refs-$algo tag -a -m "late" late HEAD~17 &&
+	git -C fast-refs-$algo tag light HEAD~3 &&
+	git -C fast-refs-$algo branch -D old &&
+	test_commit -C fast-refs-$algo after &&
+	git -C fast-refs-$algo repack -dq &&
+	same_as_slow fast-refs-$algo
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a new commit only an old one reaches ($algo)" '
+	layered fast-late-$algo &&
+	d=fast-late-$algo &&
+	git -C $d checkout -q -b late &&
+	echo y >$d/y.t &&
+	git -C $d add y.t &&
+	git -C $d commit -q -m y &&
+	for i in $(test_seq 1 20)
+	do
+		echo x$i >$d/x$i.t || return 1
+	done &&
+	git -C $d add x*.t &&
+	git -C $d commit -q -m x &&
+	x=$(git -C $d rev-parse HEAD) &&
+	# x, its tree and its blobs in a pack; its parent y stays loose
+	{
+		echo $x &&
+		git -C $d rev-parse HEAD^{tree} &&
+		git -C $d ls-tree HEAD | grep " x[0-9]*\.t\$" | cut -d" " -f3 | cut -f1
+	} | git -C $d pack-objects -q .git/objects/pack/pack >/dev/null &&
+	git -C $d checkout -q main &&
+	git -C $d branch -D late &&
+	gitpack -C $d multi-pack-index write --incremental --bitmap &&
+	test_line_count = 3 $(chain $d) &&
+	# now a ref to x: y comes into the next layer, and only x reaches it
+	git -C $d update-ref refs/heads/late $x &&
+	same_as_slow $d 4
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer over the unchanged chain: a branch from below the old bitmaps ($algo)" '
+	new_repo fast-deep-$algo repack.midxNewLayerThreshold=4 &&
+	history fast-deep-$algo 300 &&
+	git -C fast-deep-$algo repack -adq &&
+	gitpack -C fast-deep-$algo repack -q $geo &&
+	commits fast-deep-$algo top 12 &&
+	git -C fast-deep-$algo repack -dq &&
+	gitpack -C fast-deep-$algo repack -q $geo &&
+	# most of the oldest commits have no bitmap: the walk must pass them
+	git -C fast-deep-$algo checkout -q -b deep main~290 &&
+	commits fast-deep-$algo deep 2 &&
+	git -C fast-deep-$algo checkout -q main &&
+	git -C fast-deep-$algo merge -q --no-edit deep &&
+	git -C fast-deep-$algo repack -dq &&
+	same_as_slow fast-deep-$algo
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer ranks its own commits only: each new one gets a bitmap, however old its date ($algo)" '
+	new_repo fast-rank-$algo repack.midxNewLayerThreshold=4 &&
+	history fast-rank-$algo 300 &&
+	git -C fast-rank-$algo repack -adq &&
+	gitpack -C fast-rank-$algo repack -q $geo &&
+	commits fast-rank-$algo top 12 &&
+	git -C fast-rank-$algo repack -dq &&
+	gitpack -C fast-rank-$algo repack -q $geo &&
+	# three commits dated before all 300: ranked among every commit,
+	# they would fall in the windows past the newest hundred
+	git -C fast-rank-$algo checkout -q -b past main~299 &&
+	for i in 1 2 3
+	do
+		echo $i >fast-rank-$algo/past.t &&
+		git -C fast-rank-$algo add past.t &&
+		GIT_COMMITTER_DATE="@$((1000000000 + i)) +0000" \
+			git -C fast-rank-$algo commit -q -m "past $i" || return 1
+	done &&
+	git -C fast-rank-$algo checkout -q main &&
+	git -C fast-rank-$algo merge -q --no-edit past &&
+	git -C fast-rank-$algo repack -dq &&
+	same_as_slow fast-rank-$algo &&
+	top=$(tail -n 1 $(chain fast-rank-$algo)) &&
+	entries fast-rank-$algo/.git/objects/pack/multi-pack-index.d/multi-pack-index-$top.bitmap >actual &&
+	echo 4 >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success GITPACK_IS_GITPACK "a layer over a chain whose top has no bitmap: built as before ($algo)" '
+	layered fast-nobm-$algo &&
+	top=$(tail -n 1 $(chain fast-nobm-$algo)) &&
+	rm fast-nobm-$algo/.git/objects/pack/multi-pack-index.d/multi-pack-index-$top.bitmap &&
+	test_commit -C fast-nobm-$algo last &&
+	git -C fast-nobm-$algo repack -dq &&
+	rm -rf fast-nobm-$algo-slow &&
+	cp -R fast-nobm-$algo fast-nobm-$algo-slow &&
+	GP_TEST_BITMAP_LAYER_SLOW=1 gitpack -C fast-nobm-$algo-slow repack -q $geo &&
+	GIT_TRACE2_EVENT=$TRASH_DIRECTORY/fast-nobm-$algo.trace gitpack -C fast-nobm-$algo repack -q $geo &&
+	grep "\"key\":\"layer_types_from_bitmaps\",\"value\":\"0\"" fast-nobm-$algo.trace &&
+	test_cmp $(chain fast-nobm-$algo-slow) $(chain fast-nobm-$algo) &&
+	for f in fast-nobm-$algo/.git/objects/pack/multi-pack-index.d/*
+	do
+		test_cmp_bin $f fast-nobm-$algo-slow/.git/objects/pack/multi-pack-index.d/${f##*/} ||
+			return 1
+	done &&
+	checked $algo fast-nobm-$algo
 '
 
 done
