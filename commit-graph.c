@@ -483,6 +483,17 @@ static const struct cg_layer *layer_of(const struct commit_graph *g, uint32_t po
 	return &g->layers[0];
 }
 
+void commit_graph_prefetch(const struct commit_graph *g, uint32_t pos)
+{
+	const struct cg_layer *l = layer_of(g, pos);
+	uint32_t lpos = pos - l->base_pos;
+	if (pos >= l->base_pos + l->nr)
+		return;
+	__builtin_prefetch(l->cdat + (size_t)lpos * (g->rawsz + 16));
+	if (g->generation_data)
+		__builtin_prefetch(l->gda2 + (size_t)lpos * 4);
+}
+
 bool commit_graph_find(const struct commit_graph *g, const struct object_id *oid,
 		       uint32_t *pos)
 {

@@ -64,6 +64,11 @@ uint32_t commit_graph_nr_layers(const struct commit_graph *g);
 /* The graph position of oid, or false. O(layers * log n). */
 bool commit_graph_find(const struct commit_graph *g, const struct object_id *oid,
 		       uint32_t *pos);
+/*
+ * Ask the CPU for pos's entry ahead of commit_graph_entry_at(): a walk
+ * that queues a parent reads it later, and the read is a cache miss.
+ */
+void commit_graph_prefetch(const struct commit_graph *g, uint32_t pos);
 /* The id at a graph position (< commit_graph_nr_commits()). */
 void commit_graph_oid(const struct commit_graph *g, uint32_t pos, struct object_id *oid);
 

@@ -33,15 +33,30 @@ struct node {
 	struct object_id oid;
 	uint8_t type;
 	uint8_t flags;
+	/*
+	 * Position in the commit-graph plus one (0: not known), when the
+	 * node was met as a graph commit's parent: parsing it then needs
+	 * no search of the graph's names.
+	 */
+	uint32_t graph_pos1;
 	struct commit_data *commit; /* commits, once parsed */
 };
 
 struct commit_data {
 	struct object_id tree;
-	struct node **parents;
+	struct node **parents;  /* points into this allocation (new_commit_data) */
 	size_t nr_parents;
 	uint64_t date;
 };
+
+/* One allocation for a commit and its parent pointers: walks make many. */
+static struct commit_data *new_commit_data(size_t nr_parents)
+{
+	struct commit_data *c = xcalloc(1, sizeof(*c) + nr_parents * sizeof(struct node *));
+	c->parents = (struct node **)(c + 1);
+	c->nr_parents = nr_parents;
+	return c;
+}
 
 struct queued {
 	uint64_t date;
@@ -135,10 +150,7 @@ void rev_walk_free(struct rev_walk *w)
 	while (w->blocks) {
 		struct node_block *b = w->blocks;
 		for (size_t i = 0; i < b->used; i++)
-			if (b->nodes[i].commit) {
-				free(b->nodes[i].commit->parents);
-				free(b->nodes[i].commit);
-			}
+			free(b->nodes[i].commit);
 		w->blocks = b->next;
 		free(b);
 	}
@@ -172,9 +184,21 @@ void rev_walk_set_blobs_unchecked(struct rev_walk *w)
 	w->blobs_unchecked = true;
 }
 
+static void resize_table(struct rev_walk *w, size_t new_size);
+
 void rev_walk_set_commit_graph(struct rev_walk *w, const struct commit_graph *graph)
 {
 	w->graph = graph;
+	/*
+	 * A walk over the graph meets most of its commits: size the table
+	 * for them at once rather than doubling it (and moving every slot)
+	 * a dozen times on the way.
+	 */
+	size_t want = w->table_size;
+	while (graph && want < 2 * (size_t)commit_graph_nr_commits(graph) && want < ((size_t)1 << 26))
+		want *= 2;
+	if (want > w->table_size)
+		resize_table(w, want);
 }
 
 void rev_walk_set_shallow(struct rev_walk *w, const struct oidset *shallow)
@@ -209,11 +233,11 @@ static size_t slot_of(const struct rev_walk *w, uint64_t key)
 	return (size_t)key & (w->table_size - 1);
 }
 
-static void grow_table(struct rev_walk *w)
+static void resize_table(struct rev_walk *w, size_t new_size)
 {
 	struct slot *old = w->table;
 	size_t old_size = w->table_size;
-	w->table_size *= 2;
+	w->table_size = new_size;
 	w->table = xcalloc(w->table_size, sizeof(*w->table));
 	for (size_t i = 0; i < old_size; i++) {
 		size_t s;
@@ -224,6 +248,11 @@ static void grow_table(struct rev_walk *w)
 		w->table[s] = old[i];
 	}
 	free(old);
+}
+
+static void grow_table(struct rev_walk *w)
+{
+	resize_table(w, w->table_size * 2);
 }
 
 static struct node *lookup(struct rev_walk *w, const struct object_id *oid)
@@ -389,16 +418,21 @@ static int parse_commit_from_graph(struct rev_walk *w, struct node *n, uint32_t 
 	if (w->shallow && oidset_contains(w->shallow, &n->oid))
 		e.nr_parents = 0;
 	n->type = OBJ_COMMIT;
-	n->commit = xcalloc(1, sizeof(*n->commit));
+	n->commit = new_commit_data(e.nr_parents);
 	n->commit->tree = e.tree;
 	n->commit->date = e.date;
-	n->commit->nr_parents = e.nr_parents;
-	n->commit->parents = xcalloc(e.nr_parents ? e.nr_parents : 1, sizeof(struct node *));
 	for (uint32_t i = 0; i < e.nr_parents; i++) {
 		struct object_id oid;
-		commit_graph_oid(w->graph, commit_graph_parent(&e, i), &oid);
-		n->commit->parents[i] = lookup(w, &oid);
-		n->commit->parents[i]->type = OBJ_COMMIT;
+		uint32_t parent_pos = commit_graph_parent(&e, i);
+		struct node *parent;
+		commit_graph_oid(w->graph, parent_pos, &oid);
+		parent = lookup(w, &oid);
+		parent->type = OBJ_COMMIT;
+		if (!parent->commit) {
+			parent->graph_pos1 = parent_pos + 1;
+			commit_graph_prefetch(w->graph, parent_pos);
+		}
+		n->commit->parents[i] = parent;
 	}
 	return 0;
 }
@@ -413,6 +447,8 @@ static int parse_commit(struct rev_walk *w, struct node *n, struct gp_error *err
 	int ret;
 	if (n->commit)
 		return 0;
+	if (w->graph && n->graph_pos1)
+		return parse_commit_from_graph(w, n, n->graph_pos1 - 1, err);
 	if (w->graph && commit_graph_find(w->graph, &n->oid, &pos))
 		return parse_commit_from_graph(w, n, pos, err);
 	ret = read_typed(w, n, OBJ_COMMIT, &data, &size, err);
@@ -425,11 +461,9 @@ static int parse_commit(struct rev_walk *w, struct node *n, struct gp_error *err
 	/* A shallow commit's parents are not there to walk: a graft of none. */
 	if (w->shallow && oidset_contains(w->shallow, &n->oid))
 		ci.nr_parents = 0;
-	n->commit = xcalloc(1, sizeof(*n->commit));
+	n->commit = new_commit_data(ci.nr_parents);
 	n->commit->tree = ci.tree;
 	n->commit->date = ci.date;
-	n->commit->nr_parents = ci.nr_parents;
-	n->commit->parents = xcalloc(ci.nr_parents ? ci.nr_parents : 1, sizeof(struct node *));
 	for (size_t i = 0; i < ci.nr_parents; i++) {
 		n->commit->parents[i] = lookup(w, &ci.parents[i]);
 		n->commit->parents[i]->type = OBJ_COMMIT;
