@@ -25,6 +25,7 @@
 #include "commit-graph.h"
 #include "chunk-format.h"
 #include "commit.h"
+#include "commit-prefetch.h"
 #include "error.h"
 #include "hash.h"
 #include "hashfile.h"
@@ -843,6 +844,7 @@ struct writer {
 	uint32_t *parent_pos;     /* graph positions, after sorting */
 	uint32_t nr_edges, nr_overflow;
 	struct progress *progress;
+	struct commit_prefetch *prefetch; /* NULL: every commit read here */
 };
 
 static uint64_t oid_key(const struct object_id *oid)
@@ -934,6 +936,16 @@ static int add_from_graph(struct writer *w, uint32_t pos, bool queue, struct gp_
 	return 0;
 }
 
+/* oid as the prefetching thread parsed it, if it did. */
+static bool prefetched(struct writer *w, const struct object_id *oid, struct commit_info *ci)
+{
+	struct packed_git *p;
+	const char *loose_dir;
+	uint64_t ofs;
+	return odb_locate(w->odb, oid, &p, &ofs, &loose_dir) && p &&
+	       commit_prefetch_take(w->prefetch, p, ofs, ci);
+}
+
 /* Add oid (a tip when peel: tags are peeled and non-commits skipped). */
 static int add_from_odb(struct writer *w, const struct object_id *start, bool peel,
 			struct gp_error *err)
@@ -963,6 +975,8 @@ static int add_from_odb(struct writer *w, const struct object_id *start, bool pe
 			if (commit_graph_find(w->old, &oid, &pos))
 				return add_from_graph(w, pos, true, err);
 		}
+		if (w->prefetch && prefetched(w, &oid, &ci))
+			goto parsed;
 		ret = odb_read_object(w->odb, &oid, &type, &buf, &size, err);
 		if (ret) {
 			if (ret == GP_ENOTFOUND)
@@ -989,6 +1003,7 @@ static int add_from_odb(struct writer *w, const struct object_id *start, bool pe
 		free(buf);
 		if (ret)
 			return gp_error_prefix(err, "unable to parse commit %s", oid_to_hex_r(hex, &oid));
+parsed:
 		c = add_commit(w, &oid);
 		c->tree = ci.tree;
 		c->date = ci.date;
@@ -1421,11 +1436,16 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	if (opts->append && w.old && !split)
 		for (uint32_t pos = 0; pos < w.old->nr_commits && !ret; pos++)
 			ret = add_from_graph(&w, pos, false, err);
+	/* From nothing, the walk reads every commit: a thread reads ahead. */
+	if (!w.old && !opts->append)
+		w.prefetch = commit_prefetch_start(odb, algo);
 	for (size_t i = 0; i < nr_tips && !ret; i++) {
 		ret = add_from_odb(&w, &tips[i], true, err);
 		if (!ret)
 			ret = close_reachable(&w, err);
 	}
+	commit_prefetch_stop(w.prefetch);
+	w.prefetch = NULL;
 	progress_stop(&w.progress);
 	if (ret)
 		goto out;

@@ -11,7 +11,8 @@ with the default merge rules, --size-multiple, --max-commits,
 --stdin-packs. The files must be identical byte for byte. git verifies
 what gitpack wrote and gitpack what git wrote (Bloom filters included,
 which gitpack ignores). rev-list gives the same commits with the graph
-as without. Then corruption: a truncated file, a bad signature, a parent
+as without, and a write whose commits a second thread reads ahead
+(commit-prefetch.c) gives the same file. Then corruption: a truncated file, a bad signature, a parent
 position outside the graph and a chain naming a missing layer give an
 error naming the file, never a crash.'
 
@@ -123,6 +124,21 @@ do
 		git -C p commit-graph verify &&
 		gitpack -C g commit-graph verify &&
 		gitpack -C p commit-graph verify
+	'
+
+	test_expect_success "a thread reads commits ahead: the same file ($algo)" '
+		rm -rf q r &&
+		cp -R p q &&
+		rm -f q/.git/objects/info/commit-graph &&
+		test_commit -C q ahead1 &&
+		git -C q repack -q &&
+		test_commit -C q ahead2 &&
+		cp -R q r &&
+		git -C r commit-graph write --reachable &&
+		GP_TEST_COMMIT_PREFETCH=1 GIT_TRACE2_EVENT="$(pwd)/ahead.trace" \
+			gitpack -C q commit-graph write --reachable &&
+		cmp r/.git/objects/info/commit-graph q/.git/objects/info/commit-graph &&
+		grep "\"key\":\"commits_read_ahead\",\"value\":\"[1-9]" ahead.trace
 	'
 
 	test_expect_success "packed commits by default; --stdin-packs ($algo)" '
