@@ -884,30 +884,214 @@ static int task_commit_graph(struct maint *m)
 }
 
 /* ------------------------------------------------------------------ */
-/* Tasks gitpack leaves alone                                         */
+/* Housekeeping of a work repository: run by git                      */
 
-static int task_not_done(struct maint *m, const char *name)
+/*
+ * Reflogs, worktrees and the rerere cache are a work repository's
+ * state, not the object store gitpack keeps: for them gitpack runs
+ * stock git, with the very argv git's own maintenance gives its child
+ * (so trace2 shows the same child process). "git" is found in PATH.
+ */
+static int run_git_child(struct maint *m, const char *const *argv)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	int code = 0, id = trace2_child_start("?", argv);
+	int ret = run_command(argv, NULL, 0, 0, &code, &err);
+	trace2_child_exit(id, ret ? -1 : code);
+	if (ret) {
+		error("failed to run 'git %s': %s", argv[1], gp_error_msg(&err));
+		gp_error_clear(&err);
+		return 1;
+	}
+	return code ? 1 : 0;
+}
+
+static const char *expire_config(struct maint *m, const char *key, const char *dflt)
+{
+	const char *v;
+	if (config_get_string(&m->repo->config, key, &v) || !v)
+		return dflt;
+	return v;
+}
+
+/*
+ * reflog-expire --auto: entries of the HEAD reflog older than
+ * gc.reflogExpire (git's default 90 days) number at least
+ * maintenance.reflog-expire.auto (default 100).
+ */
+static bool reflog_expire_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "reflog-expire", "auto", 100);
+	const char *expire = expire_config(m, "gc.reflogexpire", "90.days.ago");
+	int64_t when;
+	char *path;
+	FILE *f;
+	char line[8192];
+	int nr = 0;
+
+	if (!limit)
+		return false;
+	if (limit < 0)
+		return true;
+	if (!parse_expiry_date(expire, (int64_t)time(NULL), &when) || !when)
+		return false;
+	path = xstrfmt("%s/logs/HEAD", m->repo->gitdir);
+	f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return false;
+	while (nr < limit && fgets(line, sizeof(line), f)) {
+		/* "<old> <new> <ident> <timestamp> <tz>\t<message>": the time follows "> ". */
+		char *tab = strchr(line, '\t'), *gt, *end;
+		long long ts;
+		if (tab)
+			*tab = '\0';
+		gt = strrchr(line, '>');
+		if (!gt || gt[1] != ' ')
+			continue;
+		ts = strtoll(gt + 2, &end, 10);
+		if (end != gt + 2 && ts <= when)
+			nr++;
+	}
+	fclose(f);
+	return nr >= limit;
+}
+
+static int task_reflog_expire(struct maint *m)
+{
+	const char *argv[] = { "git", "reflog", "expire", "--all", NULL };
+	return run_git_child(m, argv);
+}
+
+/*
+ * A worktree git would prune (git-worktree(1), "prune"): its entry
+ * under $GIT_COMMON_DIR/worktrees is not a directory, or it is not
+ * locked and its gitdir file is missing, unreadable or names a path
+ * that is gone, the entry having been left alone since expire.
+ */
+static bool worktree_prunable(const char *dir, int64_t expire)
+{
+	struct stat st;
+	char *file;
+	struct strbuf target = STRBUF_INIT;
+	bool prunable;
+	FILE *f;
+	char buf[4096];
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return true;
+	file = xstrfmt("%s/locked", dir);
+	if (!access(file, F_OK)) {
+		free(file);
+		return false;
+	}
+	free(file);
+	file = xstrfmt("%s/gitdir", dir);
+	f = fopen(file, "r");
+	if (!f) {
+		prunable = true;
+	} else {
+		if (fgets(buf, sizeof(buf), f)) {
+			strbuf_addstr(&target, buf);
+			strbuf_rtrim(&target);
+		}
+		fclose(f);
+		if (!target.len)
+			prunable = true;
+		else if (!access(target.buf, F_OK))
+			prunable = false;
+		else
+			prunable = !stat(file, &st) && (int64_t)st.st_mtime <= expire;
+	}
+	free(file);
+	strbuf_release(&target);
+	return prunable;
+}
+
+static const char *worktree_expire(struct maint *m)
+{
+	return expire_config(m, "gc.worktreepruneexpire", "3.months.ago");
+}
+
+/* worktree-prune --auto: at least maintenance.worktree-prune.auto (default 1) prunable. */
+static bool worktree_prune_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "worktree-prune", "auto", 1);
+	char *path;
+	DIR *d;
+	struct dirent *de;
+	int64_t expire;
+	int nr = 0;
+
+	if (!limit)
+		return false;
+	if (limit < 0)
+		return true;
+	if (!parse_expiry_date(worktree_expire(m), (int64_t)time(NULL), &expire) || !expire)
+		return false;
+	path = xstrfmt("%s/worktrees", m->repo->commondir);
+	d = opendir(path);
+	while (d && nr < limit && (de = readdir(d))) {
+		char *entry;
+		if (de->d_name[0] == '.')
+			continue;
+		entry = xstrfmt("%s/%s", path, de->d_name);
+		if (worktree_prunable(entry, expire))
+			nr++;
+		free(entry);
+	}
+	if (d)
+		closedir(d);
+	free(path);
+	return nr >= limit;
+}
+
+static int task_worktree_prune(struct maint *m)
+{
+	const char *argv[] = { "git", "worktree", "prune", "--expire", worktree_expire(m),
+			       NULL };
+	return run_git_child(m, argv);
+}
+
+/* rerere-gc --auto: any positive limit means "rr-cache has an entry". */
+static bool rerere_gc_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "rerere-gc", "auto", 1);
+	char *path;
+	DIR *d;
+	struct dirent *de;
+	bool any = false;
+
+	if (!limit)
+		return false;
+	if (limit < 0)
+		return true;
+	path = xstrfmt("%s/rr-cache", m->repo->commondir);
+	d = opendir(path);
+	while (d && !any && (de = readdir(d)))
+		any = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	if (d)
+		closedir(d);
+	free(path);
+	return any;
+}
+
+static int task_rerere_gc(struct maint *m)
+{
+	const char *argv[] = { "git", "rerere", "gc", NULL };
+	return run_git_child(m, argv);
+}
+
+/* ------------------------------------------------------------------ */
+/* prefetch: not done                                                 */
+
+static int task_prefetch(struct maint *m)
 {
 	if (m->explicit_task && !m->quiet)
-		fprintf(stderr, "gitpack does not do the %s task on a server repository; "
-			"skipped\n", name);
+		fprintf(stderr, "gitpack does not do the prefetch task on a server repository; "
+			"skipped\n");
 	return 0;
 }
-
-/* --auto for them: only when told to run every time (a negative maintenance.<task>.auto). */
-static bool not_done_needed(struct maint *m, const char *name)
-{
-	return config_task_int(m, name, "auto", 0) < 0;
-}
-
-static bool reflog_expire_needed(struct maint *m) { return not_done_needed(m, "reflog-expire"); }
-static bool worktree_prune_needed(struct maint *m) { return not_done_needed(m, "worktree-prune"); }
-static bool rerere_gc_needed(struct maint *m) { return not_done_needed(m, "rerere-gc"); }
-
-static int task_prefetch(struct maint *m) { return task_not_done(m, "prefetch"); }
-static int task_reflog_expire(struct maint *m) { return task_not_done(m, "reflog-expire"); }
-static int task_worktree_prune(struct maint *m) { return task_not_done(m, "worktree-prune"); }
-static int task_rerere_gc(struct maint *m) { return task_not_done(m, "rerere-gc"); }
 
 static const struct task tasks[TASK__COUNT] = {
 	[TASK_PREFETCH] = { "prefetch", NULL, task_prefetch, NULL },
