@@ -55,6 +55,8 @@ static const char *const maintenance_usage[] = {
 	"gitpack maintenance <subcommand> [<options>]",
 	"gitpack maintenance run [--auto] [--[no-]quiet] [--task=<task>] [--schedule=<freq>]",
 	"gitpack maintenance is-needed [--auto] [--task=<task>]",
+	"gitpack maintenance register [--config-file <path>]",
+	"gitpack maintenance unregister [--config-file <path>] [--force]",
 	NULL,
 };
 
@@ -1458,6 +1460,138 @@ static int maintenance_is_needed(int argc, const char **argv, struct repository 
 	return needed ? 0 : 1;
 }
 
+/* ------------------------------------------------------------------ */
+/* register, unregister                                               */
+
+static const char *const register_usage[] = {
+	"gitpack maintenance register [--config-file <path>]",
+	NULL,
+};
+
+static const char *const unregister_usage[] = {
+	"gitpack maintenance unregister [--config-file <path>] [--force]",
+	NULL,
+};
+
+/*
+ * gitpack has no config writer: the edits are made by running
+ * "git config", which knows where the global file is ($GIT_CONFIG_GLOBAL,
+ * $XDG_CONFIG_HOME or ~/.gitconfig) and how to rewrite a file safely.
+ */
+static void git_config(const char *const *argv)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	int code = 0;
+	if (run_command(argv, NULL, 0, 0, &code, &err))
+		die_error(&err);
+	if (code)
+		die("'git config' failed (exit code %d)", code);
+}
+
+/* The path git's maintenance registers: the work tree's top, or the git directory when bare. */
+static const char *maint_path(struct repository *repo)
+{
+	return repo->worktree ? repo->worktree : repo->gitdir;
+}
+
+/*
+ * Whether cs lists path as a maintenance.repo. As git reads the list,
+ * a bare "maintenance.repo" line makes it unreadable: an error is
+ * reported and the path counts as not listed.
+ */
+static bool registered_in(const struct config_set *cs, const char *path)
+{
+	bool found = false;
+	for (size_t i = 0; i < cs->nr; i++) {
+		if (strcasecmp(cs->items[i].key, "maintenance.repo"))
+			continue;
+		if (!cs->items[i].value) {
+			error("missing value for 'maintenance.repo'");
+			return false;
+		}
+		if (!strcmp(cs->items[i].value, path))
+			found = true;
+	}
+	return found;
+}
+
+static int maintenance_register(int argc, const char **argv, struct repository *repo)
+{
+	const char *config_file = NULL, *path;
+	const char *value;
+	struct option options[] = {
+		OPT_STRING(0, "config-file", &config_file, "file", "use given config file"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, options, register_usage);
+	if (argc)
+		usage_with_options(register_usage, options);
+	if (!repo)
+		die("not a git repository (or any of the parent directories): .git");
+	path = maint_path(repo);
+
+	/* As git documents: no foreground maintenance, and the incremental strategy unless one is set. */
+	git_config((const char *[]){ "git", "config", "--local", "maintenance.auto", "false",
+				     NULL });
+	if (config_get_value(&repo->config, "maintenance.strategy", &value) == GP_ENOTFOUND)
+		git_config((const char *[]){ "git", "config", "--local", "maintenance.strategy",
+					     "incremental", NULL });
+	if (!registered_in(&repo->config, path)) {
+		if (config_file)
+			git_config((const char *[]){ "git", "config", "--file", config_file, "--add",
+						     "maintenance.repo", path, NULL });
+		else
+			git_config((const char *[]){ "git", "config", "--global", "--add",
+						     "maintenance.repo", path, NULL });
+	}
+	return 0;
+}
+
+static int maintenance_unregister(int argc, const char **argv, struct repository *repo)
+{
+	const char *config_file = NULL, *path;
+	int force = 0;
+	bool found;
+	struct option options[] = {
+		OPT_STRING(0, "config-file", &config_file, "file", "use given config file"),
+		OPT_BOOL('f', "force", &force,
+			 "return success even if repository was not registered"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, options, unregister_usage);
+	if (argc)
+		usage_with_options(unregister_usage, options);
+	if (!repo)
+		die("not a git repository (or any of the parent directories): .git");
+	path = maint_path(repo);
+
+	if (config_file) {
+		/* Only that file: one that cannot be read lists nothing. */
+		struct config_set cs = CONFIG_SET_INIT;
+		struct gp_error err = GP_ERROR_INIT;
+		if (config_set_add_file(&cs, config_file, CONFIG_SCOPE_COMMAND, NULL, &err))
+			gp_error_clear(&err);
+		found = registered_in(&cs, path);
+		config_set_release(&cs);
+	} else {
+		found = registered_in(&repo->config, path);
+	}
+	if (!found) {
+		if (!force)
+			die("repository '%s' is not registered", path);
+		return 0;
+	}
+	if (config_file)
+		git_config((const char *[]){ "git", "config", "--file", config_file, "--unset-all",
+					     "--fixed-value", "maintenance.repo", path, NULL });
+	else
+		git_config((const char *[]){ "git", "config", "--global", "--unset-all",
+					     "--fixed-value", "maintenance.repo", path, NULL });
+	return 0;
+}
+
 int cmd_maintenance(int argc, const char **argv, struct repository *repo)
 {
 	struct option options[] = { OPT_END() };
@@ -1480,8 +1614,11 @@ int cmd_maintenance(int argc, const char **argv, struct repository *repo)
 		return maintenance_run(argc - 1, argv + 1, repo);
 	if (!strcmp(sub, "is-needed"))
 		return maintenance_is_needed(argc - 1, argv + 1, repo);
-	if (!strcmp(sub, "start") || !strcmp(sub, "stop") || !strcmp(sub, "register") ||
-	    !strcmp(sub, "unregister"))
+	if (!strcmp(sub, "register"))
+		return maintenance_register(argc - 1, argv + 1, repo);
+	if (!strcmp(sub, "unregister"))
+		return maintenance_unregister(argc - 1, argv + 1, repo);
+	if (!strcmp(sub, "start") || !strcmp(sub, "stop"))
 		die("gitpack maintenance %s: scheduling is not done by gitpack; run "
 		    "'gitpack maintenance run --schedule=<frequency>' from your own scheduler "
 		    "(cron, a systemd timer), or use 'git maintenance %s'", sub, sub);

@@ -578,4 +578,42 @@ test_expect_success '--auto: each housekeeping task only when its threshold is m
 	test_cmp expect actual
 '
 
+
+test_expect_success 'register and unregister edit maintenance.repo as git documents' '
+	rm -rf rg rg-home &&
+	mkdir rg-home &&
+	git init -q rg &&
+	(
+		HOME=$(pwd)/rg-home &&
+		export HOME &&
+		unset XDG_CONFIG_HOME GIT_CONFIG_GLOBAL &&
+		cd rg &&
+		top=$(pwd -P) &&
+		test_must_fail gitpack maintenance unregister 2>err &&
+		grep "is not registered" err &&
+		gitpack maintenance unregister --force &&
+		git config --global --add maintenance.repo "/a+b*c" &&
+		gitpack maintenance register &&
+		gitpack maintenance register &&
+		test "$(git config --local maintenance.auto)" = false &&
+		test "$(git config --local maintenance.strategy)" = incremental &&
+		printf "%s\n" "/a+b*c" "$top" >expect &&
+		git config --global --get-all maintenance.repo >actual &&
+		test_cmp expect actual &&
+		gitpack maintenance unregister &&
+		echo "/a+b*c" >expect &&
+		git config --global --get-all maintenance.repo >actual &&
+		test_cmp expect actual &&
+		git config maintenance.strategy none &&
+		gitpack maintenance register --config-file ../rg-other &&
+		test "$(git config --local maintenance.strategy)" = none &&
+		echo "$top" >expect &&
+		git config --file ../rg-other --get-all maintenance.repo >actual &&
+		test_cmp expect actual &&
+		gitpack maintenance unregister --config-file ../rg-other &&
+		test_must_fail git config --file ../rg-other --get-all maintenance.repo &&
+		test_must_fail gitpack maintenance unregister --config-file ../rg-other
+	)
+'
+
 test_done
