@@ -1085,14 +1085,57 @@ static int task_rerere_gc(struct maint *m)
 }
 
 /* ------------------------------------------------------------------ */
-/* prefetch: not done                                                 */
+/* prefetch                                                           */
 
+/*
+ * As git's prefetch task: "git fetch <remote> --prefetch --prune
+ * --no-tags --no-write-fetch-head --recurse-submodules=no [--quiet]"
+ * for each remote the config defines (in the order first named),
+ * except those with remote.<name>.skipFetchAll (or skipDefaultUpdate).
+ * Fetching is git's work, so git runs it. Remotes that only the legacy
+ * $GIT_DIR/remotes and branches files define are not fetched.
+ */
 static int task_prefetch(struct maint *m)
 {
-	if (m->explicit_task && !m->quiet)
-		fprintf(stderr, "gitpack does not do the prefetch task on a server repository; "
-			"skipped\n");
-	return 0;
+	const struct config_set *cs = &m->repo->config;
+	char **names = NULL;
+	size_t nr = 0, alloc = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < cs->nr; i++) {
+		const char *key = cs->items[i].key, *dot;
+		size_t len;
+		bool seen = false;
+		if (strncasecmp(key, "remote.", 7) || !(dot = strrchr(key + 7, '.')) ||
+		    dot == key + 7)
+			continue;
+		len = (size_t)(dot - (key + 7));
+		for (size_t j = 0; j < nr && !seen; j++)
+			seen = strlen(names[j]) == len && !memcmp(names[j], key + 7, len);
+		if (seen)
+			continue;
+		ALLOC_GROW(names, nr + 1, alloc);
+		names[nr++] = xstrndup(key + 7, len);
+	}
+	for (size_t i = 0; i < nr; i++) {
+		char *skip_all = xstrfmt("remote.%s.skipfetchall", names[i]);
+		char *skip_default = xstrfmt("remote.%s.skipdefaultupdate", names[i]);
+		bool skip = config_get_bool_or(cs, skip_all, false) ||
+			    config_get_bool_or(cs, skip_default, false);
+		const char *argv[] = { "git", "fetch", names[i], "--prefetch", "--prune",
+				       "--no-tags", "--no-write-fetch-head",
+				       "--recurse-submodules=no", m->quiet ? "--quiet" : NULL,
+				       NULL };
+		if (!skip && run_git_child(m, argv))
+			ret = 1;
+		free(skip_all);
+		free(skip_default);
+		free(names[i]);
+	}
+	free(names);
+	if (ret)
+		error("failed to prefetch remotes");
+	return ret;
 }
 
 static const struct task tasks[TASK__COUNT] = {

@@ -616,4 +616,24 @@ test_expect_success 'register and unregister edit maintenance.repo as git docume
 	)
 '
 
+
+test_expect_success 'prefetch: git fetch --prefetch for each remote but those skipping fetch --all' '
+	rm -rf pf pf-up pf-trace &&
+	git init -q pf-up &&
+	git -C pf-up commit -q --allow-empty -m up &&
+	git init -q pf &&
+	git -C pf remote add one "file://$(pwd)/pf-up" &&
+	git -C pf remote add two "file://$(pwd)/pf-up" &&
+	git -C pf config remote.two.skipFetchAll true &&
+	(
+		cd pf &&
+		GIT_TRACE2_EVENT="$(pwd)/../pf-trace" gitpack maintenance run --task=prefetch --quiet
+	) &&
+	children pf-trace >actual &&
+	echo "git fetch one --prefetch --prune --no-tags --no-write-fetch-head --recurse-submodules=no --quiet" >expect &&
+	test_cmp expect actual &&
+	git -C pf rev-parse --verify refs/prefetch/remotes/one/main 2>/dev/null ||
+	git -C pf rev-parse --verify refs/prefetch/remotes/one/master
+'
+
 test_done
