@@ -55,6 +55,8 @@ static const char *const maintenance_usage[] = {
 	"gitpack maintenance <subcommand> [<options>]",
 	"gitpack maintenance run [--auto] [--[no-]quiet] [--task=<task>] [--schedule=<freq>]",
 	"gitpack maintenance is-needed [--auto] [--task=<task>]",
+	"gitpack maintenance register [--config-file <path>]",
+	"gitpack maintenance unregister [--config-file <path>] [--force]",
 	NULL,
 };
 
@@ -884,30 +886,257 @@ static int task_commit_graph(struct maint *m)
 }
 
 /* ------------------------------------------------------------------ */
-/* Tasks gitpack leaves alone                                         */
+/* Housekeeping of a work repository: run by git                      */
 
-static int task_not_done(struct maint *m, const char *name)
+/*
+ * Reflogs, worktrees and the rerere cache are a work repository's
+ * state, not the object store gitpack keeps: for them gitpack runs
+ * stock git, with the very argv git's own maintenance gives its child
+ * (so trace2 shows the same child process). "git" is found in PATH.
+ */
+static int run_git_child(struct maint *m, const char *const *argv)
 {
-	if (m->explicit_task && !m->quiet)
-		fprintf(stderr, "gitpack does not do the %s task on a server repository; "
-			"skipped\n", name);
-	return 0;
+	struct gp_error err = GP_ERROR_INIT;
+	int code = 0, id = trace2_child_start("?", argv);
+	int ret = run_command(argv, NULL, 0, 0, &code, &err);
+	trace2_child_exit(id, ret ? -1 : code);
+	if (ret) {
+		error("failed to run 'git %s': %s", argv[1], gp_error_msg(&err));
+		gp_error_clear(&err);
+		return 1;
+	}
+	return code ? 1 : 0;
 }
 
-/* --auto for them: only when told to run every time (a negative maintenance.<task>.auto). */
-static bool not_done_needed(struct maint *m, const char *name)
+static const char *expire_config(struct maint *m, const char *key, const char *dflt)
 {
-	return config_task_int(m, name, "auto", 0) < 0;
+	const char *v;
+	if (config_get_string(&m->repo->config, key, &v) || !v)
+		return dflt;
+	return v;
 }
 
-static bool reflog_expire_needed(struct maint *m) { return not_done_needed(m, "reflog-expire"); }
-static bool worktree_prune_needed(struct maint *m) { return not_done_needed(m, "worktree-prune"); }
-static bool rerere_gc_needed(struct maint *m) { return not_done_needed(m, "rerere-gc"); }
+/*
+ * reflog-expire --auto: entries of the HEAD reflog older than
+ * gc.reflogExpire (git's default 90 days) number at least
+ * maintenance.reflog-expire.auto (default 100).
+ */
+static bool reflog_expire_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "reflog-expire", "auto", 100);
+	const char *expire = expire_config(m, "gc.reflogexpire", "90.days.ago");
+	int64_t when;
+	char *path;
+	FILE *f;
+	char line[8192];
+	int nr = 0;
 
-static int task_prefetch(struct maint *m) { return task_not_done(m, "prefetch"); }
-static int task_reflog_expire(struct maint *m) { return task_not_done(m, "reflog-expire"); }
-static int task_worktree_prune(struct maint *m) { return task_not_done(m, "worktree-prune"); }
-static int task_rerere_gc(struct maint *m) { return task_not_done(m, "rerere-gc"); }
+	if (!limit)
+		return false;
+	if (limit < 0)
+		return true;
+	if (!parse_expiry_date(expire, (int64_t)time(NULL), &when) || !when)
+		return false;
+	path = xstrfmt("%s/logs/HEAD", m->repo->gitdir);
+	f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return false;
+	while (nr < limit && fgets(line, sizeof(line), f)) {
+		/* "<old> <new> <ident> <timestamp> <tz>\t<message>": the time follows "> ". */
+		char *tab = strchr(line, '\t'), *gt, *end;
+		long long ts;
+		if (tab)
+			*tab = '\0';
+		gt = strrchr(line, '>');
+		if (!gt || gt[1] != ' ')
+			continue;
+		ts = strtoll(gt + 2, &end, 10);
+		if (end != gt + 2 && ts <= when)
+			nr++;
+	}
+	fclose(f);
+	return nr >= limit;
+}
+
+static int task_reflog_expire(struct maint *m)
+{
+	const char *argv[] = { "git", "reflog", "expire", "--all", NULL };
+	return run_git_child(m, argv);
+}
+
+/*
+ * A worktree git would prune (git-worktree(1), "prune"): its entry
+ * under $GIT_COMMON_DIR/worktrees is not a directory, or it is not
+ * locked and its gitdir file is missing, unreadable or names a path
+ * that is gone, the entry having been left alone since expire.
+ */
+static bool worktree_prunable(const char *dir, int64_t expire)
+{
+	struct stat st;
+	char *file;
+	struct strbuf target = STRBUF_INIT;
+	bool prunable;
+	FILE *f;
+	char buf[4096];
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return true;
+	file = xstrfmt("%s/locked", dir);
+	if (!access(file, F_OK)) {
+		free(file);
+		return false;
+	}
+	free(file);
+	file = xstrfmt("%s/gitdir", dir);
+	f = fopen(file, "r");
+	if (!f) {
+		prunable = true;
+	} else {
+		if (fgets(buf, sizeof(buf), f)) {
+			strbuf_addstr(&target, buf);
+			strbuf_rtrim(&target);
+		}
+		fclose(f);
+		if (!target.len)
+			prunable = true;
+		else if (!access(target.buf, F_OK))
+			prunable = false;
+		else
+			prunable = !stat(file, &st) && (int64_t)st.st_mtime <= expire;
+	}
+	free(file);
+	strbuf_release(&target);
+	return prunable;
+}
+
+static const char *worktree_expire(struct maint *m)
+{
+	return expire_config(m, "gc.worktreepruneexpire", "3.months.ago");
+}
+
+/* worktree-prune --auto: at least maintenance.worktree-prune.auto (default 1) prunable. */
+static bool worktree_prune_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "worktree-prune", "auto", 1);
+	char *path;
+	DIR *d;
+	struct dirent *de;
+	int64_t expire;
+	int nr = 0;
+
+	if (!limit)
+		return false;
+	if (limit < 0)
+		return true;
+	if (!parse_expiry_date(worktree_expire(m), (int64_t)time(NULL), &expire) || !expire)
+		return false;
+	path = xstrfmt("%s/worktrees", m->repo->commondir);
+	d = opendir(path);
+	while (d && nr < limit && (de = readdir(d))) {
+		char *entry;
+		if (de->d_name[0] == '.')
+			continue;
+		entry = xstrfmt("%s/%s", path, de->d_name);
+		if (worktree_prunable(entry, expire))
+			nr++;
+		free(entry);
+	}
+	if (d)
+		closedir(d);
+	free(path);
+	return nr >= limit;
+}
+
+static int task_worktree_prune(struct maint *m)
+{
+	const char *argv[] = { "git", "worktree", "prune", "--expire", worktree_expire(m),
+			       NULL };
+	return run_git_child(m, argv);
+}
+
+/* rerere-gc --auto: any positive limit means "rr-cache has an entry". */
+static bool rerere_gc_needed(struct maint *m)
+{
+	int limit = config_task_int(m, "rerere-gc", "auto", 1);
+	char *path;
+	DIR *d;
+	struct dirent *de;
+	bool any = false;
+
+	if (!limit)
+		return false;
+	if (limit < 0)
+		return true;
+	path = xstrfmt("%s/rr-cache", m->repo->commondir);
+	d = opendir(path);
+	while (d && !any && (de = readdir(d)))
+		any = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	if (d)
+		closedir(d);
+	free(path);
+	return any;
+}
+
+static int task_rerere_gc(struct maint *m)
+{
+	const char *argv[] = { "git", "rerere", "gc", NULL };
+	return run_git_child(m, argv);
+}
+
+/* ------------------------------------------------------------------ */
+/* prefetch                                                           */
+
+/*
+ * As git's prefetch task: "git fetch <remote> --prefetch --prune
+ * --no-tags --no-write-fetch-head --recurse-submodules=no [--quiet]"
+ * for each remote the config defines (in the order first named),
+ * except those with remote.<name>.skipFetchAll (or skipDefaultUpdate).
+ * Fetching is git's work, so git runs it. Remotes that only the legacy
+ * $GIT_DIR/remotes and branches files define are not fetched.
+ */
+static int task_prefetch(struct maint *m)
+{
+	const struct config_set *cs = &m->repo->config;
+	char **names = NULL;
+	size_t nr = 0, alloc = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < cs->nr; i++) {
+		const char *key = cs->items[i].key, *dot;
+		size_t len;
+		bool seen = false;
+		if (strncasecmp(key, "remote.", 7) || !(dot = strrchr(key + 7, '.')) ||
+		    dot == key + 7)
+			continue;
+		len = (size_t)(dot - (key + 7));
+		for (size_t j = 0; j < nr && !seen; j++)
+			seen = strlen(names[j]) == len && !memcmp(names[j], key + 7, len);
+		if (seen)
+			continue;
+		ALLOC_GROW(names, nr + 1, alloc);
+		names[nr++] = xstrndup(key + 7, len);
+	}
+	for (size_t i = 0; i < nr; i++) {
+		char *skip_all = xstrfmt("remote.%s.skipfetchall", names[i]);
+		char *skip_default = xstrfmt("remote.%s.skipdefaultupdate", names[i]);
+		bool skip = config_get_bool_or(cs, skip_all, false) ||
+			    config_get_bool_or(cs, skip_default, false);
+		const char *argv[] = { "git", "fetch", names[i], "--prefetch", "--prune",
+				       "--no-tags", "--no-write-fetch-head",
+				       "--recurse-submodules=no", m->quiet ? "--quiet" : NULL,
+				       NULL };
+		if (!skip && run_git_child(m, argv))
+			ret = 1;
+		free(skip_all);
+		free(skip_default);
+		free(names[i]);
+	}
+	free(names);
+	if (ret)
+		error("failed to prefetch remotes");
+	return ret;
+}
 
 static const struct task tasks[TASK__COUNT] = {
 	[TASK_PREFETCH] = { "prefetch", NULL, task_prefetch, NULL },
@@ -1274,6 +1503,138 @@ static int maintenance_is_needed(int argc, const char **argv, struct repository 
 	return needed ? 0 : 1;
 }
 
+/* ------------------------------------------------------------------ */
+/* register, unregister                                               */
+
+static const char *const register_usage[] = {
+	"gitpack maintenance register [--config-file <path>]",
+	NULL,
+};
+
+static const char *const unregister_usage[] = {
+	"gitpack maintenance unregister [--config-file <path>] [--force]",
+	NULL,
+};
+
+/*
+ * gitpack has no config writer: the edits are made by running
+ * "git config", which knows where the global file is ($GIT_CONFIG_GLOBAL,
+ * $XDG_CONFIG_HOME or ~/.gitconfig) and how to rewrite a file safely.
+ */
+static void git_config(const char *const *argv)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	int code = 0;
+	if (run_command(argv, NULL, 0, 0, &code, &err))
+		die_error(&err);
+	if (code)
+		die("'git config' failed (exit code %d)", code);
+}
+
+/* The path git's maintenance registers: the work tree's top, or the git directory when bare. */
+static const char *maint_path(struct repository *repo)
+{
+	return repo->worktree ? repo->worktree : repo->gitdir;
+}
+
+/*
+ * Whether cs lists path as a maintenance.repo. As git reads the list,
+ * a bare "maintenance.repo" line makes it unreadable: an error is
+ * reported and the path counts as not listed.
+ */
+static bool registered_in(const struct config_set *cs, const char *path)
+{
+	bool found = false;
+	for (size_t i = 0; i < cs->nr; i++) {
+		if (strcasecmp(cs->items[i].key, "maintenance.repo"))
+			continue;
+		if (!cs->items[i].value) {
+			error("missing value for 'maintenance.repo'");
+			return false;
+		}
+		if (!strcmp(cs->items[i].value, path))
+			found = true;
+	}
+	return found;
+}
+
+static int maintenance_register(int argc, const char **argv, struct repository *repo)
+{
+	const char *config_file = NULL, *path;
+	const char *value;
+	struct option options[] = {
+		OPT_STRING(0, "config-file", &config_file, "file", "use given config file"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, options, register_usage);
+	if (argc)
+		usage_with_options(register_usage, options);
+	if (!repo)
+		die("not a git repository (or any of the parent directories): .git");
+	path = maint_path(repo);
+
+	/* As git documents: no foreground maintenance, and the incremental strategy unless one is set. */
+	git_config((const char *[]){ "git", "config", "--local", "maintenance.auto", "false",
+				     NULL });
+	if (config_get_value(&repo->config, "maintenance.strategy", &value) == GP_ENOTFOUND)
+		git_config((const char *[]){ "git", "config", "--local", "maintenance.strategy",
+					     "incremental", NULL });
+	if (!registered_in(&repo->config, path)) {
+		if (config_file)
+			git_config((const char *[]){ "git", "config", "--file", config_file, "--add",
+						     "maintenance.repo", path, NULL });
+		else
+			git_config((const char *[]){ "git", "config", "--global", "--add",
+						     "maintenance.repo", path, NULL });
+	}
+	return 0;
+}
+
+static int maintenance_unregister(int argc, const char **argv, struct repository *repo)
+{
+	const char *config_file = NULL, *path;
+	int force = 0;
+	bool found;
+	struct option options[] = {
+		OPT_STRING(0, "config-file", &config_file, "file", "use given config file"),
+		OPT_BOOL('f', "force", &force,
+			 "return success even if repository was not registered"),
+		OPT_END(),
+	};
+
+	argc = parse_options(argc, argv, options, unregister_usage);
+	if (argc)
+		usage_with_options(unregister_usage, options);
+	if (!repo)
+		die("not a git repository (or any of the parent directories): .git");
+	path = maint_path(repo);
+
+	if (config_file) {
+		/* Only that file: one that cannot be read lists nothing. */
+		struct config_set cs = CONFIG_SET_INIT;
+		struct gp_error err = GP_ERROR_INIT;
+		if (config_set_add_file(&cs, config_file, CONFIG_SCOPE_COMMAND, NULL, &err))
+			gp_error_clear(&err);
+		found = registered_in(&cs, path);
+		config_set_release(&cs);
+	} else {
+		found = registered_in(&repo->config, path);
+	}
+	if (!found) {
+		if (!force)
+			die("repository '%s' is not registered", path);
+		return 0;
+	}
+	if (config_file)
+		git_config((const char *[]){ "git", "config", "--file", config_file, "--unset-all",
+					     "--fixed-value", "maintenance.repo", path, NULL });
+	else
+		git_config((const char *[]){ "git", "config", "--global", "--unset-all",
+					     "--fixed-value", "maintenance.repo", path, NULL });
+	return 0;
+}
+
 int cmd_maintenance(int argc, const char **argv, struct repository *repo)
 {
 	struct option options[] = { OPT_END() };
@@ -1296,8 +1657,11 @@ int cmd_maintenance(int argc, const char **argv, struct repository *repo)
 		return maintenance_run(argc - 1, argv + 1, repo);
 	if (!strcmp(sub, "is-needed"))
 		return maintenance_is_needed(argc - 1, argv + 1, repo);
-	if (!strcmp(sub, "start") || !strcmp(sub, "stop") || !strcmp(sub, "register") ||
-	    !strcmp(sub, "unregister"))
+	if (!strcmp(sub, "register"))
+		return maintenance_register(argc - 1, argv + 1, repo);
+	if (!strcmp(sub, "unregister"))
+		return maintenance_unregister(argc - 1, argv + 1, repo);
+	if (!strcmp(sub, "start") || !strcmp(sub, "stop"))
 		die("gitpack maintenance %s: scheduling is not done by gitpack; run "
 		    "'gitpack maintenance run --schedule=<frequency>' from your own scheduler "
 		    "(cron, a systemd timer), or use 'git maintenance %s'", sub, sub);

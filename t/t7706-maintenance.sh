@@ -511,4 +511,129 @@ test_expect_success 'commit-graph: a split chain that stock git verifies, a laye
 	test_path_is_missing $chain
 '
 
+
+# The child git processes a trace records, as "argv words" lines.
+children () {
+	sed -n "s/.*\"event\":\"child_start\".*\"argv\":\[\(.*\)\].*/\1/p" "$1" |
+	sed -e "s/\"//g" -e "s/,/ /g"
+}
+
+test_expect_success 'reflog-expire, worktree-prune, rerere-gc run git as git maintenance does' '
+	rm -rf hk &&
+	git init -q hk &&
+	git -C hk commit -q --allow-empty -m one &&
+	git -C hk worktree add -q ../hk-wt &&
+	rm -rf hk-wt &&
+	mkdir -p hk/.git/rr-cache/abc &&
+	(
+		cd hk &&
+		GIT_TRACE2_EVENT="$(pwd)/../hk-trace" gitpack -c gc.worktreePruneExpire=now \
+			maintenance run --task=reflog-expire --task=worktree-prune --task=rerere-gc
+	) &&
+	children hk-trace >actual &&
+	cat >expect <<-\EOF &&
+	git reflog expire --all
+	git worktree prune --expire now
+	git rerere gc
+	EOF
+	test_cmp expect actual &&
+	test_path_is_missing hk/.git/worktrees/hk-wt
+'
+
+test_expect_success '--auto: each housekeeping task only when its threshold is met' '
+	rm -rf ha ha-trace &&
+	git init -q ha &&
+	test_tick &&
+	git -C ha commit -q --allow-empty -m one &&
+	test_tick &&
+	git -C ha commit -q --allow-empty -m two &&
+	(
+		cd ha &&
+		for t in reflog-expire worktree-prune rerere-gc
+		do
+			test_must_fail gitpack maintenance is-needed --auto --task=$t || return 1
+		done
+	) &&
+	(
+		cd ha &&
+		! gitpack -c maintenance.reflog-expire.auto=3 maintenance is-needed --auto --task=reflog-expire &&
+		gitpack -c maintenance.reflog-expire.auto=2 maintenance is-needed --auto --task=reflog-expire &&
+		mkdir .git/worktrees && : >.git/worktrees/gone &&
+		gitpack maintenance is-needed --auto --task=worktree-prune &&
+		! gitpack -c maintenance.worktree-prune.auto=0 maintenance is-needed --auto --task=worktree-prune &&
+		! gitpack -c maintenance.worktree-prune.auto=2 maintenance is-needed --auto --task=worktree-prune &&
+		mkdir .git/rr-cache &&
+		! gitpack maintenance is-needed --auto --task=rerere-gc &&
+		: >.git/rr-cache/entry &&
+		gitpack -c maintenance.rerere-gc.auto=9000 maintenance is-needed --auto --task=rerere-gc &&
+		GIT_TRACE2_EVENT="$(pwd)/../ha-trace" gitpack -c maintenance.reflog-expire.auto=2 \
+			maintenance run --auto --task=reflog-expire --task=worktree-prune --task=rerere-gc
+	) &&
+	children ha-trace >actual &&
+	cat >expect <<-\EOF &&
+	git reflog expire --all
+	git worktree prune --expire 3.months.ago
+	git rerere gc
+	EOF
+	test_cmp expect actual
+'
+
+
+test_expect_success 'register and unregister edit maintenance.repo as git documents' '
+	rm -rf rg rg-home &&
+	mkdir rg-home &&
+	git init -q rg &&
+	(
+		HOME=$(pwd)/rg-home &&
+		export HOME &&
+		unset XDG_CONFIG_HOME GIT_CONFIG_GLOBAL &&
+		cd rg &&
+		top=$(pwd -P) &&
+		test_must_fail gitpack maintenance unregister 2>err &&
+		grep "is not registered" err &&
+		gitpack maintenance unregister --force &&
+		git config --global --add maintenance.repo "/a+b*c" &&
+		gitpack maintenance register &&
+		gitpack maintenance register &&
+		test "$(git config --local maintenance.auto)" = false &&
+		test "$(git config --local maintenance.strategy)" = incremental &&
+		printf "%s\n" "/a+b*c" "$top" >expect &&
+		git config --global --get-all maintenance.repo >actual &&
+		test_cmp expect actual &&
+		gitpack maintenance unregister &&
+		echo "/a+b*c" >expect &&
+		git config --global --get-all maintenance.repo >actual &&
+		test_cmp expect actual &&
+		git config maintenance.strategy none &&
+		gitpack maintenance register --config-file ../rg-other &&
+		test "$(git config --local maintenance.strategy)" = none &&
+		echo "$top" >expect &&
+		git config --file ../rg-other --get-all maintenance.repo >actual &&
+		test_cmp expect actual &&
+		gitpack maintenance unregister --config-file ../rg-other &&
+		test_must_fail git config --file ../rg-other --get-all maintenance.repo &&
+		test_must_fail gitpack maintenance unregister --config-file ../rg-other
+	)
+'
+
+
+test_expect_success 'prefetch: git fetch --prefetch for each remote but those skipping fetch --all' '
+	rm -rf pf pf-up pf-trace &&
+	git init -q pf-up &&
+	git -C pf-up commit -q --allow-empty -m up &&
+	git init -q pf &&
+	git -C pf remote add one "file://$(pwd)/pf-up" &&
+	git -C pf remote add two "file://$(pwd)/pf-up" &&
+	git -C pf config remote.two.skipFetchAll true &&
+	(
+		cd pf &&
+		GIT_TRACE2_EVENT="$(pwd)/../pf-trace" gitpack maintenance run --task=prefetch --quiet
+	) &&
+	children pf-trace >actual &&
+	echo "git fetch one --prefetch --prune --no-tags --no-write-fetch-head --recurse-submodules=no --quiet" >expect &&
+	test_cmp expect actual &&
+	git -C pf rev-parse --verify refs/prefetch/remotes/one/main 2>/dev/null ||
+	git -C pf rev-parse --verify refs/prefetch/remotes/one/master
+'
+
 test_done
