@@ -303,6 +303,23 @@ do
 	'
 done
 
+test_expect_success 'a new layer takes its parents levels from the layers below (trace2)' '
+	rm -rf lv &&
+	git init -q lv &&
+	for i in 1 2 3 4 5
+	do
+		test_commit -C lv base-$i || return 1
+	done &&
+	gitpack -C lv commit-graph write --reachable &&
+	test_commit -C lv extra &&
+	gitpack -C lv commit-graph write --reachable --split=no-merge &&
+	git -C lv checkout -q base-3 &&
+	test_commit -C lv new-branch &&
+	GIT_TRACE2_EVENT="$(pwd)/lv.trace" gitpack -C lv commit-graph write --reachable --split=no-merge &&
+	grep "\"key\":\"generation-dfs-steps\",\"value\":\"1\"" lv.trace &&
+	git -C lv commit-graph verify
+'
+
 test_expect_success 'usage: one source of commits, a known --split' '
 	test_must_fail gitpack -C p commit-graph write --reachable --stdin-commits 2>err &&
 	grep "use at most one of --reachable, --stdin-commits, or --stdin-packs" err &&
