@@ -32,18 +32,7 @@ GP_TEST_NO_INIT=1
 GIT_USER_AGENT=gitpack-test-agent
 export GIT_USER_AGENT
 
-# packetize LINE...: pkt-lines with an LF; "0000" and "0001" as they are.
-packetize () {
-	for pk_line_
-	do
-		case "$pk_line_" in
-		0000|0001|0002)
-			printf '%s' "$pk_line_" ;;
-		*)
-			printf '%04x%s\n' $((${#pk_line_} + 5)) "$pk_line_" ;;
-		esac
-	done
-}
+. "$TEST_DIRECTORY"/lib-pkt.sh
 
 # fetch_req REPO ALGO ARG...: a v2 fetch request, "want REV" and
 # "have REV" naming revisions of REPO.

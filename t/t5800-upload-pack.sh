@@ -41,19 +41,7 @@ GP_TEST_NO_INIT=1
 GIT_USER_AGENT=gitpack-test-agent
 export GIT_USER_AGENT
 
-# packetize LINE...: each LINE as a pkt-line with an LF added; "0000",
-# "0001" and "0002" are flush, delim and response-end.
-packetize () {
-	for pk_line_
-	do
-		case "$pk_line_" in
-		0000|0001|0002)
-			printf '%s' "$pk_line_" ;;
-		*)
-			printf '%04x%s\n' $((${#pk_line_} + 5)) "$pk_line_" ;;
-		esac
-	done
-}
+. "$TEST_DIRECTORY"/lib-pkt.sh
 
 # serve_both NAME PROTO ARGS...: NAME.req to "upload-pack ARGS" of git
 # (or of $oracle) and of gitpack, with GIT_PROTOCOL=PROTO; each one's
