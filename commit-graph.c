@@ -84,6 +84,7 @@ struct cg_layer {
 	uint32_t nr;            /* commits in this layer */
 	uint32_t base_pos;      /* graph position of its first commit */
 	uint8_t nr_bases;
+	uint32_t dir_index;     /* where it was found: 0 the first directory */
 	const unsigned char *fanout, *oids, *cdat, *gda2, *gdo2, *edge, *base;
 	uint64_t nr_gdo2, nr_edge;
 };
@@ -96,8 +97,14 @@ struct commit_graph {
 	uint32_t nr_commits;
 	bool generation_data;      /* every layer has GDA2 */
 	bool lone;                 /* info/commit-graph rather than a chain */
-	/* the lone file and the chain file as they were before opening */
-	struct cg_file_stamp stamp[2];
+	/*
+	 * The lone file and the chain file of each directory looked in,
+	 * as they were before opening (none for a file or a buffer).
+	 */
+	char *opened_dir;
+	char **stamp_paths;
+	struct cg_file_stamp *stamps;
+	size_t nr_stamps;
 };
 
 static const char *layer_name(const struct cg_layer *l)
@@ -227,6 +234,11 @@ void commit_graph_free(struct commit_graph *g)
 		return;
 	for (uint32_t i = 0; i < g->nr_layers; i++)
 		layer_release(&g->layers[i]);
+	for (size_t i = 0; i < g->nr_stamps; i++)
+		free(g->stamp_paths[i]);
+	free(g->stamp_paths);
+	free(g->stamps);
+	free(g->opened_dir);
 	free(g->layers);
 	free(g);
 }
@@ -316,8 +328,13 @@ int commit_graph_open_file(struct commit_graph **out, const char *path, int algo
 	return 0;
 }
 
-static int open_chain(struct commit_graph *g, const char *objdir, const char *chain_path,
-		      struct gp_error *err)
+/*
+ * The chain file chain_path; each layer is looked for in the
+ * commit-graphs directory of dirs[0], then of each later one (a fork's
+ * chain may name layers its alternate holds).
+ */
+static int open_chain(struct commit_graph *g, const char *const *dirs, size_t nr_dirs,
+		      const char *chain_path, struct gp_error *err)
 {
 	struct strbuf buf = STRBUF_INIT;
 	size_t hexsz = gp_hash_algos[g->algo].hexsz, pos = 0;
@@ -354,9 +371,18 @@ static int open_chain(struct commit_graph *g, const char *objdir, const char *ch
 		}
 		memcpy(raw, oid.hash, g->rawsz);
 		l = add_layer(g);
-		path = xstrfmt("%s/" CG_CHAIN_DIR "/graph-%.*s.graph", objdir, (int)len, line);
-		ret = map_layer(l, path, err);
-		free(path);
+		ret = GP_ENOTFOUND;
+		for (size_t d = 0; d < nr_dirs && ret == GP_ENOTFOUND; d++) {
+			if (d) {
+				free(l->path);
+				l->path = NULL;
+				gp_error_clear(err);
+			}
+			path = xstrfmt("%s/" CG_CHAIN_DIR "/graph-%.*s.graph", dirs[d], (int)len, line);
+			ret = map_layer(l, path, err);
+			free(path);
+			l->dir_index = (uint32_t)d;
+		}
 		if (!ret)
 			ret = parse_layer(l, g->algo, base_pos, err);
 		if (ret) {
@@ -415,56 +441,117 @@ static bool same_file_stamp(const struct cg_file_stamp *a, const struct cg_file_
 		a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec);
 }
 
+static void add_stamp(struct commit_graph *g, char *path)
+{
+	g->stamp_paths = xrealloc(g->stamp_paths, (g->nr_stamps + 1) * sizeof(*g->stamp_paths));
+	g->stamps = xrealloc(g->stamps, (g->nr_stamps + 1) * sizeof(*g->stamps));
+	g->stamp_paths[g->nr_stamps] = path;
+	stamp_file(path, &g->stamps[g->nr_stamps]);
+	g->nr_stamps++;
+}
+
+/*
+ * The graph of dirs[0], else (when fallback) of the first later
+ * directory that has one; layers are looked for in every directory.
+ */
+static int open_dirs(struct commit_graph **out, const char *const *dirs, size_t nr_dirs,
+		     bool fallback, int algo, struct gp_error *err)
+{
+	struct commit_graph *g = graph_alloc(algo);
+	int ret = GP_ENOTFOUND;
+
+	g->opened_dir = xstrdup(dirs[0]);
+	for (size_t d = 0; d < nr_dirs && ret == GP_ENOTFOUND && (!d || fallback); d++) {
+		char *lone = xstrfmt("%s/" CG_FILE, dirs[d]);
+		char *chain = xstrfmt("%s/" CG_CHAIN_FILE, dirs[d]);
+		struct cg_layer *l;
+
+		gp_error_clear(err);
+		/*
+		 * Stamped before opening: a graph replaced in between is
+		 * opened new with the old stamps, so commit_graph_is_current()
+		 * only errs towards opening again. The directories before
+		 * the one used are stamped too: a graph appearing there
+		 * would be read instead.
+		 */
+		add_stamp(g, lone);
+		add_stamp(g, chain);
+		/* As git: the lone file when there is one, else the chain. */
+		l = add_layer(g);
+		ret = map_layer(l, lone, err);
+		if (!ret)
+			ret = parse_layer(l, algo, 0, err);
+		if (!ret)
+			ret = check_lone(l, err);
+		if (!ret) {
+			l->dir_index = (uint32_t)d;
+			g->lone = true;
+			break;
+		}
+		layer_release(l);
+		g->nr_layers = 0;
+		if (ret != GP_ENOTFOUND)
+			break;
+		gp_error_clear(err);
+		ret = open_chain(g, dirs, nr_dirs, chain, err);
+		if (ret)
+			for (uint32_t i = 0; i < g->nr_layers; i++)
+				layer_release(&g->layers[i]);
+		if (ret)
+			g->nr_layers = 0;
+	}
+	if (ret) {
+		commit_graph_free(g);
+		g = NULL;
+	} else {
+		finish_graph(g);
+	}
+	*out = g;
+	return ret;
+}
+
 int commit_graph_open(struct commit_graph **out, const char *objdir, int algo,
 		      struct gp_error *err)
 {
-	char *chain = xstrfmt("%s/" CG_CHAIN_FILE, objdir);
-	char *lone = NULL;
-	struct commit_graph *g = NULL;
-	struct cg_file_stamp stamp[2];
-	int ret;
+	return open_dirs(out, &objdir, 1, false, algo, err);
+}
 
-	/*
-	 * Stamped before opening: a graph replaced in between is opened
-	 * new with the old stamps, so commit_graph_is_current() only errs
-	 * towards opening again.
-	 */
-	lone = xstrfmt("%s/" CG_FILE, objdir);
-	stamp_file(lone, &stamp[0]);
-	stamp_file(chain, &stamp[1]);
-	/* As git: the lone file when there is one, else the chain. */
-	ret = commit_graph_open_file(&g, lone, algo, err);
-	if (ret == GP_ENOTFOUND) {
-		gp_error_clear(err);
-		g = graph_alloc(algo);
-		ret = open_chain(g, objdir, chain, err);
-		if (!ret) {
-			finish_graph(g);
-		} else {
-			commit_graph_free(g);
-			g = NULL;
-		}
-	}
-	if (g)
-		memcpy(g->stamp, stamp, sizeof(stamp));
-	*out = g;
-	free(chain);
-	free(lone);
+/* odb's own directory first, then its alternates, in git's order. */
+static const char **odb_dirs(struct odb *odb, const char *objdir, size_t *nr)
+{
+	size_t nr_alt = odb_nr_alternates(odb);
+	const char **dirs = xmalloc((nr_alt + 1) * sizeof(*dirs));
+	dirs[0] = objdir ? objdir : odb_objdir(odb);
+	for (size_t i = 0; i < nr_alt; i++)
+		dirs[i + 1] = odb_alternate(odb, i);
+	*nr = nr_alt + 1;
+	return dirs;
+}
+
+int commit_graph_open_odb(struct commit_graph **out, struct odb *odb, unsigned flags,
+			  struct gp_error *err)
+{
+	size_t nr;
+	const char **dirs = odb_dirs(odb, NULL, &nr);
+	int ret = open_dirs(out, dirs, nr, !(flags & COMMIT_GRAPH_OPEN_LOCAL), odb_algo(odb), err);
+	free(dirs);
 	return ret;
 }
 
 bool commit_graph_is_current(const struct commit_graph *g, const char *objdir)
 {
-	char *lone = xstrfmt("%s/" CG_FILE, objdir);
-	char *chain = xstrfmt("%s/" CG_CHAIN_FILE, objdir);
-	struct cg_file_stamp now[2];
-	stamp_file(lone, &now[0]);
-	stamp_file(chain, &now[1]);
-	free(lone);
-	free(chain);
 	/* a graph opened from a single file or a buffer has no stamps: never current */
-	return (g->stamp[0].exists || g->stamp[1].exists) &&
-	       same_file_stamp(&g->stamp[0], &now[0]) && same_file_stamp(&g->stamp[1], &now[1]);
+	bool any = false;
+	if (!g->opened_dir || strcmp(g->opened_dir, objdir))
+		return false;
+	for (size_t i = 0; i < g->nr_stamps; i++) {
+		struct cg_file_stamp now;
+		stamp_file(g->stamp_paths[i], &now);
+		if (!same_file_stamp(&g->stamps[i], &now))
+			return false;
+		any = any || now.exists;
+	}
+	return any;
 }
 
 uint32_t commit_graph_nr_commits(const struct commit_graph *g)
@@ -606,9 +693,12 @@ static bool file_checksum_ok(const char *path, int algo)
 	return ok;
 }
 
-int commit_graph_verify_checksums(const char *objdir, int algo,
-				  commit_graph_report_fn *report, void *data)
+int commit_graph_verify_checksums(struct odb *odb, commit_graph_report_fn *report, void *data)
 {
+	size_t nr_dirs;
+	const char **dirs = odb_dirs(odb, NULL, &nr_dirs);
+	const char *objdir = dirs[0];
+	int algo = odb_algo(odb);
 	char *lone = xstrfmt("%s/" CG_FILE, objdir);
 	char *chain = xstrfmt("%s/" CG_CHAIN_FILE, objdir);
 	size_t hexsz = gp_hash_algos[algo].hexsz;
@@ -620,11 +710,17 @@ int commit_graph_verify_checksums(const char *objdir, int algo,
 			problems++;
 	} else if (strbuf_read_file(&buf, chain, 0) >= 0) {
 		for (size_t pos = 0; pos + hexsz <= buf.len; pos += hexsz + 1) {
-			char *path = xstrfmt("%s/" CG_CHAIN_DIR "/graph-%.*s.graph", objdir,
-					     (int)hexsz, buf.buf + pos);
-			if (!file_checksum_ok(path, algo))
-				problems++;
-			free(path);
+			/* the first directory that has the layer, as the open looks */
+			for (size_t d = 0; d < nr_dirs; d++) {
+				char *path = xstrfmt("%s/" CG_CHAIN_DIR "/graph-%.*s.graph", dirs[d],
+						     (int)hexsz, buf.buf + pos);
+				bool found = !access(path, F_OK);
+				if (found && !file_checksum_ok(path, algo))
+					problems++;
+				free(path);
+				if (found)
+					break;
+			}
 		}
 	}
 	for (int i = 0; i < problems; i++)
@@ -632,6 +728,7 @@ int commit_graph_verify_checksums(const char *objdir, int algo,
 	strbuf_release(&buf);
 	free(chain);
 	free(lone);
+	free(dirs);
 	return problems;
 }
 
@@ -1261,12 +1358,22 @@ static int plan_split(struct writer *w, struct gp_error *err)
 		uint64_t mult = w->opts->size_multiple ? w->opts->size_multiple : 2;
 		while (keep) {
 			const struct cg_layer *top = &w->old->layers[keep - 1];
+			/* Another directory's layers (an alternate's) stay as they are. */
+			if (top->dir_index)
+				break;
 			if (!(top->nr <= mult * n || (w->opts->max_commits && n > w->opts->max_commits)))
 				break;
 			n += top->nr;
 			keep--;
 		}
 	}
+	/*
+	 * A chain names its layers by checksum in commit-graphs/: another
+	 * directory's lone info/commit-graph cannot be one, so it is taken
+	 * into the new layer (as git does).
+	 */
+	if (keep && w->old->lone && w->old->layers[0].dir_index)
+		keep = 0;
 	w->keep_layers = keep;
 	w->base_commits = keep ? w->old->layers[keep - 1].base_pos + w->old->layers[keep - 1].nr : 0;
 	/* Merged layers come in whole; replace starts afresh from what was given. */
@@ -1411,12 +1518,20 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	struct hashfile *f = NULL;
 	struct gp_error old_err = GP_ERROR_INIT;
 	bool split = opts->split != COMMIT_GRAPH_NO_SPLIT;
+	const char **dirs;
+	size_t nr_dirs;
 	bool gda2;
 	char *path = NULL;
 	int ret;
 
 	memset(result, 0, sizeof(*result));
-	ret = commit_graph_open(&w.old, objdir, algo, &old_err);
+	/*
+	 * The graph of objdir, or else of its first alternate that has
+	 * one: a fork's new layer goes on top of the chain it reads.
+	 */
+	dirs = odb_dirs(odb, objdir, &nr_dirs);
+	ret = open_dirs(&w.old, dirs, nr_dirs, true, algo, &old_err);
+	free(dirs);
 	if (ret && ret != GP_ENOTFOUND)
 		result->old_unusable = true;
 	/*

@@ -30,14 +30,31 @@ struct commit_graph;
 #define COMMIT_GRAPH_NO_POS UINT32_MAX
 
 /*
- * Open the graph of the object directory objdir: the chain when
- * commit-graphs/commit-graph-chain exists, else info/commit-graph.
- * Errors: GP_ENOTFOUND (no graph), GP_ECORRUPT (a message naming the
- * file and what is wrong), GP_EIO. A file whose hash version is not
- * algo's is GP_ECORRUPT.
+ * Open the graph of the object directory objdir alone (no alternates):
+ * info/commit-graph when it exists, else the chain
+ * commit-graphs/commit-graph-chain. Errors: GP_ENOTFOUND (no graph),
+ * GP_ECORRUPT (a message naming the file and what is wrong), GP_EIO. A
+ * file whose hash version is not algo's is GP_ECORRUPT.
  */
 int commit_graph_open(struct commit_graph **out, const char *objdir, int algo,
 		      struct gp_error *err);
+
+enum commit_graph_open_flags {
+	/* Only odb's own directory's graph, never an alternate's (verify). */
+	COMMIT_GRAPH_OPEN_LOCAL = 1 << 0,
+};
+
+/*
+ * Open the graph of odb as git reads it (technical/commit-graph,
+ * "Chains across multiple object directories"): that of the first
+ * directory that has one, odb's own first, then its alternates in
+ * odb_alternate() order. A chain's layers are each looked for in the
+ * commit-graphs/ directory of odb's own directory, then of each
+ * alternate, so a fork's chain may stand on layers its alternate holds.
+ * Errors as commit_graph_open(); a layer found nowhere is GP_ECORRUPT.
+ */
+int commit_graph_open_odb(struct commit_graph **out, struct odb *odb, unsigned flags,
+			  struct gp_error *err);
 /* Open one file as a lone graph (verify, fuzzing). */
 int commit_graph_open_file(struct commit_graph **out, const char *path, int algo,
 			   struct gp_error *err);
@@ -47,12 +64,14 @@ int commit_graph_parse_buf(struct commit_graph **out, const unsigned char *buf, 
 void commit_graph_free(struct commit_graph *g);
 
 /*
- * Whether the graph commit_graph_open() would open from objdir now is
- * still g: the lone file and the chain file have the inode, size and
- * mtime they had when g was opened (git and gitpack replace either by
+ * Whether the graph opened from objdir (the first directory looked in)
+ * would still be g: the lone file and the chain file of each directory
+ * looked in, up to the one g came from, have the inode, size and mtime
+ * they had when g was opened (git and gitpack replace either by
  * renaming a new file into place; layers are named by their checksum
  * and listed in the chain, so a new layer changes the chain file).
- * For a server that keeps a graph between requests. Two stat() calls.
+ * For a server that keeps a graph between requests. Two stat() calls
+ * per directory looked in.
  */
 bool commit_graph_is_current(const struct commit_graph *g, const char *objdir);
 
@@ -105,12 +124,12 @@ int commit_graph_verify(const struct commit_graph *g, struct odb *odb, bool shal
 			bool progress, commit_graph_report_fn *report, void *data);
 
 /*
- * For a graph that does not open: check the trailing checksum of each
- * file there is (the lone file, or each layer the chain file names),
- * reporting each mismatch as verify does. Returns the number found.
+ * For a graph of odb's own directory that does not open: check the
+ * trailing checksum of each file there is (the lone file, or each layer
+ * the chain file names, wherever commit_graph_open_odb() would find
+ * it), reporting each mismatch as verify does. Returns the number found.
  */
-int commit_graph_verify_checksums(const char *objdir, int algo,
-				  commit_graph_report_fn *report, void *data);
+int commit_graph_verify_checksums(struct odb *odb, commit_graph_report_fn *report, void *data);
 
 /* ---- writing ---------------------------------------------------------- */
 
@@ -154,7 +173,10 @@ struct commit_graph_write_result {
  * Write the graph of objdir for the commits reachable from tips (tags
  * are peeled; tips that are not commits are skipped, as git does for
  * refs and --stdin-commits). Commits come from the existing graph where
- * it has them, else from odb. Errors: GP_ENOTFOUND (a missing commit or
+ * it has them, else from odb. The existing graph is objdir's, else that
+ * of the first of odb's alternates that has one; a split write puts its
+ * layer in objdir on top of it and never merges a layer held by another
+ * directory (nor removes one). Errors: GP_ENOTFOUND (a missing commit or
  * parent), GP_ECORRUPT, GP_EIO.
  */
 int commit_graph_write(const char *objdir, struct odb *odb, int algo,

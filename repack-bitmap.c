@@ -152,11 +152,11 @@ int bitmap_pseudo_merges_from_repo(struct repository *repo, struct pseudo_merge_
  * damaged one (the commits are read instead), or one that may not be
  * used (repo_open_commit_graph()).
  */
-static struct commit_graph *open_graph(struct repository *repo, const char *objdir)
+static struct commit_graph *open_graph(struct repository *repo, struct odb *odb)
 {
 	struct gp_error ignored = GP_ERROR_INIT;
 	struct commit_graph *g = NULL;
-	if (repo_open_commit_graph(repo, objdir, &g, &ignored))
+	if (repo_open_commit_graph(repo, odb, &g, &ignored))
 		g = NULL;
 	gp_error_clear(&ignored);
 	return g;
@@ -200,7 +200,7 @@ int bitmap_write_for_pack_file(struct repository *repo, const char *idx_path,
 		opts.pseudo_merges = &pseudo;
 		opts.pseudo_refs = pseudo_refs;
 		opts.nr_pseudo_refs = nr_pseudo_refs;
-		opts.graph = graph = open_graph(repo, repo->objdir);
+		opts.graph = graph = open_graph(repo, odb);
 		ret = bitmap_write(order, odb, &opts, &stats, err);
 	}
 	commit_graph_free(graph);
@@ -272,7 +272,7 @@ int midx_write_bitmap(struct repository *repo, const char *objdir,
 			/* A layer: the bitmaps of the layers below stay as they are. */
 			opts.base_objects = midx_nr_objects_in_base(m);
 		}
-		opts.graph = graph = open_graph(repo, objdir);
+		opts.graph = graph = open_graph(repo, odb);
 		ret = bitmap_write(order, odb, &opts, &stats, err);
 		if (ret == GP_ENOTFOUND && result->bitmap_optional) {
 			gp_error_clear(err);

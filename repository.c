@@ -1162,14 +1162,14 @@ static bool commit_graph_allowed(struct repository *repo)
 	return ok;
 }
 
-int repo_open_commit_graph(struct repository *repo, const char *objdir,
+int repo_open_commit_graph(struct repository *repo, struct odb *odb,
 			   struct commit_graph **out, struct gp_error *err)
 {
 	int ret;
 	*out = NULL;
 	if (!commit_graph_allowed(repo))
 		return 0;
-	ret = commit_graph_open(out, objdir ? objdir : repo->objdir, repo->hash_algo, err);
+	ret = commit_graph_open_odb(out, odb, 0, err);
 	if (ret == GP_ENOTFOUND) {
 		gp_error_clear(err);
 		ret = 0;
@@ -1190,7 +1190,11 @@ int repo_commit_graph(struct repository *repo, const struct commit_graph **out,
 			repo->graph = NULL;
 		}
 		if (repo->graph_allowed && !repo->graph) {
-			ret = commit_graph_open(&repo->graph, repo->objdir, repo->hash_algo, err);
+			struct odb *odb;
+			/* the alternates say where else the graph may be */
+			ret = repo_odb(repo, &odb, err);
+			if (!ret)
+				ret = commit_graph_open_odb(&repo->graph, odb, 0, err);
 			if (ret == GP_ENOTFOUND) {
 				gp_error_clear(err);
 				ret = 0;

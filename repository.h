@@ -171,9 +171,11 @@ struct odb *repo_detach_odb(struct repository *repo);
  * that does not open, which callers usually ignore, reading the
  * commits instead); later calls give NULL then.
  *
- * repo_open_commit_graph() opens the graph of objdir (NULL: the
- * repository's) under the same rules, for the caller to free:
- * *out NULL and 0 when there is none or it may not be used.
+ * Both read the graph as commit_graph_open_odb() does: the object
+ * directory's, else that of the first alternate that has one.
+ * repo_open_commit_graph() opens the graph of odb (the repository's or
+ * another object directory's) under the same rules, for the caller to
+ * free: *out NULL and 0 when there is none or it may not be used.
  *
  * For a server that keeps graphs between requests (as it keeps odbs,
  * above): repo_attach_commit_graph() hands repo a graph opened before
@@ -185,7 +187,7 @@ struct odb *repo_detach_odb(struct repository *repo);
  */
 int repo_commit_graph(struct repository *repo, const struct commit_graph **out,
 		      struct gp_error *err);
-int repo_open_commit_graph(struct repository *repo, const char *objdir,
+int repo_open_commit_graph(struct repository *repo, struct odb *odb,
 			   struct commit_graph **out, struct gp_error *err);
 void repo_attach_commit_graph(struct repository *repo, struct commit_graph *graph);
 struct commit_graph *repo_detach_commit_graph(struct repository *repo);

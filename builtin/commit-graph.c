@@ -329,19 +329,24 @@ static int cmd_verify(int argc, const char **argv, struct repository *repo)
 	if (argc)
 		usage_with_options(verify_usage, options);
 	objdir = objdir_of(repo, object_dir);
-	ret = commit_graph_open(&g, objdir, algo, &err);
-	if (ret == GP_ENOTFOUND)
-		return 0;
+	odb = open_odb(repo, objdir, algo);
+	/* As git: the directory's own graph, whose layers may be an alternate's. */
+	ret = commit_graph_open_odb(&g, odb, COMMIT_GRAPH_OPEN_LOCAL, &err);
+	if (ret == GP_ENOTFOUND) {
+		ret = 0;
+		goto out;
+	}
 	if (ret) {
 		error("%s", gp_error_msg(&err));
 		gp_error_clear(&err);
-		commit_graph_verify_checksums(objdir, algo, report_line, NULL);
-		return 1;
+		commit_graph_verify_checksums(odb, report_line, NULL);
+		ret = 1;
+		goto out;
 	}
-	odb = open_odb(repo, objdir, algo);
 	ret = commit_graph_verify(g, odb, shallow, progress < 0 ? isatty(2) : progress, report_line,
 				  NULL);
 	commit_graph_free(g);
+out:
 	if (!repo || strcmp(objdir, repo->objdir))
 		odb_free(odb);
 	return ret ? 1 : 0;

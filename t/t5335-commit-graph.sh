@@ -12,7 +12,8 @@ with the default merge rules, --size-multiple, --max-commits,
 what gitpack wrote and gitpack what git wrote (Bloom filters included,
 which gitpack ignores). rev-list gives the same commits with the graph
 as without, and a write whose commits a second thread reads ahead
-(commit-prefetch.c) gives the same file. Then corruption: a truncated file, a bad signature, a parent
+(commit-prefetch.c) gives the same file. A fork whose chain stands on
+the layers of its alternate gets the same files from both. Then corruption: a truncated file, a bad signature, a parent
 position outside the graph and a chain naming a missing layer give an
 error naming the file, never a crash.'
 
@@ -318,6 +319,105 @@ test_expect_success 'a new layer takes its parents levels from the layers below 
 	GIT_TRACE2_EVENT="$(pwd)/lv.trace" gitpack -C lv commit-graph write --reachable --split=no-merge &&
 	grep "\"key\":\"generation-dfs-steps\",\"value\":\"1\"" lv.trace &&
 	git -C lv commit-graph verify
+'
+
+# alt_graphs DIR: the local layer files of DIR and their checksums, and
+# the chain file.
+alt_graphs () {
+	(cd "$1/.git/objects/info/commit-graphs" &&
+	 ls graph-*.graph && md5sum graph-*.graph commit-graph-chain)
+}
+
+test_expect_success 'a chain whose lower layers are in an alternate (git t5324 "fork")' '
+	rm -rf ab af-git af-gp &&
+	git init -q ab &&
+	for i in 1 2 3
+	do
+		test_commit -C ab ab-$i || return 1
+	done &&
+	git -C ab commit-graph write --reachable --split &&
+	test_commit -C ab ab-4 &&
+	git -C ab commit-graph write --reachable --split=no-merge &&
+	test_line_count = 2 ab/.git/objects/info/commit-graphs/commit-graph-chain &&
+	git clone -q ab af-git &&
+	rm -rf af-git/.git/objects/info/commit-graphs &&
+	echo "$(pwd)/ab/.git/objects" >af-git/.git/objects/info/alternates &&
+	test_commit -C af-git fork-1 &&
+	test_tick &&
+	next=$(git -C af-git commit-tree -p HEAD -m fork-2 HEAD^{tree}) &&
+	cp -R af-git af-gp &&
+	# No local graph yet: the alternate'"'"'s chain is read.
+	same_rev_list af-gp HEAD &&
+	git -C af-git commit-graph write --reachable --split &&
+	gitpack -C af-gp commit-graph write --reachable --split &&
+	test_line_count = 3 af-gp/.git/objects/info/commit-graphs/commit-graph-chain &&
+	alt_graphs af-git >expect &&
+	alt_graphs af-gp >actual &&
+	test_cmp expect actual &&
+	test $(grep -c "^graph-" actual) = 1 &&
+	git -C af-gp commit-graph verify &&
+	gitpack -C af-gp commit-graph verify &&
+	gitpack -C af-git commit-graph verify &&
+	same_rev_list af-gp HEAD &&
+	# The local layer is merged with the new one; the alternate'"'"'s stay.
+	git -C af-git update-ref refs/heads/fork-2 $next &&
+	git -C af-gp update-ref refs/heads/fork-2 $next &&
+	git -C af-git commit-graph write --reachable --split --object-dir=.git/objects/ &&
+	gitpack -C af-gp commit-graph write --reachable --split --object-dir=.git/objects/ &&
+	test_line_count = 3 af-gp/.git/objects/info/commit-graphs/commit-graph-chain &&
+	alt_graphs af-git >expect &&
+	alt_graphs af-gp >actual &&
+	test_cmp expect actual &&
+	test $(grep -c "^graph-" actual) = 1 &&
+	git -C af-gp commit-graph verify &&
+	gitpack -C af-gp commit-graph verify &&
+	same_rev_list af-gp --all &&
+	git -C ab commit-graph verify &&
+	# An alternate'"'"'s lone commit-graph, which no chain can name, is
+	# taken into the new layer.
+	rm -rf al al-git al-gp &&
+	git init -q al &&
+	test_commit -C al al-1 &&
+	test_commit -C al al-2 &&
+	git -C al commit-graph write --reachable &&
+	git clone -q al al-git &&
+	rm -rf al-git/.git/objects/info/commit-graph* &&
+	echo "$(pwd)/al/.git/objects" >al-git/.git/objects/info/alternates &&
+	test_commit -C al-git al-3 &&
+	cp -R al-git al-gp &&
+	git -C al-git commit-graph write --reachable --split &&
+	gitpack -C al-gp commit-graph write --reachable --split &&
+	alt_graphs al-git >expect &&
+	alt_graphs al-gp >actual &&
+	test_cmp expect actual &&
+	test_line_count = 1 al-gp/.git/objects/info/commit-graphs/commit-graph-chain &&
+	test_path_is_file al/.git/objects/info/commit-graph &&
+	git -C al-gp commit-graph verify &&
+	gitpack -C al-gp commit-graph verify &&
+	same_rev_list al-gp --all
+'
+
+test_expect_success GITPACK_IS_GITPACK 'a fork without a graph walks through its alternate'"'"'s; a layer found nowhere' '
+	rm -rf ab2 af3 &&
+	cp -R ab ab2 &&
+	git clone -q ab2 af3 &&
+	rm -rf af3/.git/objects/info/commit-graphs &&
+	echo "$(pwd)/ab2/.git/objects" >af3/.git/objects/info/alternates &&
+	same_rev_list af3 --objects --all &&
+	rm -rf af4 && cp -R af-gp af4 &&
+	echo "$(pwd)/ab2/.git/objects" >af4/.git/objects/info/alternates &&
+	gitpack -C af4 commit-graph verify &&
+	f=ab2/.git/objects/info/commit-graphs/graph-$(head -n 1 ab2/.git/objects/info/commit-graphs/commit-graph-chain).graph &&
+	cdat=$(chunk_offset $f CDAT) &&
+	corrupt_byte $f $((cdat + 3)) &&
+	# The walk takes the tree from the alternate'"'"'s graph: proof that it is read.
+	test_must_fail gitpack -C af3 rev-list --objects --all 2>err &&
+	grep "bad tree object" err &&
+	gitpack -C af3 -c core.commitGraph=false rev-list --objects --all >/dev/null &&
+	# A fork'"'"'s chain naming a layer that neither directory has.
+	rm -f $f &&
+	test_must_fail gitpack -C af4 commit-graph verify 2>err &&
+	grep "unable to find all commit-graph files (graph-.*\.graph)" err
 '
 
 test_expect_success 'usage: one source of commits, a known --split' '
