@@ -5,12 +5,13 @@
  * the repack and multi-pack-index steps are child processes with git's
  * argv ("git repack ...", "git multi-pack-index ..."): this binary
  * started again (run_program()), so trace2 shows git's children and
- * each step is isolated; loose-objects and pack-refs are done here
- * (pack-objects.h, pack-refs.h).
+ * each step is isolated. So are "git prune-packed" (loose-objects' first
+ * step) and "git pack-refs --all --prune"; the loose- pack is written
+ * here (pack-objects.h).
  *
  * Tasks, in git's order (foreground tasks first, as git runs them):
- *   loose-objects       prune loose objects that are packed, then pack a
- *                       batch of the others into a "loose-" pack;
+ *   loose-objects       child: prune-packed; then a batch of the other
+ *                       loose objects packed into a "loose-" pack;
  *   incremental-repack  children: MIDX write, expire, repack;
  *   geometric-repack    child: repack -d -l -q --geometric=<f> --write-midx;
  *                       when the roll-up would take every pack, an
@@ -19,7 +20,7 @@
  *                       the expired loose objects pruned (git gc's job
  *                       on a bare repository);
  *   commit-graph        child: gitpack commit-graph write --reachable --split;
- *   pack-refs           packed-refs from the loose refs.
+ *   pack-refs           child: pack-refs --all --prune.
  * prefetch, reflog-expire, worktree-prune and rerere-gc are accepted
  * (they are in git's strategies) and do nothing: a server repository
  * has no remotes to prefetch, no work trees and no rerere cache, and
@@ -33,7 +34,6 @@
 #include "../midx.h"
 #include "../odb.h"
 #include "../pack-objects.h"
-#include "../pack-refs.h"
 #include "../packfile.h"
 #include "../parse-options.h"
 #include "../progress.h"
@@ -370,7 +370,6 @@ struct loose_batch {
 	struct pack_objects *po;
 	size_t limit;    /* 0: none */
 	size_t nr;
-	size_t nr_pruned;
 	bool show_progress;
 	struct progress *progress;
 };
@@ -397,15 +396,6 @@ static void remove_loose(const char *path, size_t *nr)
 		*strrchr(dir, '/') = '\0';
 	rmdir(dir); /* fails while other objects are there */
 	free(dir);
-}
-
-/* First step: what is packed already goes (git prune-packed). */
-static int prune_packed_one(const struct object_id *oid, const char *path, void *data)
-{
-	struct loose_batch *lb = data;
-	if (in_a_pack(lb->m->odb, oid))
-		remove_loose(path, &lb->nr_pruned);
-	return 0;
 }
 
 static int batch_one(const struct object_id *oid, const char *path, void *data)
@@ -438,10 +428,13 @@ static int task_loose_objects(struct maint *m)
 	struct gp_error err = GP_ERROR_INIT;
 	struct loose_batch lb = { .m = m };
 	int batch = config_task_int(m, "loose-objects", "batchsize", 50000);
+	const char *prune_argv[] = { "git", "prune-packed", m->quiet ? "--quiet" : NULL, NULL };
 	char *base;
 	int ret = 0;
 
-	loose_for_each(m->repo->objdir, m->repo->hash_algo, prune_packed_one, &lb);
+	/* First, as git's task: what is packed already goes, in a child. */
+	if (run_self_child(m, prune_argv))
+		return error("failed to run prune-packed");
 	opts.progress = !m->quiet && isatty(2);
 	if (!m->quiet && getenv("GIT_PROGRESS_DELAY"))
 		opts.progress = true;
@@ -658,19 +651,16 @@ static bool pack_refs_needed(struct maint *m)
 
 static int task_pack_refs(struct maint *m)
 {
-	struct pack_refs_result res;
-	struct gp_error err = GP_ERROR_INIT;
-	int ret;
+	const char *argv[] = { "git", "pack-refs", "--all", "--prune", NULL };
 	if (m->repo->ref_storage != REF_STORAGE_FILES) {
 		if (!m->quiet)
 			warning("skipping pack-refs task: gitpack does not compact reftable tables");
 		return 0;
 	}
-	ret = pack_refs_run(m->repo, true, &res, &err);
-	if (ret)
-		error("pack-refs: %s", gp_error_msg(&err));
-	gp_error_clear(&err);
-	return ret ? 1 : 0;
+	/* As git's task; the --auto test was this process's (pack_refs_needed()). */
+	if (run_self_child(m, argv))
+		return error("failed to run pack-refs");
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

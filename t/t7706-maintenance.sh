@@ -94,7 +94,8 @@ test_expect_success "pack-refs: the bytes of git pack-refs --all, the same loose
 	git -C pr-$algo tag -a -m late late main~1 &&
 	rm -rf pr-git-$algo &&
 	cp -R pr-$algo pr-git-$algo &&
-	gitpack -C pr-$algo maintenance run --task=pack-refs &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-pr-$algo" gitpack -C pr-$algo maintenance run --task=pack-refs &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"pack-refs\",\"--all\",\"--prune\"\]" trace-pr-$algo &&
 	git -C pr-git-$algo pack-refs --all --prune &&
 	test_cmp_bin pr-git-$algo/packed-refs pr-$algo/packed-refs &&
 	(cd pr-git-$algo && find refs | sort) >expect &&
@@ -126,7 +127,9 @@ test_expect_success "loose-objects: a loose- pack first, the packed loose object
 	echo unreachable | git -C lo-$algo hash-object -w --stdin &&
 	objects lo-$algo >before &&
 	test $(nr_loose lo-$algo) = 13 &&
-	gitpack -C lo-$algo maintenance run --task=loose-objects &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-lo-$algo" gitpack -C lo-$algo maintenance run --quiet \
+		--task=loose-objects &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"prune-packed\",\"--quiet\"\]" trace-lo-$algo &&
 	ls lo-$algo/objects/pack/loose-*.pack >packs &&
 	test_line_count = 1 packs &&
 	test $(nr_loose lo-$algo) = 13 &&
