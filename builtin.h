@@ -25,6 +25,8 @@ int cmd_index_pack(int argc, const char **argv, struct repository *repo);
 int cmd_maintenance(int argc, const char **argv, struct repository *repo);
 int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo);
 int cmd_pack_objects(int argc, const char **argv, struct repository *repo);
+int cmd_pack_refs(int argc, const char **argv, struct repository *repo);
+int cmd_prune_packed(int argc, const char **argv, struct repository *repo);
 int cmd_repack(int argc, const char **argv, struct repository *repo);
 int cmd_rev_list(int argc, const char **argv, struct repository *repo);
 int cmd_show_index(int argc, const char **argv, struct repository *repo);

@@ -31,6 +31,8 @@ static const struct cmd_entry commands[] = {
 	{ "multi-pack-index", cmd_multi_pack_index, RUN_SETUP_GENTLY, "Write and verify multi-pack-indexes" },
 	{ "pack-objects", cmd_pack_objects, RUN_SETUP, "Create a packed archive of objects" },
 	{ "pack-objects-hook", cmd_pack_objects_hook, RUN_SETUP, "Cache packs for git upload-pack (uploadpack.packObjectsHook)" },
+	{ "pack-refs", cmd_pack_refs, RUN_SETUP, "Pack heads and tags for efficient repository access" },
+	{ "prune-packed", cmd_prune_packed, RUN_SETUP, "Remove extra objects that are already in pack files" },
 	{ "repack", cmd_repack, RUN_SETUP, "Pack unpacked objects in a repository" },
 	{ "rev-list", cmd_rev_list, RUN_SETUP, "List commits (and objects) in reverse chronological order" },
 	{ "serve", cmd_serve, 0, "Serve repositories over smart HTTP and git://" },

@@ -1256,3 +1256,55 @@ char *repo_obj_path(const struct repository *repo, const char *rel)
 {
 	return xstrfmt("%s/%s", repo->objdir, rel);
 }
+
+/* Whether cwd is strictly inside dir (not dir itself). */
+static bool is_below(const char *cwd, const char *dir)
+{
+	size_t len = strlen(dir);
+	if (len == 1 && dir[0] == '/')
+		return cwd[1] != '\0';
+	return !strncmp(cwd, dir, len) && cwd[len] == '/';
+}
+
+/*
+ * The local object directory as git names it in messages: git works
+ * from the top of the work tree with ".git" as its directory, or from
+ * inside the git directory as ".", and otherwise uses what it was given
+ * ($GIT_DIR, $GIT_OBJECT_DIRECTORY) or found (an absolute path). A
+ * relative $GIT_DIR becomes absolute when git moves to the top of a
+ * $GIT_WORK_TREE from below it.
+ */
+char *repo_objdir_shown(const struct repository *repo)
+{
+	const char *env = getenv("GIT_OBJECT_DIRECTORY");
+	char *cwd = NULL, *own = xstrfmt("%s/objects", repo->gitdir), *shown = NULL;
+	if (env && *env) {
+		shown = xstrdup(env);
+		goto out;
+	}
+	if (strcmp(repo->objdir, own))
+		goto out;
+	cwd = realpath(".", NULL);
+	if (!cwd)
+		goto out;
+	env = getenv("GIT_DIR");
+	if (env && *env) {
+		if (env[0] == '/' || !getenv("GIT_WORK_TREE") || !repo->worktree ||
+		    !is_below(cwd, repo->worktree))
+			shown = xstrfmt("%s/objects", env);
+		goto out;
+	}
+	if (repo->worktree) {
+		char *dotgit = xstrfmt("%s/.git", repo->worktree);
+		if (!strcmp(repo->gitdir, dotgit) &&
+		    (!strcmp(cwd, repo->worktree) || is_below(cwd, repo->worktree)))
+			shown = xstrdup(".git/objects");
+		free(dotgit);
+	}
+	if (!shown && !strcmp(cwd, repo->gitdir))
+		shown = xstrdup("./objects");
+out:
+	free(cwd);
+	free(own);
+	return shown ? shown : xstrdup(repo->objdir);
+}

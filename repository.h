@@ -196,4 +196,12 @@ struct commit_graph *repo_detach_commit_graph(struct repository *repo);
 char *repo_git_path(const struct repository *repo, const char *rel);
 char *repo_obj_path(const struct repository *repo, const char *rel);
 
+/*
+ * The local object directory as git names it in its messages
+ * (count-objects -v, prune-packed -n): ".git/objects" from a work
+ * tree, "./objects" from inside the git directory, else what it was
+ * given or found. Caller frees.
+ */
+char *repo_objdir_shown(const struct repository *repo);
+
 #endif

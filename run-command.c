@@ -14,8 +14,9 @@
 
 extern char **environ;
 
-int run_command(const char *const *argv, const void *input, size_t len, unsigned flags,
-		int *exit_code, struct gp_error *err)
+/* program NULL: argv[0], searched in PATH. */
+static int spawn_and_wait(const char *program, const char *const *argv, const void *input,
+			  size_t len, unsigned flags, int *exit_code, struct gp_error *err)
 {
 	posix_spawn_file_actions_t actions;
 	int in_pipe[2] = { -1, -1 };
@@ -34,13 +35,16 @@ int run_command(const char *const *argv, const void *input, size_t len, unsigned
 	else if (flags & RUN_STDOUT_TO_NULL)
 		posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
 	fflush(NULL);
-	rc = posix_spawnp(&pid, argv[0], &actions, NULL, (char *const *)argv, environ);
+	if (program)
+		rc = posix_spawn(&pid, program, &actions, NULL, (char *const *)argv, environ);
+	else
+		rc = posix_spawnp(&pid, argv[0], &actions, NULL, (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&actions);
 	close(in_pipe[0]);
 	if (rc) {
 		close(in_pipe[1]);
 		errno = rc;
-		return gp_error_errno(err, "cannot run '%s'", argv[0]);
+		return gp_error_errno(err, "cannot run '%s'", program ? program : argv[0]);
 	}
 	sigaction(SIGPIPE, &ignore, &old);
 	if (input && len)
@@ -57,6 +61,18 @@ int run_command(const char *const *argv, const void *input, size_t len, unsigned
 		*exit_code = WIFEXITED(status) ? WEXITSTATUS(status)
 			   : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	return ret;
+}
+
+int run_command(const char *const *argv, const void *input, size_t len, unsigned flags,
+		int *exit_code, struct gp_error *err)
+{
+	return spawn_and_wait(NULL, argv, input, len, flags, exit_code, err);
+}
+
+int run_program(const char *program, const char *const *argv, unsigned flags, int *exit_code,
+		struct gp_error *err)
+{
+	return spawn_and_wait(program, argv, NULL, 0, flags, exit_code, err);
 }
 
 

@@ -28,6 +28,15 @@ int run_command(const char *const *argv, const void *input, size_t len, unsigned
 		int *exit_code, struct gp_error *err);
 
 /*
+ * Like run_command() with no input, but the program run is the file
+ * program (no PATH search) while its argv[0] stays argv[0]: how a
+ * gitpack command runs gitpack itself as the "git" child git's own
+ * command would run (trace2 and the child both see git's argv).
+ */
+int run_program(const char *program, const char *const *argv, unsigned flags, int *exit_code,
+		struct gp_error *err);
+
+/*
  * Start argv[0] (searched in PATH) in a session of its own, standard
  * input, output and error on /dev/null (other descriptors inherited),
  * and do not wait for it: it runs on after the caller exits, as git's

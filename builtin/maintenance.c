@@ -1,24 +1,26 @@
 /*
  * builtin/maintenance.c: gitpack maintenance run, git maintenance's
  * task runner (git-maintenance(1), config/maintenance) for a server's
- * repository: the whole job under objects/maintenance.lock, each task
- * done in-process by gitpack's own libraries (repack.h, midx-maint.h,
- * pack-objects.h, pack-refs.h), but commit-graph, which is a child
- * process of this same binary (run-command.h).
+ * repository: the whole job under objects/maintenance.lock. As in git,
+ * the repack and multi-pack-index steps are child processes with git's
+ * argv ("git repack ...", "git multi-pack-index ..."): this binary
+ * started again (run_program()), so trace2 shows git's children and
+ * each step is isolated. So are "git prune-packed" (loose-objects' first
+ * step) and "git pack-refs --all --prune"; the loose- pack is written
+ * here (pack-objects.h).
  *
  * Tasks, in git's order (foreground tasks first, as git runs them):
- *   loose-objects       prune loose objects that are packed, then pack a
- *                       batch of the others into a "loose-" pack;
- *   incremental-repack  MIDX write, expire, repack (midx-maint.h);
- *   geometric-repack    repack -d -l --geometric=<f> with an incremental
- *                       MIDX and its bitmaps; when the roll-up would take
- *                       every pack, an all-into-one with a cruft pack
- *                       and a new MIDX instead (as git's task);
- *   gc                  pack-refs, then repack -d -l --cruft and the
- *                       expired loose objects pruned (git gc's job on a
- *                       bare repository);
- *   commit-graph        gitpack commit-graph write --reachable --split;
- *   pack-refs           packed-refs from the loose refs.
+ *   loose-objects       child: prune-packed; then a batch of the other
+ *                       loose objects packed into a "loose-" pack;
+ *   incremental-repack  children: MIDX write, expire, repack;
+ *   geometric-repack    child: repack -d -l -q --geometric=<f> --write-midx;
+ *                       when the roll-up would take every pack, an
+ *                       all-into-one with a cruft pack instead (as git's);
+ *   gc                  pack-refs, then a repack -d -l -q --cruft child and
+ *                       the expired loose objects pruned (git gc's job
+ *                       on a bare repository);
+ *   commit-graph        child: gitpack commit-graph write --reachable --split;
+ *   pack-refs           child: pack-refs --all --prune.
  * prefetch, reflog-expire, worktree-prune and rerere-gc are accepted
  * (they are in git's strategies) and do nothing: a server repository
  * has no remotes to prefetch, no work trees and no rerere cache, and
@@ -30,11 +32,8 @@
 #include "../error.h"
 #include "../loose.h"
 #include "../midx.h"
-#include "../midx-maint.h"
-#include "../midx-write.h"
 #include "../odb.h"
 #include "../pack-objects.h"
-#include "../pack-refs.h"
 #include "../packfile.h"
 #include "../parse-options.h"
 #include "../progress.h"
@@ -326,26 +325,41 @@ static size_t nr_packs_outside_midx(struct maint *m)
 }
 
 /* ------------------------------------------------------------------ */
-/* Running repack in-process                                          */
+/* Children: gitpack itself, as git runs git                          */
+
+static char *self_path(void)
+{
+	char buf[4096];
+	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return xstrdup("gitpack");
+	buf[len] = '\0';
+	return xstrdup(buf);
+}
 
 /*
- * The repack job, as cmd_repack() does it for the same arguments (its
- * config, its defaults, repack.h underneath): one place that reads
- * pack.* and repack.* for every caller.
+ * One step of a task in a process of its own, as git's maintenance
+ * runs "git <command>": this gitpack's binary, with git's very argv
+ * (argv[0] "git"), so that trace2 shows the child git shows and the
+ * step's memory and failures stay the step's. The child's exit status
+ * is the step's result; afterwards the object store is read anew,
+ * since the child changed it.
  */
-static void run_repack(struct maint *m, const char **args, size_t nr)
+static int run_self_child(struct maint *m, const char *const *argv)
 {
-	const char **argv = xcalloc(nr + 3, sizeof(*argv));
-	size_t argc = 0;
-	argv[argc++] = "repack";
-	for (size_t i = 0; i < nr; i++)
-		argv[argc++] = args[i];
-	/* As git's tasks: no "Nothing new to pack." on stdout. */
-	argv[argc++] = "-q";
-	argv[argc] = NULL;
-	cmd_repack((int)argc, argv, m->repo);
-	free(argv);
+	struct gp_error err = GP_ERROR_INIT;
+	char *self = self_path();
+	int code = 0, id = trace2_child_start("?", argv);
+	int ret = run_program(self, argv, 0, &code, &err);
+	trace2_child_exit(id, ret ? -1 : code);
+	if (ret) {
+		error("failed to run 'git %s': %s", argv[1], gp_error_msg(&err));
+		gp_error_clear(&err);
+		code = 1;
+	}
+	free(self);
 	reopen_odb(m);
+	return code ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -356,7 +370,6 @@ struct loose_batch {
 	struct pack_objects *po;
 	size_t limit;    /* 0: none */
 	size_t nr;
-	size_t nr_pruned;
 	bool show_progress;
 	struct progress *progress;
 };
@@ -383,15 +396,6 @@ static void remove_loose(const char *path, size_t *nr)
 		*strrchr(dir, '/') = '\0';
 	rmdir(dir); /* fails while other objects are there */
 	free(dir);
-}
-
-/* First step: what is packed already goes (git prune-packed). */
-static int prune_packed_one(const struct object_id *oid, const char *path, void *data)
-{
-	struct loose_batch *lb = data;
-	if (in_a_pack(lb->m->odb, oid))
-		remove_loose(path, &lb->nr_pruned);
-	return 0;
 }
 
 static int batch_one(const struct object_id *oid, const char *path, void *data)
@@ -424,10 +428,13 @@ static int task_loose_objects(struct maint *m)
 	struct gp_error err = GP_ERROR_INIT;
 	struct loose_batch lb = { .m = m };
 	int batch = config_task_int(m, "loose-objects", "batchsize", 50000);
+	const char *prune_argv[] = { "git", "prune-packed", m->quiet ? "--quiet" : NULL, NULL };
 	char *base;
 	int ret = 0;
 
-	loose_for_each(m->repo->objdir, m->repo->hash_algo, prune_packed_one, &lb);
+	/* First, as git's task: what is packed already goes, in a child. */
+	if (run_self_child(m, prune_argv))
+		return error("failed to run prune-packed");
 	opts.progress = !m->quiet && isatty(2);
 	if (!m->quiet && getenv("GIT_PROGRESS_DELAY"))
 		opts.progress = true;
@@ -493,15 +500,19 @@ static uint64_t auto_batch_size(struct maint *m)
 	return second + 1 > INT32_MAX ? INT32_MAX : second + 1;
 }
 
+/*
+ * As git's task, three children: "multi-pack-index write", "expire",
+ * then "repack --batch-size=<auto>", the first failure ending the task.
+ */
 static int task_incremental_repack(struct maint *m)
 {
-	struct midx_write_opts wopts = MIDX_WRITE_OPTS_INIT;
-	struct midx_write_result wres = MIDX_WRITE_RESULT_INIT;
-	struct midx_maint_opts mopts = MIDX_MAINT_OPTS_INIT;
-	struct midx_maint_result mres;
-	struct gp_error err = GP_ERROR_INIT;
 	struct midx *midx = odb_midx(m->odb);
-	int ret = 0;
+	const char *progress = m->quiet ? "--no-progress" : "--progress";
+	const char *write[] = { "git", "multi-pack-index", "write", progress, NULL };
+	const char *expire[] = { "git", "multi-pack-index", "expire", progress, NULL };
+	const char *repack[] = { "git", "multi-pack-index", "repack", progress, NULL, NULL };
+	char *batch;
+	int ret;
 
 	if (!config_get_bool_or(&m->repo->config, "core.multipackindex", true)) {
 		warning("skipping incremental-repack task because core.multiPackIndex is disabled");
@@ -516,29 +527,17 @@ static int task_incremental_repack(struct maint *m)
 	/* No pack, no MIDX to write (git's write would fail: "no pack files to index"). */
 	if (!odb_nr_packs(m->odb))
 		return 0;
-	mopts.progress = !m->quiet && isatty(2);
-	mopts.pack_kept_objects = config_get_bool_or(&m->repo->config, "repack.packkeptobjects", false);
-	wopts.progress = mopts.progress;
-	if (midx_write(m->pack_dir, m->repo->hash_algo, &wopts, &wres, &err)) {
-		ret = error("failed to write multi-pack-index: %s", gp_error_msg(&err));
-		goto out;
-	}
-	reopen_odb(m);
-	memset(&mres, 0, sizeof(mres));
-	if (midx_expire(m->pack_dir, m->repo->hash_algo, &mopts, &mres, &err)) {
-		ret = error("'multi-pack-index expire' failed: %s", gp_error_msg(&err));
-		goto out;
-	}
-	reopen_odb(m);
-	mopts.batch_size = auto_batch_size(m);
-	memset(&mres, 0, sizeof(mres));
-	if (midx_repack(m->pack_dir, m->repo->hash_algo, &mopts, &mres, &err))
-		ret = error("'multi-pack-index repack' failed: %s", gp_error_msg(&err));
-out:
-	midx_write_result_release(&wres);
-	gp_error_clear(&err);
-	reopen_odb(m);
-	return ret ? 1 : 0;
+	if (run_self_child(m, write))
+		return error("failed to write multi-pack-index");
+	if (run_self_child(m, expire))
+		return error("'git multi-pack-index expire' failed");
+	batch = xstrfmt("--batch-size=%" PRIu64, auto_batch_size(m));
+	repack[4] = batch;
+	ret = run_self_child(m, repack);
+	free(batch);
+	if (ret)
+		return error("'git multi-pack-index repack' failed");
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -565,26 +564,35 @@ static bool geometric_repack_needed(struct maint *m)
 	return too_many_loose(m, limit);
 }
 
+/*
+ * As git's task, one "git repack -d -l -q" child: --geometric=<factor>
+ * when the progression keeps some packs, else an all-into-one where
+ * what nothing reaches goes to a cruft pack; --write-midx while
+ * core.multiPackIndex is on.
+ */
 static int task_geometric_repack(struct maint *m)
 {
 	size_t nr, split = geometric_rollup(m, split_factor(m), &nr);
+	const char *argv[8] = { "git", "repack", "-d", "-l", "-q" };
+	size_t argc = 5;
+	char *arg;
+	int ret;
+
 	if (!nr || split == nr) {
-		/* Everything would roll up: an all-into-one, and what nothing reaches goes cruft. */
-		char *expire = xstrfmt("--cruft-expiration=%s", prune_expire(m));
-		const char *args[] = { "-d", "-l", "--cruft", expire, "--write-midx",
-				       "--write-bitmap-index" };
-		if (!strcmp(prune_expire(m), "never"))
-			args[3] = "--cruft";
-		run_repack(m, args, ARRAY_SIZE(args));
-		free(expire);
+		arg = xstrfmt("--cruft-expiration=%s", prune_expire(m));
+		argv[argc++] = "--cruft";
+		if (strcmp(prune_expire(m), "never"))
+			argv[argc++] = arg;
 	} else {
-		char *geo = xstrfmt("--geometric=%d", split_factor(m));
-		const char *args[] = { "-d", "-l", geo, "--write-midx=incremental",
-				       "--write-bitmap-index" };
-		run_repack(m, args, ARRAY_SIZE(args));
-		free(geo);
+		arg = xstrfmt("--geometric=%d", split_factor(m));
+		argv[argc++] = arg;
 	}
-	return 0;
+	if (config_get_bool_or(&m->repo->config, "core.multipackindex", true))
+		argv[argc++] = "--write-midx";
+	argv[argc] = NULL;
+	ret = run_self_child(m, argv);
+	free(arg);
+	return ret ? error("failed to run repack") : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -643,19 +651,16 @@ static bool pack_refs_needed(struct maint *m)
 
 static int task_pack_refs(struct maint *m)
 {
-	struct pack_refs_result res;
-	struct gp_error err = GP_ERROR_INIT;
-	int ret;
+	const char *argv[] = { "git", "pack-refs", "--all", "--prune", NULL };
 	if (m->repo->ref_storage != REF_STORAGE_FILES) {
 		if (!m->quiet)
 			warning("skipping pack-refs task: gitpack does not compact reftable tables");
 		return 0;
 	}
-	ret = pack_refs_run(m->repo, true, &res, &err);
-	if (ret)
-		error("pack-refs: %s", gp_error_msg(&err));
-	gp_error_clear(&err);
-	return ret ? 1 : 0;
+	/* As git's task; the --auto test was this process's (pack_refs_needed()). */
+	if (run_self_child(m, argv))
+		return error("failed to run pack-refs");
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -715,22 +720,27 @@ static int task_gc(struct maint *m)
 {
 	const char *expire = prune_expire(m);
 	char *arg = xstrfmt("--cruft-expiration=%s", expire);
-	const char *args[] = { "-d", "-l", "--cruft", arg, NULL, NULL };
-	size_t nr = 4;
+	const char *argv[] = { "git", "repack", "-d", "-l", "-q", "--cruft", arg, NULL, NULL, NULL };
+	size_t nr = 7;
 	struct prune_expired pe = { .m = m };
 	int64_t when = 0;
 	bool never = !parse_expiry_date(expire, (int64_t)time(NULL), &when) || !when;
+	int ret;
 
 	if (never)
-		nr = 3;
+		nr = 6;
 	/* A MIDX stays right (and keeps its bitmap) only when written anew. */
 	if (odb_midx(m->odb)) {
-		args[nr++] = "--write-midx";
+		argv[nr++] = "--write-midx";
 		if (config_get_bool_or(&m->repo->config, "repack.writebitmaps", m->repo->bare))
-			args[nr++] = "--write-bitmap-index";
+			argv[nr++] = "--write-bitmap-index";
 	}
-	run_repack(m, args, nr);
+	argv[nr] = NULL;
+	/* git gc's repack is a child of its own, as the other steps of git's tasks. */
+	ret = run_self_child(m, argv);
 	free(arg);
+	if (ret)
+		return error("failed to run repack");
 	/*
 	 * git gc's prune: what the cruft pack left out has expired and
 	 * is loose still. Anything loose and unpacked now is either that,
@@ -831,16 +841,6 @@ static bool commit_graph_needed(struct maint *m)
 		free(one);
 		return newer;
 	}
-}
-
-static char *self_path(void)
-{
-	char buf[4096];
-	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (len <= 0)
-		return xstrdup("gitpack");
-	buf[len] = '\0';
-	return xstrdup(buf);
 }
 
 static int task_commit_graph(struct maint *m)

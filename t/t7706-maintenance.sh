@@ -94,7 +94,8 @@ test_expect_success "pack-refs: the bytes of git pack-refs --all, the same loose
 	git -C pr-$algo tag -a -m late late main~1 &&
 	rm -rf pr-git-$algo &&
 	cp -R pr-$algo pr-git-$algo &&
-	gitpack -C pr-$algo maintenance run --task=pack-refs &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-pr-$algo" gitpack -C pr-$algo maintenance run --task=pack-refs &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"pack-refs\",\"--all\",\"--prune\"\]" trace-pr-$algo &&
 	git -C pr-git-$algo pack-refs --all --prune &&
 	test_cmp_bin pr-git-$algo/packed-refs pr-$algo/packed-refs &&
 	(cd pr-git-$algo && find refs | sort) >expect &&
@@ -126,7 +127,9 @@ test_expect_success "loose-objects: a loose- pack first, the packed loose object
 	echo unreachable | git -C lo-$algo hash-object -w --stdin &&
 	objects lo-$algo >before &&
 	test $(nr_loose lo-$algo) = 13 &&
-	gitpack -C lo-$algo maintenance run --task=loose-objects &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-lo-$algo" gitpack -C lo-$algo maintenance run --quiet \
+		--task=loose-objects &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"prune-packed\",\"--quiet\"\]" trace-lo-$algo &&
 	ls lo-$algo/objects/pack/loose-*.pack >packs &&
 	test_line_count = 1 packs &&
 	test $(nr_loose lo-$algo) = 13 &&
@@ -164,32 +167,45 @@ test_expect_success "loose-objects: maintenance.loose-objects.batchSize packs th
 	checked lb-$algo
 '
 
-test_expect_success "geometric-repack: all-into-one with a cruft pack first, then geometric with a MIDX chain and bitmaps ($algo)" '
+test_expect_success "geometric-repack: a git repack child, all-into-one with a cruft pack first, then geometric ($algo)" '
 	new_repo geo-$algo &&
 	push geo-$algo a 3 &&
 	reachable geo-$algo >reach &&
-	gitpack -C geo-$algo maintenance run --task=geometric-repack &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-geo-$algo" gitpack -C geo-$algo maintenance run --task=geometric-repack &&
+	# the argv git maintenance gives its child, and the child runs in a process of its own
+	grep "\"child_start\".*\"argv\":\[\"git\",\"repack\",\"-d\",\"-l\",\"-q\",\"--cruft\",\"--cruft-expiration=2.weeks.ago\",\"--write-midx\"\]" trace-geo-$algo &&
+	grep "\"event\":\"start\".*\"argv\":\[\"git\",\"repack\"" trace-geo-$algo &&
 	test $(nr_packs geo-$algo) = 1 &&
 	test $(nr_loose geo-$algo) = 0 &&
 	test_path_is_file geo-$algo/objects/pack/multi-pack-index &&
-	ls geo-$algo/objects/pack/multi-pack-index-*.bitmap &&
 	checked geo-$algo &&
-	# a push: a new pack of what is loose, a layer of the chain on top
+	# a push: a new pack of what is loose, the MIDX over both
 	push geo-$algo b 1 &&
-	gitpack -C geo-$algo maintenance run --task=geometric-repack &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-geo2-$algo" gitpack -C geo-$algo maintenance run --task=geometric-repack &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"repack\",\"-d\",\"-l\",\"-q\",\"--geometric=2\",\"--write-midx\"\]" trace-geo2-$algo &&
 	test $(nr_packs geo-$algo) = 2 &&
-	# the all-into-one MIDX is the base layer, the new pack a layer on it
-	test_line_count = 2 geo-$algo/objects/pack/multi-pack-index.d/multi-pack-index-chain &&
-	ls geo-$algo/objects/pack/multi-pack-index.d/*.bitmap &&
+	test_path_is_file geo-$algo/objects/pack/multi-pack-index &&
 	test $(nr_loose geo-$algo) = 0 &&
 	checked geo-$algo &&
 	push geo-$algo c 1 &&
-	gitpack -C geo-$algo maintenance run --task=geometric-repack &&
+	gitpack -C geo-$algo -c core.multiPackIndex=false -c maintenance.geometric-repack.splitFactor=3 \
+		maintenance run --task=geometric-repack &&
 	test $(nr_loose geo-$algo) = 0 &&
 	checked geo-$algo &&
 	reachable geo-$algo >reach.after &&
 	reachable geo-$algo.w >expect &&
 	test_cmp expect reach.after
+'
+
+test_expect_success "geometric-repack: a failing repack child fails the task ($algo)" '
+	push geo-$algo d 1 &&
+	# a setting only the child reads, and dies on
+	GIT_TRACE2_EVENT="$(pwd)/trace-fail-$algo" test_must_fail gitpack -C geo-$algo \
+		-c pack.depth=bogus maintenance run --task=geometric-repack 2>err &&
+	grep "pack.depth" err &&
+	grep "failed to run repack" err &&
+	grep "\"child_exit\".*\"code\":[1-9]" trace-fail-$algo &&
+	test_path_is_missing geo-$algo/objects/maintenance.lock
 '
 
 test_expect_success "geometric-repack: when every pack would roll up, all-into-one; unreachable objects go cruft ($algo)" '
@@ -259,9 +275,9 @@ test_expect_success "gc: a MIDX and its bitmap are written anew ($algo)" '
 	gitpack -C gm-$algo maintenance run --task=geometric-repack &&
 	push gm-$algo b 1 &&
 	gitpack -C gm-$algo maintenance run --task=geometric-repack &&
-	test_path_is_file gm-$algo/objects/pack/multi-pack-index.d/multi-pack-index-chain &&
-	gitpack -C gm-$algo maintenance run --task=gc &&
-	test_path_is_missing gm-$algo/objects/pack/multi-pack-index.d/multi-pack-index-chain &&
+	test_path_is_file gm-$algo/objects/pack/multi-pack-index &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-gm-$algo" gitpack -C gm-$algo maintenance run --task=gc &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"repack\",\"-d\",\"-l\",\"-q\",\"--cruft\",\"--cruft-expiration=2.weeks.ago\",\"--write-midx\",\"--write-bitmap-index\"\]" trace-gm-$algo &&
 	test_path_is_file gm-$algo/objects/pack/multi-pack-index &&
 	ls gm-$algo/objects/pack/multi-pack-index-*.bitmap &&
 	checked gm-$algo
@@ -281,8 +297,14 @@ test_expect_success "incremental-repack: MIDX write, expire, repack as git ($alg
 	cp -R ir-$algo ir-git-$algo &&
 	# The first run as git (the packs git would choose); later runs
 	# may part, as the rolled-up pack has not the size of git'"'"'s.
-	gitpack -C ir-$algo maintenance run --task=incremental-repack &&
-	git -C ir-git-$algo maintenance run --task=incremental-repack &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-ir-$algo" gitpack -C ir-$algo maintenance run --task=incremental-repack &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-ir-git-$algo" git -C ir-git-$algo maintenance run --task=incremental-repack &&
+	# the same three children as git: write, expire, repack --batch-size
+	# (of the maintenance process: a child'"'"'s own children have a sid with a "/")
+	sed -n "s/.*\"event\":\"child_start\",\"sid\":\"[^\"/]*\".*\"argv\":\(.*\)}$/\1/p" trace-ir-$algo >actual &&
+	sed -n "s/.*\"event\":\"child_start\",\"sid\":\"[^\"/]*\".*\"argv\":\(.*\)}$/\1/p" trace-ir-git-$algo >expect &&
+	test_line_count = 3 expect &&
+	test_cmp expect actual &&
 	test $(nr_packs ir-$algo) = $(nr_packs ir-git-$algo) &&
 	test $(nr_packs ir-$algo) = 4 &&
 	checked ir-$algo &&
@@ -399,14 +421,18 @@ test_expect_success 'config chooses the tasks: strategy, maintenance.<task>.enab
 	git -C cf config maintenance.strategy gc &&
 	git -C cf config maintenance.loose-objects.enabled true &&
 	GIT_TRACE2_EVENT="$(pwd)/trace" gitpack -C cf maintenance run --quiet &&
-	sed -n "s/.*\"region_enter\".*\"label\":\"\([^\"]*\)\".*/\1/p" trace >actual &&
+	# the regions of the tasks, not those of their children
+	sed -n "s/.*\"region_enter\".*\"category\":\"maintenance[^\"]*\".*\"label\":\"\([^\"]*\)\".*/\1/p" \
+		trace >actual &&
 	test_write_lines gc loose-objects gc >expect &&
 	test_cmp expect actual &&
 	rm trace &&
 	git -C cf config maintenance.gc.enabled false &&
 	git -C cf config maintenance.strategy incremental &&
 	GIT_TRACE2_EVENT="$(pwd)/trace" gitpack -C cf maintenance run --quiet --schedule=daily &&
-	sed -n "s/.*\"region_enter\".*\"label\":\"\([^\"]*\)\".*/\1/p" trace >actual &&
+	# the regions of the tasks, not those of their children
+	sed -n "s/.*\"region_enter\".*\"category\":\"maintenance[^\"]*\".*\"label\":\"\([^\"]*\)\".*/\1/p" \
+		trace >actual &&
 	test_write_lines prefetch loose-objects incremental-repack commit-graph >expect &&
 	test_cmp expect actual &&
 	test_must_fail gitpack -C cf -c maintenance.strategy=bogus maintenance run 2>err &&
