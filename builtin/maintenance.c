@@ -13,7 +13,8 @@
  *   loose-objects       child: prune-packed; then a batch of the other
  *                       loose objects packed into a "loose-" pack;
  *   incremental-repack  children: MIDX write, expire, repack;
- *   geometric-repack    child: repack -d -l -q --geometric=<f> --write-midx;
+ *   geometric-repack    child: repack -d -l -q --geometric=<f> --write-midx
+ *                       (=incremental, with bitmaps, where bitmaps are wanted);
  *                       when the roll-up would take every pack, an
  *                       all-into-one with a cruft pack instead (as git's);
  *   gc                  pack-refs, then a repack -d -l -q --cruft child and
@@ -569,12 +570,21 @@ static bool geometric_repack_needed(struct maint *m)
  * when the progression keeps some packs, else an all-into-one where
  * what nothing reaches goes to a cruft pack; --write-midx while
  * core.multiPackIndex is on.
+ *
+ * Where bitmaps are wanted (repack.writeBitmaps, true by default in a
+ * bare repository, as git defaults it), the MIDX gets them too, and the
+ * geometric roll-up writes a new layer of an incremental chain rather
+ * than the whole MIDX again: a server's job then costs what was pushed.
+ * Git's task writes neither; in a repository with a work tree, unless
+ * configured, the child is git's exactly.
  */
 static int task_geometric_repack(struct maint *m)
 {
 	size_t nr, split = geometric_rollup(m, split_factor(m), &nr);
-	const char *argv[8] = { "git", "repack", "-d", "-l", "-q" };
+	const char *argv[9] = { "git", "repack", "-d", "-l", "-q" };
 	size_t argc = 5;
+	bool bitmaps = config_get_bool_or(&m->repo->config, "repack.writebitmaps", m->repo->bare);
+	bool rollup = false;
 	char *arg;
 	int ret;
 
@@ -586,9 +596,13 @@ static int task_geometric_repack(struct maint *m)
 	} else {
 		arg = xstrfmt("--geometric=%d", split_factor(m));
 		argv[argc++] = arg;
+		rollup = true;
 	}
-	if (config_get_bool_or(&m->repo->config, "core.multipackindex", true))
-		argv[argc++] = "--write-midx";
+	if (config_get_bool_or(&m->repo->config, "core.multipackindex", true)) {
+		argv[argc++] = bitmaps && rollup ? "--write-midx=incremental" : "--write-midx";
+		if (bitmaps)
+			argv[argc++] = "--write-bitmap-index";
+	}
 	argv[argc] = NULL;
 	ret = run_self_child(m, argv);
 	free(arg);

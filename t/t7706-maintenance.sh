@@ -173,7 +173,7 @@ test_expect_success "geometric-repack: a git repack child, all-into-one with a c
 	reachable geo-$algo >reach &&
 	GIT_TRACE2_EVENT="$(pwd)/trace-geo-$algo" gitpack -C geo-$algo maintenance run --task=geometric-repack &&
 	# the argv git maintenance gives its child, and the child runs in a process of its own
-	grep "\"child_start\".*\"argv\":\[\"git\",\"repack\",\"-d\",\"-l\",\"-q\",\"--cruft\",\"--cruft-expiration=2.weeks.ago\",\"--write-midx\"\]" trace-geo-$algo &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"repack\",\"-d\",\"-l\",\"-q\",\"--cruft\",\"--cruft-expiration=2.weeks.ago\",\"--write-midx\",\"--write-bitmap-index\"\]" trace-geo-$algo &&
 	grep "\"event\":\"start\".*\"argv\":\[\"git\",\"repack\"" trace-geo-$algo &&
 	test $(nr_packs geo-$algo) = 1 &&
 	test $(nr_loose geo-$algo) = 0 &&
@@ -182,10 +182,18 @@ test_expect_success "geometric-repack: a git repack child, all-into-one with a c
 	# a push: a new pack of what is loose, the MIDX over both
 	push geo-$algo b 1 &&
 	GIT_TRACE2_EVENT="$(pwd)/trace-geo2-$algo" gitpack -C geo-$algo maintenance run --task=geometric-repack &&
-	grep "\"child_start\".*\"argv\":\[\"git\",\"repack\",\"-d\",\"-l\",\"-q\",\"--geometric=2\",\"--write-midx\"\]" trace-geo2-$algo &&
+	# a bare repository wants bitmaps (repack.writeBitmaps): a new layer of a MIDX chain
+	grep "\"child_start\".*\"argv\":\[\"git\",\"repack\",\"-d\",\"-l\",\"-q\",\"--geometric=2\",\"--write-midx=incremental\",\"--write-bitmap-index\"\]" trace-geo2-$algo &&
 	test $(nr_packs geo-$algo) = 2 &&
-	test_path_is_file geo-$algo/objects/pack/multi-pack-index &&
+	test_path_is_file geo-$algo/objects/pack/multi-pack-index.d/multi-pack-index-chain &&
+	ls geo-$algo/objects/pack/multi-pack-index.d/*.bitmap &&
 	test $(nr_loose geo-$algo) = 0 &&
+	checked geo-$algo &&
+	# without bitmaps (the default with a work tree), the child is as git gives it
+	push geo-$algo b2 1 &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-geo3-$algo" gitpack -C geo-$algo -c repack.writeBitmaps=false \
+		maintenance run --task=geometric-repack &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"repack\",\"-d\",\"-l\",\"-q\",\"--geometric=2\",\"--write-midx\"\]" trace-geo3-$algo &&
 	checked geo-$algo &&
 	push geo-$algo c 1 &&
 	gitpack -C geo-$algo -c core.multiPackIndex=false -c maintenance.geometric-repack.splitFactor=3 \
@@ -275,9 +283,10 @@ test_expect_success "gc: a MIDX and its bitmap are written anew ($algo)" '
 	gitpack -C gm-$algo maintenance run --task=geometric-repack &&
 	push gm-$algo b 1 &&
 	gitpack -C gm-$algo maintenance run --task=geometric-repack &&
-	test_path_is_file gm-$algo/objects/pack/multi-pack-index &&
+	test_path_is_file gm-$algo/objects/pack/multi-pack-index.d/multi-pack-index-chain &&
 	GIT_TRACE2_EVENT="$(pwd)/trace-gm-$algo" gitpack -C gm-$algo maintenance run --task=gc &&
 	grep "\"child_start\".*\"argv\":\[\"git\",\"repack\",\"-d\",\"-l\",\"-q\",\"--cruft\",\"--cruft-expiration=2.weeks.ago\",\"--write-midx\",\"--write-bitmap-index\"\]" trace-gm-$algo &&
+	test_path_is_missing gm-$algo/objects/pack/multi-pack-index.d/multi-pack-index-chain &&
 	test_path_is_file gm-$algo/objects/pack/multi-pack-index &&
 	ls gm-$algo/objects/pack/multi-pack-index-*.bitmap &&
 	checked gm-$algo
