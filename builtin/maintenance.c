@@ -581,7 +581,8 @@ static bool geometric_repack_needed(struct maint *m)
 static int task_geometric_repack(struct maint *m)
 {
 	size_t nr, split = geometric_rollup(m, split_factor(m), &nr);
-	const char *argv[9] = { "git", "repack", "-d", "-l", "-q" };
+	/* git repack -d -l -q, then at most four (the mode, its expiry, the MIDX, the bitmap), NULL */
+	const char *argv[10] = { "git", "repack", "-d", "-l", "-q" };
 	size_t argc = 5;
 	bool bitmaps = config_get_bool_or(&m->repo->config, "repack.writebitmaps", m->repo->bare);
 	bool rollup = false;
