@@ -31,11 +31,22 @@ struct prune_packed {
 	int last_dir;
 };
 
+/*
+ * Only a pack whose .pack opens counts: an .idx whose pack is gone or
+ * damaged holds nothing, and the loose copy may then be the only one.
+ */
 static bool in_a_pack(struct odb *odb, const struct object_id *oid)
 {
 	for (size_t i = 0; i < odb_nr_packs(odb); i++) {
+		struct packed_git *p = odb_pack(odb, i);
+		struct gp_error err = GP_ERROR_INIT;
 		uint32_t idx_pos;
-		if (pack_find_oid(odb_pack(odb, i), oid, &idx_pos))
+		bool usable;
+		if (!pack_find_oid(p, oid, &idx_pos))
+			continue;
+		usable = !pack_open_pack(p, &err);
+		gp_error_clear(&err);
+		if (usable)
 			return true;
 	}
 	return false;

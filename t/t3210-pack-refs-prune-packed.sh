@@ -91,6 +91,21 @@ test_expect_success "prune-packed: the loose objects in a pack go, as with git (
 	git -C pp-$algo fsck --no-progress
 '
 
+test_expect_success "prune-packed: a pack whose .pack does not open does not count ($algo)" '
+	rm -rf pg-$algo two-$algo &&
+	git init -q --bare --object-format=$algo pg-$algo &&
+	for i in 1 2
+	do
+		echo gone-$i | git -C pg-$algo hash-object -w --stdin >>two-$algo || return 1
+	done &&
+	git -C pg-$algo pack-objects -q objects/pack/pack <two-$algo >/dev/null &&
+	f=$(echo pg-$algo/objects/pack/pack-*.pack) && head -c 8 "$f" >"$f.short" && mv -f "$f.short" "$f" &&
+	gitpack -C pg-$algo prune-packed -q &&
+	test $(git -C pg-$algo count-objects | cut -d" " -f1) = 2 &&
+	git -C pg-$algo cat-file --batch-check <two-$algo >check &&
+	! grep missing check
+'
+
 test_expect_success "prune-packed: bad option is a usage error ($algo)" '
 	test_expect_code 129 gitpack -C pp-$algo prune-packed --bogus 2>err &&
 	grep "usage: gitpack prune-packed" err
