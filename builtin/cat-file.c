@@ -49,13 +49,13 @@
 #include <ctype.h>
 
 static const char *const cat_file_usage[] = {
-	"gitpack cat-file <type> <object>",
-	"gitpack cat-file (-e | -p | -t | -s) <object>",
-	"gitpack cat-file (--textconv | --filters)\n"
-	"                    [<rev>:<path|tree-ish> | --path=<path|tree-ish> <rev>]",
-	"gitpack cat-file (--batch | --batch-check | --batch-command) [--batch-all-objects]\n"
-	"                    [--buffer] [--follow-symlinks] [--unordered]\n"
-	"                    [--textconv | --filters] [-Z]",
+	"git cat-file <type> <object>",
+	"git cat-file (-e | -p | -t | -s) <object>",
+	"git cat-file (--textconv | --filters)\n"
+	"                [<rev>:<path|tree-ish> | --path=<path|tree-ish> <rev>]",
+	"git cat-file (--batch | --batch-check | --batch-command) [--batch-all-objects]\n"
+	"                [--buffer] [--follow-symlinks] [--unordered]\n"
+	"                [--textconv | --filters] [-Z]",
 	NULL,
 };
 

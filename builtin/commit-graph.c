@@ -23,22 +23,22 @@
 #include <time.h>
 
 static const char *const verify_usage[] = {
-	"gitpack commit-graph verify [--object-dir <dir>] [--shallow] [--[no-]progress]",
+	"git commit-graph verify [--object-dir <dir>] [--shallow] [--[no-]progress]",
 	NULL,
 };
 
 static const char *const write_usage[] = {
-	"gitpack commit-graph write [--object-dir <dir>] [--append]\n"
-	"                           [--split[=<strategy>]] [--reachable | --stdin-packs | --stdin-commits]\n"
-	"                           [--[no-]progress] <split-options>",
+	"git commit-graph write [--object-dir <dir>] [--append]\n"
+	"                       [--split[=<strategy>]] [--reachable | --stdin-packs | --stdin-commits]\n"
+	"                       [--[no-]progress] <split-options>",
 	NULL,
 };
 
 static const char *const cg_usage[] = {
-	"gitpack commit-graph verify [--object-dir <dir>] [--shallow] [--[no-]progress]",
-	"gitpack commit-graph write [--object-dir <dir>] [--append]\n"
-	"                           [--split[=<strategy>]] [--reachable | --stdin-packs | --stdin-commits]\n"
-	"                           [--[no-]progress] <split-options>",
+	"git commit-graph verify [--object-dir <dir>] [--shallow] [--[no-]progress]",
+	"git commit-graph write [--object-dir <dir>] [--append]\n"
+	"                       [--split[=<strategy>]] [--reachable | --stdin-packs | --stdin-commits]\n"
+	"                       [--[no-]progress] <split-options>",
 	NULL,
 };
 

@@ -40,7 +40,7 @@
 #include <sys/stat.h>
 
 static const char *const count_objects_usage[] = {
-	"gitpack count-objects [-v] [-H | --human-readable]",
+	"git count-objects [-v] [-H | --human-readable]",
 	NULL,
 };
 

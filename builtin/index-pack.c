@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 
 static const char index_pack_usage[] =
-	"gitpack index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] [--[no-]rev-index]"
+	"git index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] [--[no-]rev-index]"
 	" [--verify] [--strict[=<msg-id>=<severity>...]] [--fsck-objects[=<msg-id>=<severity>...]]"
 	" (<pack-file> | --stdin [--fix-thin] [<pack-file>])";
 

@@ -52,21 +52,21 @@
 #include <unistd.h>
 
 static const char *const maintenance_usage[] = {
-	"gitpack maintenance <subcommand> [<options>]",
-	"gitpack maintenance run [--auto] [--[no-]quiet] [--task=<task>] [--schedule=<freq>]",
-	"gitpack maintenance is-needed [--auto] [--task=<task>]",
-	"gitpack maintenance register [--config-file <path>]",
-	"gitpack maintenance unregister [--config-file <path>] [--force]",
+	"git maintenance <subcommand> [<options>]",
+	"git maintenance run [--auto] [--[no-]quiet] [--task=<task>] [--schedule=<freq>]",
+	"git maintenance is-needed [--auto] [--task=<task>]",
+	"git maintenance register [--config-file <path>]",
+	"git maintenance unregister [--config-file <path>] [--force]",
 	NULL,
 };
 
 static const char *const run_usage[] = {
-	"gitpack maintenance run [--auto] [--[no-]quiet] [--task=<task>] [--schedule=<freq>]",
+	"git maintenance run [--auto] [--[no-]quiet] [--task=<task>] [--schedule=<freq>]",
 	NULL,
 };
 
 static const char *const is_needed_usage[] = {
-	"gitpack maintenance is-needed [--auto] [--task=<task>]",
+	"git maintenance is-needed [--auto] [--task=<task>]",
 	NULL,
 };
 
@@ -1522,12 +1522,12 @@ static int maintenance_is_needed(int argc, const char **argv, struct repository 
 /* register, unregister                                               */
 
 static const char *const register_usage[] = {
-	"gitpack maintenance register [--config-file <path>]",
+	"git maintenance register [--config-file <path>]",
 	NULL,
 };
 
 static const char *const unregister_usage[] = {
-	"gitpack maintenance unregister [--config-file <path>] [--force]",
+	"git maintenance unregister [--config-file <path>] [--force]",
 	NULL,
 };
 

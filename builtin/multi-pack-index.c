@@ -16,16 +16,16 @@
 #include "../strbuf.h"
 
 static const char *const midx_usage[] = {
-	"gitpack multi-pack-index [<options>] write [--preferred-pack=<pack>]\n"
+	"git multi-pack-index [<options>] write [--preferred-pack=<pack>]\n"
 	"  [--[no-]bitmap] [--[no-]incremental] [--[no-]stdin-packs]\n"
 	"  [--refs-snapshot=<path>] [--[no-]write-chain-file]\n"
 	"  [--base=<checksum>]",
-	"gitpack multi-pack-index [<options>] compact [--[no-]incremental]\n"
+	"git multi-pack-index [<options>] compact [--[no-]incremental]\n"
 	"  [--[no-]bitmap] [--base=<checksum>] [--[no-]write-chain-file]\n"
 	"  <from> <to>",
-	"gitpack multi-pack-index [<options>] verify",
-	"gitpack multi-pack-index [<options>] expire",
-	"gitpack multi-pack-index [<options>] repack [--batch-size=<size>]",
+	"git multi-pack-index [<options>] verify",
+	"git multi-pack-index [<options>] expire",
+	"git multi-pack-index [<options>] repack [--batch-size=<size>]",
 	NULL,
 };
 

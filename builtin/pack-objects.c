@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 static const char *const pack_objects_usage[] = {
-	"gitpack pack-objects [<options>] <base-name> < <object-list>",
-	"gitpack pack-objects [<options>] --stdout < <object-list> > <pack>",
+	"git pack-objects [<options>] <base-name> < <object-list>",
+	"git pack-objects [<options>] --stdout < <object-list> > <pack>",
 	NULL,
 };
 

@@ -15,7 +15,7 @@
 #include "../repository.h"
 
 static const char *const pack_refs_usage[] = {
-	"gitpack pack-refs --all [--[no-]prune]",
+	"git pack-refs --all [--[no-]prune]",
 	NULL,
 };
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 static const char *const prune_packed_usage[] = {
-	"gitpack prune-packed [-n | --dry-run] [-q | --quiet]",
+	"git prune-packed [-n | --dry-run] [-q | --quiet]",
 	NULL,
 };
 

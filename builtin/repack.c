@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 static const char *const repack_usage[] = {
-	"gitpack repack [-a] [-A] [-d] [-f] [-F] [-l] [-n] [-q] [-b] [-m]\n"
-	"               [--window=<n>] [--depth=<n>] [--threads=<n>] [--keep-pack=<pack-name>]\n"
-	"               [--write-midx[=<mode>]] [--name-hash-version=<n>] [--path-walk] [--cruft]\n"
-	"               [--cruft-expiration=<approxidate>] [--geometric=<factor>]",
+	"git repack [-a] [-A] [-d] [-f] [-F] [-l] [-n] [-q] [-b] [-m]\n"
+	"           [--window=<n>] [--depth=<n>] [--threads=<n>] [--keep-pack=<pack-name>]\n"
+	"           [--write-midx[=<mode>]] [--name-hash-version=<n>] [--path-walk] [--cruft]\n"
+	"           [--cruft-expiration=<approxidate>] [--geometric=<factor>]",
 	NULL,
 };
 

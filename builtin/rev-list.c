@@ -21,7 +21,7 @@
 #include "../object-filter.h"
 
 static const char *const rev_list_usage[] = {
-	"gitpack rev-list [--objects [--filter=<spec>] [--filter-print-omitted] [--filter-provided-objects] [--missing=<action>] [--no-object-names]] [--quiet] [--count] [--use-bitmap-index] [--test-bitmap] [--all] [--branches] [--tags] [--not] <commit>... [^<commit>...] [<a>..<b>]",
+	"git rev-list [--objects [--filter=<spec>] [--filter-print-omitted] [--filter-provided-objects] [--missing=<action>] [--no-object-names]] [--quiet] [--count] [--use-bitmap-index] [--test-bitmap] [--all] [--branches] [--tags] [--not] <commit>... [^<commit>...] [<a>..<b>]",
 	NULL,
 };
 

@@ -11,7 +11,7 @@
 #include "../strbuf.h"
 
 static const char *const show_index_usage[] = {
-	"gitpack show-index [--object-format=<hash-algorithm>] < <pack-idx-file>",
+	"git show-index [--object-format=<hash-algorithm>] < <pack-idx-file>",
 	NULL,
 };
 

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 static const char *const upload_pack_usage[] = {
-	"gitpack upload-pack [--[no-]strict] [--timeout=<n>] [--stateless-rpc]\n"
-	"                    [--advertise-refs] <directory>",
+	"git upload-pack [--[no-]strict] [--timeout=<n>] [--stateless-rpc]\n"
+	"                [--advertise-refs] <directory>",
 	NULL,
 };
 

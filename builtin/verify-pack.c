@@ -13,7 +13,7 @@
 #include "../repository.h"
 
 static const char *const verify_pack_usage[] = {
-	"gitpack verify-pack [-v | --verbose] [-s | --stat-only] [--] <pack>.idx...",
+	"git verify-pack [-v | --verbose] [-s | --stat-only] [--] <pack>.idx...",
 	NULL,
 };
 

@@ -404,7 +404,7 @@ compare_new () {
 	(cd "$gp_cn_repo_" && gitpack cat-file "$@") <"$gp_cn_in_" >actual 2>actual.err
 	echo $? >actual.code
 	head -n 1 expect.err | sed "s/^usage: git /usage: PROG /" >expect.err1 &&
-	head -n 1 actual.err | sed "s/^usage: gitpack /usage: PROG /" >actual.err1 &&
+	head -n 1 actual.err | sed "s/^usage: git /usage: PROG /" >actual.err1 &&
 	compare_results &&
 	test_cmp expect.err1 actual.err1
 }

@@ -108,7 +108,7 @@ test_expect_success "prune-packed: a pack whose .pack does not open does not cou
 
 test_expect_success "prune-packed: bad option is a usage error ($algo)" '
 	test_expect_code 129 gitpack -C pp-$algo prune-packed --bogus 2>err &&
-	grep "usage: gitpack prune-packed" err
+	grep "usage: git prune-packed" err
 '
 
 done
