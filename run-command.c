@@ -34,6 +34,8 @@ static int spawn_and_wait(const char *program, const char *const *argv, const vo
 		posix_spawn_file_actions_adddup2(&actions, 2, 1);
 	else if (flags & RUN_STDOUT_TO_NULL)
 		posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+	if (flags & RUN_STDERR_TO_NULL)
+		posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
 	fflush(NULL);
 	if (program)
 		rc = posix_spawn(&pid, program, &actions, NULL, (char *const *)argv, environ);
@@ -75,6 +77,54 @@ int run_program(const char *program, const char *const *argv, unsigned flags, in
 	return spawn_and_wait(program, argv, NULL, 0, flags, exit_code, err);
 }
 
+int run_command_capture(const char *const *argv, unsigned flags, struct strbuf *out,
+			int *exit_code, struct gp_error *err)
+{
+	posix_spawn_file_actions_t actions;
+	int out_pipe[2] = { -1, -1 }, status, rc, ret = 0;
+	pid_t pid;
+
+	if (pipe(out_pipe) < 0)
+		return gp_error_errno(err, "cannot create a pipe for '%s'", argv[0]);
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+	posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
+	posix_spawn_file_actions_addclose(&actions, out_pipe[1]);
+	if (flags & RUN_STDERR_TO_NULL)
+		posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+	fflush(NULL);
+	rc = posix_spawnp(&pid, argv[0], &actions, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&actions);
+	close(out_pipe[1]);
+	if (rc) {
+		close(out_pipe[0]);
+		errno = rc;
+		return gp_error_errno(err, "cannot run '%s'", argv[0]);
+	}
+	for (;;) {
+		char buf[8192];
+		ssize_t got = read(out_pipe[0], buf, sizeof(buf));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && !ret)
+			ret = gp_error_errno(err, "cannot read the output of '%s'", argv[0]);
+		if (got <= 0)
+			break;
+		strbuf_add(out, buf, (size_t)got);
+	}
+	close(out_pipe[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			if (!ret)
+				ret = gp_error_errno(err, "cannot wait for '%s'", argv[0]);
+			return ret;
+		}
+	}
+	*exit_code = WIFEXITED(status) ? WEXITSTATUS(status)
+		   : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return ret;
+}
 
 int run_command_detached(const char *const *argv, struct gp_error *err)
 {

@@ -16,6 +16,7 @@ struct strbuf;
 enum run_command_flags {
 	RUN_STDOUT_TO_STDERR = 1 << 0, /* keep our stdout clean (a batch protocol) */
 	RUN_STDOUT_TO_NULL = 1 << 1,
+	RUN_STDERR_TO_NULL = 1 << 2, /* a child whose complaints are expected */
 };
 
 /*
@@ -35,6 +36,16 @@ int run_command(const char *const *argv, const void *input, size_t len, unsigned
  */
 int run_program(const char *program, const char *const *argv, unsigned flags, int *exit_code,
 		struct gp_error *err);
+
+/*
+ * Run argv[0] (searched in PATH) with standard input on /dev/null and
+ * its standard output appended to out, and wait for it; flags as for
+ * run_command() (RUN_STDERR_TO_NULL only: the output is ours).
+ * *exit_code as for run_command(). Errors: GP_EIO when it cannot be
+ * started, read from or waited for.
+ */
+int run_command_capture(const char *const *argv, unsigned flags, struct strbuf *out,
+			int *exit_code, struct gp_error *err);
 
 /*
  * Start argv[0] (searched in PATH) in a session of its own, standard
