@@ -21,6 +21,7 @@ struct gp_error;
 int cmd_cat_file(int argc, const char **argv, struct repository *repo);
 int cmd_commit_graph(int argc, const char **argv, struct repository *repo);
 int cmd_count_objects(int argc, const char **argv, struct repository *repo);
+int cmd_for_each_repo(int argc, const char **argv, struct repository *repo);
 int cmd_index_pack(int argc, const char **argv, struct repository *repo);
 int cmd_maintenance(int argc, const char **argv, struct repository *repo);
 int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo);
@@ -34,6 +35,9 @@ int cmd_pack_objects_hook(int argc, const char **argv, struct repository *repo);
 int cmd_serve(int argc, const char **argv, struct repository *repo);
 int cmd_upload_pack(int argc, const char **argv, struct repository *repo);
 int cmd_verify_pack(int argc, const char **argv, struct repository *repo);
+
+/* Whether name is one of gitpack's commands (gitpack.c's table). */
+bool is_gitpack_command(const char *name);
 
 struct option;
 struct commit_graph;

@@ -26,6 +26,7 @@ static const struct cmd_entry commands[] = {
 	{ "cat-file", cmd_cat_file, RUN_SETUP, "Show content, type or size of repository objects" },
 	{ "commit-graph", cmd_commit_graph, RUN_SETUP_GENTLY, "Write and verify Git commit-graph files" },
 	{ "count-objects", cmd_count_objects, RUN_SETUP, "Count unpacked objects and their disk usage" },
+	{ "for-each-repo", cmd_for_each_repo, RUN_SETUP_GENTLY, "Run a Git command on a list of repositories" },
 	{ "index-pack", cmd_index_pack, RUN_SETUP_GENTLY, "Build the .idx and .rev for a pack" },
 	{ "maintenance", cmd_maintenance, RUN_SETUP, "Run tasks to optimize repository data (a server's maintenance)" },
 	{ "multi-pack-index", cmd_multi_pack_index, RUN_SETUP_GENTLY, "Write and verify multi-pack-indexes" },
@@ -40,6 +41,14 @@ static const struct cmd_entry commands[] = {
 	{ "upload-pack", cmd_upload_pack, 0, "Send objects packed back to git-fetch-pack" },
 	{ "verify-pack", cmd_verify_pack, RUN_SETUP_GENTLY, "Validate packed Git archive files" },
 };
+
+bool is_gitpack_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(name, commands[i].name))
+			return true;
+	return false;
+}
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
