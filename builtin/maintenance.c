@@ -26,6 +26,9 @@
  * (they are in git's strategies) and do nothing: a server repository
  * has no remotes to prefetch, no work trees and no rerere cache, and
  * its reflogs are left to git.
+ *
+ * start and stop (the system scheduler's jobs) are
+ * builtin/maintenance-schedule.c's; start ends with register's config.
  */
 #include "../builtin.h"
 #include "../config.h"
@@ -43,6 +46,7 @@
 #include "../run-command.h"
 #include "../strbuf.h"
 #include "../trace2.h"
+#include "maintenance-schedule.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +61,8 @@ static const char *const maintenance_usage[] = {
 	"git maintenance is-needed [--auto] [--task=<task>]",
 	"git maintenance register [--config-file <path>]",
 	"git maintenance unregister [--config-file <path>] [--force]",
+	"git maintenance start [--scheduler=<scheduler>]",
+	"git maintenance stop",
 	NULL,
 };
 
@@ -1676,10 +1682,14 @@ int cmd_maintenance(int argc, const char **argv, struct repository *repo)
 		return maintenance_register(argc - 1, argv + 1, repo);
 	if (!strcmp(sub, "unregister"))
 		return maintenance_unregister(argc - 1, argv + 1, repo);
-	if (!strcmp(sub, "start") || !strcmp(sub, "stop"))
-		die("gitpack maintenance %s: scheduling is not done by gitpack; run "
-		    "'gitpack maintenance run --schedule=<frequency>' from your own scheduler "
-		    "(cron, a systemd timer), or use 'git maintenance %s'", sub, sub);
+	if (!strcmp(sub, "start")) {
+		/* As git: schedule first, then the config changes of register. */
+		const char *register_argv[] = { "register", NULL };
+		maintenance_start(argc - 1, argv + 1, repo);
+		return maintenance_register(1, register_argv, repo);
+	}
+	if (!strcmp(sub, "stop"))
+		return maintenance_stop(argc - 1, argv + 1, repo);
 	error("unknown subcommand: `%s'", sub);
 	usage_with_options(maintenance_usage, options);
 }

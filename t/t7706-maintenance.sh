@@ -454,8 +454,6 @@ test_expect_success 'config chooses the tasks: strategy, maintenance.<task>.enab
 	grep "cannot be used together" err &&
 	test_must_fail gitpack -C cf maintenance run --schedule=annually 2>err &&
 	grep "unrecognized --schedule" err &&
-	test_must_fail gitpack -C cf maintenance start 2>err &&
-	grep "scheduling is not done by gitpack" err &&
 	checked cf
 '
 
