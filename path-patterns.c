@@ -453,6 +453,20 @@ bool glob_match(const char *pattern, size_t pattern_len, const char *text,
 			 text, text_len, flags);
 }
 
+bool glob_is_wellformed(const char *pattern, size_t pattern_len)
+{
+	const char *nul = memchr(pattern, '\0', pattern_len);
+	struct tok t;
+	if (nul)
+		pattern_len = (size_t)(nul - pattern);
+	for (size_t pos = 0; pos < pattern_len; pos = t.next) {
+		decode(pattern, pattern_len, pos, 0, &t);
+		if (t.kind == TOK_NEVER)
+			return false;
+	}
+	return true;
+}
+
 /* ---- pattern lists ------------------------------------------------------- */
 
 enum pattern_flags {

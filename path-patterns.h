@@ -63,6 +63,16 @@ enum glob_flags {
 bool glob_match(const char *pattern, size_t pattern_len, const char *text,
 		size_t text_len, unsigned flags);
 
+/*
+ * Whether the glob pattern[0..pattern_len) is well formed: false when
+ * it holds an unterminated set or an unknown "[:class:]", or ends in a
+ * lone '\', for which glob_match() (like git's wildmatch) quietly
+ * matches nothing at all. For commands that take a pattern on the
+ * command line and would rather say it is wrong.
+ * O(pattern length).
+ */
+bool glob_is_wellformed(const char *pattern, size_t pattern_len);
+
 /* git's limit on a pattern file or blob (dir.c PATTERN_MAX_FILE_SIZE). */
 #define PATH_PATTERNS_MAX_SIZE (100 * 1024 * 1024)
 

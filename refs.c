@@ -1225,6 +1225,8 @@ static int for_each(struct repository *repo, const char *prefix, unsigned each_f
 	size_t last_len = 0;
 	struct strbuf namebuf = STRBUF_INIT; /* a packed name, NUL-terminated */
 	bool linked = strcmp(repo->gitdir, repo->commondir) != 0;
+	/* what a rewrite of packed-refs must carry over: names outside refs/ too */
+	bool every_entry = (each_flags & REFS_EACH_PACKED_ONLY) && (!prefix || !*prefix);
 	size_t prefix_len;
 	int ret = 0;
 
@@ -1238,7 +1240,11 @@ static int for_each(struct repository *repo, const char *prefix, unsigned each_f
 	if (!starts_with(prefix, "refs/") && !starts_with("refs/", prefix))
 		goto out;
 	if (repo->ref_storage == REF_STORAGE_REFTABLE) {
-		ret = for_each_reftable(repo, prefix, each_flags, o, err);
+		if (each_flags & (REFS_EACH_LOOSE_ONLY | REFS_EACH_PACKED_ONLY))
+			ret = gp_error_set(err, GP_EINVAL,
+					   "a reftable repository has no loose or packed refs");
+		else
+			ret = for_each_reftable(repo, prefix, each_flags, o, err);
 		goto out;
 	}
 	if (starts_with(prefix, "refs/")) {
@@ -1247,9 +1253,11 @@ static int for_each(struct repository *repo, const char *prefix, unsigned each_f
 	} else {
 		start_dir = xstrdup("refs/");
 	}
-	ret = collect_loose(repo, repo->commondir, start_dir, prefix,
-			    linked ? per_worktree_dirs : NULL, &loose, err);
-	for (size_t i = 0; linked && !ret && per_worktree_dirs[i]; i++) {
+	if (!(each_flags & REFS_EACH_PACKED_ONLY))
+		ret = collect_loose(repo, repo->commondir, start_dir, prefix,
+				    linked ? per_worktree_dirs : NULL, &loose, err);
+	for (size_t i = 0; linked && !ret && !(each_flags & REFS_EACH_PACKED_ONLY) &&
+			   per_worktree_dirs[i]; i++) {
 		const char *d = per_worktree_dirs[i];
 		if (starts_with(d, prefix))
 			ret = collect_loose(repo, repo->gitdir, d, prefix, NULL, &loose, err);
@@ -1265,12 +1273,15 @@ static int for_each(struct repository *repo, const char *prefix, unsigned each_f
 	 * pack-refs" writes packed-refs before it deletes the loose files,
 	 * so a ref being packed meanwhile is seen in one or the other.
 	 */
-	ret = packed_snapshot(repo, &snap, err);
-	if (ret)
-		goto out;
-	snap->refcount++;
-
-	packed_pos = packed_lower_bound(snap, *prefix ? prefix : "refs/");
+	if (each_flags & REFS_EACH_LOOSE_ONLY) {
+		packed_pos = 0;
+	} else {
+		ret = packed_snapshot(repo, &snap, err);
+		if (ret)
+			goto out;
+		snap->refcount++;
+		packed_pos = every_entry ? 0 : packed_lower_bound(snap, *prefix ? prefix : "refs/");
+	}
 	for (;;) {
 		const struct packed_entry *pe = NULL;
 		const struct loose_ref *le = loose_pos < loose.nr ? &loose.items[loose_pos] : NULL;
@@ -1278,11 +1289,11 @@ static int for_each(struct repository *repo, const char *prefix, unsigned each_f
 		size_t name_len;
 		bool take_loose;
 
-		if (packed_pos < snap->nr) {
+		if (snap && packed_pos < snap->nr) {
 			pe = &snap->entries[packed_pos];
 			/* the packed refs under prefix (and refs/) end at the first that is not */
-			if (!entry_has_prefix(snap, pe, prefix, prefix_len) ||
-			    !entry_has_prefix(snap, pe, "refs/", 5)) {
+			if (!every_entry && (!entry_has_prefix(snap, pe, prefix, prefix_len) ||
+					     !entry_has_prefix(snap, pe, "refs/", 5))) {
 				pe = NULL;
 				packed_pos = snap->nr;
 			}

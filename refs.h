@@ -145,6 +145,18 @@ enum refs_each_flags {
 	 * can refuse to go on; without it they are skipped.
 	 */
 	REFS_EACH_PARANOID = 1 << 1,
+	/*
+	 * One side of the files backend only, for pack-refs, which merges
+	 * them itself: the loose refs (packed-refs is not read), or the
+	 * entries of packed-refs (no loose file is read, none hides an
+	 * entry). A broken packed entry (an invalid name) comes with the
+	 * null id, as for every broken ref. With an empty prefix,
+	 * REFS_EACH_PACKED_ONLY passes every entry, names outside refs/
+	 * too: what a rewrite of the file must carry over. GP_EINVAL in a
+	 * reftable repository, which has neither.
+	 */
+	REFS_EACH_LOOSE_ONLY = 1 << 2,
+	REFS_EACH_PACKED_ONLY = 1 << 3,
 };
 
 /* Whether GIT_REF_PARANOIA is in force (the default). */
