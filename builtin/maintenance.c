@@ -38,6 +38,7 @@
 #include "../midx.h"
 #include "../odb.h"
 #include "../pack-objects.h"
+#include "../pack-refs.h"
 #include "../packfile.h"
 #include "../parse-options.h"
 #include "../progress.h"
@@ -619,66 +620,33 @@ static int task_geometric_repack(struct maint *m)
 /* ------------------------------------------------------------------ */
 /* pack-refs                                                          */
 
-static size_t nr_loose_refs_in(const char *dir, size_t limit)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	size_t nr = 0;
-	if (!d)
-		return 0;
-	while (nr < limit && (de = readdir(d))) {
-		char *path;
-		struct stat st;
-		if (de->d_name[0] == '.' || ends_with(de->d_name, ".lock"))
-			continue;
-		path = xstrfmt("%s/%s", dir, de->d_name);
-		if (!lstat(path, &st)) {
-			if (S_ISDIR(st.st_mode))
-				nr += nr_loose_refs_in(path, limit - nr);
-			else if (S_ISREG(st.st_mode))
-				nr++;
-		}
-		free(path);
-	}
-	closedir(d);
-	return nr;
-}
-
 /*
- * pack-refs --auto: the more refs packed-refs holds, the more loose
- * ones it takes (git's rule of a ratio, with gitpack's numbers): at
- * least 16, and 5 more for each doubling of packed-refs past 100 kB.
+ * pack-refs --auto: git asks the ref store the question "git pack-refs
+ * --all --auto" asks (pack-refs.h: enough loose refs for the size of
+ * packed-refs), and the child asks it again.
  */
 static bool pack_refs_needed(struct maint *m)
 {
-	char *packed = xstrfmt("%s/packed-refs", m->repo->commondir);
-	char *refs = xstrfmt("%s/refs", m->repo->commondir);
-	struct stat st;
-	size_t limit = 16;
-	bool needed;
-	if (m->repo->ref_storage != REF_STORAGE_FILES) {
-		free(packed);
-		free(refs);
-		return false;
-	}
-	if (!stat(packed, &st))
-		for (off_t size = st.st_size / (100 * 1024); size > 0; size >>= 1)
-			limit += 5;
-	needed = nr_loose_refs_in(refs, limit) >= limit;
-	free(packed);
-	free(refs);
+	struct pack_refs_opts opts = { .flags = PACK_REFS_ALL | PACK_REFS_PRUNE };
+	struct gp_error err = GP_ERROR_INIT;
+	bool needed = false;
+	if (m->repo->ref_storage == REF_STORAGE_FILES &&
+	    pack_refs_check_auto(m->repo, &opts, &needed, NULL, &err))
+		gp_error_clear(&err); /* not due then, as in git */
 	return needed;
 }
 
 static int task_pack_refs(struct maint *m)
 {
-	const char *argv[] = { "git", "pack-refs", "--all", "--prune", NULL };
+	const char *argv[] = { "git", "pack-refs", "--all", "--prune", NULL, NULL };
 	if (m->repo->ref_storage != REF_STORAGE_FILES) {
 		if (!m->quiet)
 			warning("skipping pack-refs task: gitpack does not compact reftable tables");
 		return 0;
 	}
-	/* As git's task; the --auto test was this process's (pack_refs_needed()). */
+	/* As git's task: under --auto the child decides again, with git's heuristic. */
+	if (m->auto_flag)
+		argv[4] = "--auto";
 	if (run_self_child(m, argv))
 		return error("failed to run pack-refs");
 	return 0;

@@ -16,7 +16,8 @@ symbolic link is written through; a tag that lies about the type of
 what it tags, or tags a missing object, is packed without a peeled
 line; a loose ref to a missing object is reported and left alone; a
 branch holding a blob is refused; a malformed packed-refs, a malformed
-pattern and a bad option fail with nothing changed. SHA-1 and SHA-256.'
+pattern and a bad option fail with nothing changed; maintenance passes
+--auto to its pack-refs child. SHA-1 and SHA-256.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -431,6 +432,26 @@ test_expect_success "pack-refs: a bad option or an argument is a usage error ($a
 	grep "^usage: git pack-refs \[--all\] \[--no-prune\] \[--auto\] \[--include <pattern>\] \[--exclude <pattern>\]" err &&
 	test_expect_code 129 gitpack -C src-$algo pack-refs refs/heads/main 2>err &&
 	grep "^usage: git pack-refs" err
+'
+
+test_expect_success "maintenance run --auto: pack-refs only when needed, its child with --auto ($algo)" '
+	rm -rf mt trace-mt &&
+	git init -q -b main --object-format=$algo mt &&
+	test_commit -C mt --no-tag base &&
+	test_seq 1 10 | sed "s,.*,create refs/heads/b& HEAD," | git -C mt update-ref --stdin &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-mt" gitpack -C mt maintenance run --auto --task=pack-refs &&
+	! grep "child_start" trace-mt &&
+	test_path_is_missing mt/.git/packed-refs &&
+	test_seq 11 20 | sed "s,.*,create refs/heads/b& HEAD," | git -C mt update-ref --stdin &&
+	rm -f trace-mt &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-mt" gitpack -C mt maintenance run --auto --task=pack-refs &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"pack-refs\",\"--all\",\"--prune\",\"--auto\"\]" trace-mt &&
+	test_path_is_missing mt/.git/refs/heads/b20 &&
+	git -C mt update-ref refs/heads/one-more HEAD &&
+	rm -f trace-mt &&
+	GIT_TRACE2_EVENT="$(pwd)/trace-mt" gitpack -C mt maintenance run --task=pack-refs &&
+	grep "\"child_start\".*\"argv\":\[\"git\",\"pack-refs\",\"--all\",\"--prune\"\]" trace-mt &&
+	test_path_is_missing mt/.git/refs/heads/one-more
 '
 
 done
