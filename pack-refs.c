@@ -109,17 +109,6 @@ static bool pattern_selects(const struct pack_refs_opts *opts, const char *name)
 	return starts_with(name, "refs/tags/");
 }
 
-static int check_patterns(const char *const *patterns, size_t nr, struct gp_error *err)
-{
-	for (size_t i = 0; i < nr; i++)
-		if (!glob_is_wellformed(patterns[i], strlen(patterns[i])))
-			return gp_error_set(err, GP_EINVAL,
-					    "malformed pattern '%s': an unterminated '[', an unknown "
-					    "character class or a trailing '\\' (it could match no ref)",
-					    patterns[i]);
-	return 0;
-}
-
 GP_PRINTF(2, 3) static void add_message(struct pack_refs_result *result, const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
@@ -228,15 +217,9 @@ static int collect(struct selection *sel)
 static int check_and_open(struct repository *repo, const struct pack_refs_opts *opts,
 			  struct odb **odb, struct gp_error *err)
 {
-	int ret;
 	if (repo->ref_storage != REF_STORAGE_FILES)
 		return gp_error_set(err, GP_EINVAL, "pack-refs: the refs are in reftable tables");
-	ret = check_patterns(opts->includes, opts->nr_includes, err);
-	if (!ret)
-		ret = check_patterns(opts->excludes, opts->nr_excludes, err);
-	if (!ret)
-		ret = repo_odb(repo, odb, err);
-	return ret;
+	return repo_odb(repo, odb, err);
 }
 
 /* floor(log2(n)); 0 for 0 and 1. */

@@ -107,8 +107,7 @@ int pack_refs_check_auto(struct repository *repo, const struct pack_refs_opts *o
 /*
  * Pack the refs of repo as described above; result (initialized with
  * PACK_REFS_RESULT_INIT) says what was done. Errors, with nothing
- * changed on disk: GP_EINVAL (a reftable repository; a malformed
- * pattern, naming it; a selected ref under refs/heads/ whose object is
+ * changed on disk: GP_EINVAL (a reftable repository; a selected ref under refs/heads/ whose object is
  * not a commit, which Git 2.55 refuses to write to a branch),
  * GP_EIO (the lock is held past the timeout, a write failed),
  * GP_ECORRUPT (packed-refs is malformed: its path and line; an object

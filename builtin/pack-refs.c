@@ -10,6 +10,7 @@
 #include "../error.h"
 #include "../pack-refs.h"
 #include "../parse-options.h"
+#include "../path-patterns.h"
 #include "../refs.h"
 #include "../repository.h"
 #include <stdio.h>
@@ -18,6 +19,19 @@ static const char *const pack_refs_usage[] = {
 	"git pack-refs [--all] [--no-prune] [--auto] [--include <pattern>] [--exclude <pattern>]",
 	NULL,
 };
+
+/*
+ * git takes a malformed pattern and matches nothing with it; so does
+ * gitpack, but it says so, as the operator most likely meant a ref.
+ */
+static void warn_malformed(const struct opt_string_list *patterns, const char *option)
+{
+	for (size_t i = 0; i < patterns->nr; i++)
+		if (!glob_is_wellformed(patterns->items[i], strlen(patterns->items[i])))
+			warning("%s '%s' is a malformed pattern (an unterminated '[', an "
+				"unknown character class or a trailing '\\'): it matches no ref",
+				option, patterns->items[i]);
+}
 
 int cmd_pack_refs(int argc, const char **argv, struct repository *repo)
 {
@@ -40,6 +54,8 @@ int cmd_pack_refs(int argc, const char **argv, struct repository *repo)
 		usage_with_options(pack_refs_usage, options);
 	if (repo->ref_storage != REF_STORAGE_FILES)
 		die("gitpack pack-refs: a reftable repository is not supported");
+	warn_malformed(&includes, "--include");
+	warn_malformed(&excludes, "--exclude");
 	opts.flags = (all ? PACK_REFS_ALL : 0) | (prune ? PACK_REFS_PRUNE : 0) |
 		     (auto_flag ? PACK_REFS_AUTO : 0);
 	opts.includes = includes.items;
