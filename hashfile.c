@@ -6,6 +6,7 @@
 #include "hashfile.h"
 #include "error.h"
 #include "hash.h"
+#include "lockfile.h"
 #include "strbuf.h"
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -27,6 +28,7 @@ struct hashfile {
 	hashfile_out_fn *out;   /* or to a caller's function (hashfile_new_stream_fn) */
 	void *out_data;
 	struct strbuf mem;
+	char *pid_path;          /* the lock's ~pid companion (lockfile.h), if written */
 };
 
 /* A hashfile writing to fd, an open temporary file (it takes tmp_path). */
@@ -74,15 +76,25 @@ int hashfile_create_locked(struct hashfile **out, const char *final_path,
 	char *lock = xstrfmt("%s.lock", final_path);
 	int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 	if (fd < 0) {
-		int ret = errno == EEXIST
-			? gp_error_set(err, GP_EIO, "unable to create '%s': File exists; "
-				       "is another process writing it? If not, remove the stale lock",
-				       lock)
-			: gp_error_errno(err, "unable to create '%s'", lock);
+		int ret;
+		if (errno == EEXIST) {
+			struct strbuf holder = STRBUF_INIT;
+			if (lockfile_describe_holder(lock, &holder))
+				ret = gp_error_set(err, GP_EIO, "unable to create '%s': File exists%s",
+						   lock, holder.buf);
+			else
+				ret = gp_error_set(err, GP_EIO, "unable to create '%s': File exists; "
+						   "is another process writing it? If not, remove the "
+						   "stale lock", lock);
+			strbuf_release(&holder);
+		} else {
+			ret = gp_error_errno(err, "unable to create '%s'", lock);
+		}
 		free(lock);
 		return ret;
 	}
 	*out = hashfile_wrap_fd(fd, lock, final_path, algo);
+	(*out)->pid_path = lockfile_pid_write(lock);
 	return 0;
 }
 
@@ -241,6 +253,8 @@ int hashfile_rewrite_head(struct hashfile *f, const void *head, size_t len,
 
 static void hashfile_destroy(struct hashfile *f)
 {
+	/* The lock is renamed or gone by now; its companion goes with it. */
+	lockfile_pid_remove(f->pid_path);
 	free(f->tmp_path);
 	free(f->final_path);
 	free(f->buf);

@@ -14,6 +14,7 @@
  */
 #include "maintenance-schedule.h"
 #include "error.h"
+#include "lockfile.h"
 #include "run-command.h"
 #include "strbuf.h"
 #include <ctype.h>
@@ -817,22 +818,33 @@ int maint_schedule_lock(const char *lock_path, struct gp_error *err)
 {
 	int fd = open(lock_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0) {
-		if (errno == EEXIST)
-			return gp_error_set(err, GP_EBUSY,
-				"unable to create '%s': File exists.\n\n"
+		if (errno == EEXIST) {
+			struct strbuf holder = STRBUF_INIT;
+			int ret;
+			lockfile_describe_holder(lock_path, &holder);
+			ret = gp_error_set(err, GP_EBUSY,
+				"unable to create '%s': File exists%s.\n\n"
 				"Another scheduled git-maintenance(1) process seems to be running in this\n"
 				"repository (a 'maintenance start' or 'maintenance stop'). Make sure none\n"
 				"is, then try again; if none is, one of them crashed earlier: remove the\n"
 				"file by hand to continue.",
-				lock_path);
+				lock_path, holder.buf);
+			strbuf_release(&holder);
+			return ret;
+		}
 		return gp_error_errno(err, "unable to create '%s'", lock_path);
 	}
 	close(fd);
+	free(lockfile_pid_write(lock_path));
 	return 0;
 }
 
 void maint_schedule_unlock(const char *lock_path)
 {
+	/* The companion first: a lock without one is still a lock. */
+	char *pid_path = lockfile_pid_path(lock_path);
+	unlink(pid_path);
+	free(pid_path);
 	unlink(lock_path);
 }
 

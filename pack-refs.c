@@ -17,6 +17,7 @@
 #include "config.h"
 #include "error.h"
 #include "hashfile.h"
+#include "lockfile.h"
 #include "object.h"
 #include "odb.h"
 #include "path-patterns.h"
@@ -442,12 +443,16 @@ static size_t prune_loose(const struct selection *sel)
 		char *lock = xstrfmt("%s.lock", path);
 		int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL, 0666);
 		if (fd >= 0) {
+			char *pid_path;
 			close(fd);
+			pid_path = lockfile_pid_write(lock);
 			if (loose_still(sel->repo, path, &ref->oid) && !unlink(path)) {
 				nr++;
+				lockfile_pid_remove(pid_path);
 				unlink(lock);
 				remove_empty_parents(sel->repo->commondir, ref->name);
 			} else {
+				lockfile_pid_remove(pid_path);
 				unlink(lock);
 			}
 		}

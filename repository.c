@@ -20,6 +20,7 @@
 #include "commit-graph.h"
 #include "error.h"
 #include "hash.h"
+#include "lockfile.h"
 #include "odb.h"
 #include "refs.h"
 #include "strbuf.h"
@@ -719,6 +720,7 @@ static int finish_open(struct repository **out, enum found_how how,
 				   &info, err);
 	if (ret < 0)
 		goto out;
+	lockfile_pid_configure(config_get_bool_or(&repo->config, "core.lockfilepid", false));
 	if (how == FOUND_GITDIR)
 		repo->work_dir = xstrdup(repo->gitdir);
 	else if (how == FOUND_DOTGIT && repo->worktree)

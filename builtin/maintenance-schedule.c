@@ -8,6 +8,7 @@
 #include "maintenance-schedule.h"
 #include "../builtin.h"
 #include "../error.h"
+#include "../lockfile.h"
 #include "../maintenance-schedule.h"
 #include "../parse-options.h"
 #include "../repository.h"
@@ -50,13 +51,16 @@ static char *self_program(void)
 	return xstrdup(buf);
 }
 
-/* The lock this process holds, for the signal handler; NULL when none. */
-static char *held_lock;
+/* The lock this process holds and its ~pid companion, for the signal handler; NULL when none. */
+static char *held_lock, *held_lock_pid;
 
 static void unlock_on_signal(int sig)
 {
+	/* unlink() alone: a signal handler may not allocate. */
+	if (held_lock_pid)
+		unlink(held_lock_pid);
 	if (held_lock)
-		maint_schedule_unlock(held_lock);
+		unlink(held_lock);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -79,6 +83,7 @@ static int update(struct repository *repo, enum maint_scheduler enable, struct g
 
 	if (ret)
 		goto out;
+	held_lock_pid = lockfile_pid_path(lock_path);
 	held_lock = lock_path;
 	for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
 		signal(signals[i], unlock_on_signal);
@@ -86,6 +91,11 @@ static int update(struct repository *repo, enum maint_scheduler enable, struct g
 	for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
 		signal(signals[i], SIG_DFL);
 	held_lock = NULL;
+	{
+		char *pid_path = held_lock_pid;
+		held_lock_pid = NULL;
+		free(pid_path);
+	}
 	maint_schedule_unlock(lock_path);
 out:
 	free(lock_path);

@@ -34,6 +34,7 @@
 #include "../config.h"
 #include "../date.h"
 #include "../error.h"
+#include "../lockfile.h"
 #include "../loose.h"
 #include "../midx.h"
 #include "../odb.h"
@@ -114,6 +115,7 @@ struct task {
 /* The lock                                                           */
 
 static char *lock_path;
+static char *lock_pid_path; /* its core.lockfilePid companion (lockfile.h), if any */
 
 static void remove_lock(void)
 {
@@ -122,10 +124,14 @@ static void remove_lock(void)
 		free(lock_path);
 		lock_path = NULL;
 	}
+	lockfile_pid_remove(lock_pid_path);
+	lock_pid_path = NULL;
 }
 
 static void remove_lock_on_signal(int sig)
 {
+	if (lock_pid_path)
+		unlink(lock_pid_path);
 	if (lock_path)
 		unlink(lock_path);
 	signal(sig, SIG_DFL);
@@ -150,13 +156,18 @@ static bool is_detached_child;
 static int take_lock(struct repository *repo)
 {
 	char *path = xstrfmt("%s/maintenance.lock", repo->objdir);
-	char *pid = NULL;
 	int fd;
 
 	if (getenv(DETACHED_ENV)) {
 		/* Not for our own children (commit-graph, hooks). */
 		unsetenv(DETACHED_ENV);
 		is_detached_child = true;
+		/* The parent's companion names the parent, as git's does; it is ours to remove. */
+		lock_pid_path = lockfile_pid_path(path);
+		if (access(lock_pid_path, F_OK)) {
+			free(lock_pid_path);
+			lock_pid_path = NULL;
+		}
 		hold_lock(path);
 		return 0;
 	}
@@ -168,14 +179,8 @@ static int take_lock(struct repository *repo)
 		}
 		die("unable to create '%s': %s", path, strerror(errno));
 	}
-	/* As git's lock files with core.lockfilepid: who holds it, for a human. */
-	pid = xstrfmt("pid %ld\n", (long)getpid());
-	/* The lock is the file's existence; its content is a courtesy. */
-	if (write(fd, pid, strlen(pid)) < 0) {
-		/* nothing to undo */
-	}
-	free(pid);
 	close(fd);
+	lock_pid_path = lockfile_pid_write(path);
 	hold_lock(path);
 	return 0;
 }
@@ -1348,9 +1353,11 @@ static bool detach_background(const enum task_id *ids, const bool *run, size_t n
 		unsetenv(DETACHED_ENV);
 		trace2_region_leave("maintenance", "detach");
 		if (started) {
-			/* The lock is the child's now. */
+			/* The lock (and its companion) is the child's now. */
 			free(lock_path);
 			lock_path = NULL;
+			free(lock_pid_path);
+			lock_pid_path = NULL;
 		}
 	}
 	gp_error_clear(&err);
@@ -1408,9 +1415,14 @@ static int maintenance_run(int argc, const char **argv, struct repository *repo)
 	nr = names.nr ? selected_tasks(&names, ids) : configured_tasks(repo, schedule, ids);
 
 	if (take_lock(repo)) {
-		if (!auto_flag && !quiet)
-			warning("lock file '%s/maintenance.lock' exists, skipping maintenance",
-				repo->objdir);
+		if (!auto_flag && !quiet) {
+			char *path = xstrfmt("%s/maintenance.lock", repo->objdir);
+			struct strbuf holder = STRBUF_INIT;
+			lockfile_describe_holder(path, &holder);
+			warning("lock file '%s' exists, skipping maintenance%s", path, holder.buf);
+			strbuf_release(&holder);
+			free(path);
+		}
 		free(names.items);
 		return 0;
 	}
