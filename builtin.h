@@ -21,6 +21,7 @@ struct gp_error;
 int cmd_cat_file(int argc, const char **argv, struct repository *repo);
 int cmd_commit_graph(int argc, const char **argv, struct repository *repo);
 int cmd_count_objects(int argc, const char **argv, struct repository *repo);
+int cmd_gc(int argc, const char **argv, struct repository *repo);
 int cmd_index_pack(int argc, const char **argv, struct repository *repo);
 int cmd_maintenance(int argc, const char **argv, struct repository *repo);
 int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo);

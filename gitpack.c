@@ -26,6 +26,7 @@ static const struct cmd_entry commands[] = {
 	{ "cat-file", cmd_cat_file, RUN_SETUP, "Show content, type or size of repository objects" },
 	{ "commit-graph", cmd_commit_graph, RUN_SETUP_GENTLY, "Write and verify Git commit-graph files" },
 	{ "count-objects", cmd_count_objects, RUN_SETUP, "Count unpacked objects and their disk usage" },
+	{ "gc", cmd_gc, RUN_SETUP, "Cleanup unnecessary files and optimize the local repository" },
 	{ "index-pack", cmd_index_pack, RUN_SETUP_GENTLY, "Build the .idx and .rev for a pack" },
 	{ "maintenance", cmd_maintenance, RUN_SETUP, "Run tasks to optimize repository data (a server's maintenance)" },
 	{ "multi-pack-index", cmd_multi_pack_index, RUN_SETUP_GENTLY, "Write and verify multi-pack-indexes" },
