@@ -27,6 +27,7 @@
 #include "../odb.h"
 #include "../packfile.h"
 #include "../parse-options.h"
+#include "../refs.h"
 #include "../repository.h"
 #include "../run-command.h"
 #include "../strbuf.h"
@@ -555,7 +556,8 @@ static int foreground_steps(struct gc_run *r)
 	if (r->cfg->pack_refs) {
 		const char *argv[] = { "git", "pack-refs", "--all", "--prune",
 				       r->auto_flag ? "--auto" : NULL, NULL };
-		if (run_step(true, argv))
+		/* gitpack packs the files backend's refs; git compacts reftable tables. */
+		if (run_step(r->repo->ref_storage == REF_STORAGE_FILES, argv))
 			return error("failed to run pack-refs");
 	}
 	if (r->cfg->prune_reflogs) {
