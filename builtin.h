@@ -22,6 +22,7 @@ int cmd_cat_file(int argc, const char **argv, struct repository *repo);
 int cmd_commit_graph(int argc, const char **argv, struct repository *repo);
 int cmd_count_objects(int argc, const char **argv, struct repository *repo);
 int cmd_for_each_repo(int argc, const char **argv, struct repository *repo);
+int cmd_gc(int argc, const char **argv, struct repository *repo);
 int cmd_index_pack(int argc, const char **argv, struct repository *repo);
 int cmd_maintenance(int argc, const char **argv, struct repository *repo);
 int cmd_multi_pack_index(int argc, const char **argv, struct repository *repo);

@@ -1157,6 +1157,9 @@ static int resolve(struct writer *w, struct gp_error *err)
 	int64_t steps = 0;  /* commits whose levels the walk computed */
 	char hex[GP_MAX_HEXSZ + 1];
 	int ret = 0;
+	/* git's meter for this step (topological levels and generations, one pass here) */
+	struct progress *meter = progress_start("Computing commit graph generation numbers",
+						w->nr, w->opts->progress);
 
 	w->parent_pos = xmalloc((w->nr_parents ? w->nr_parents : 1) * sizeof(*w->parent_pos));
 	for (size_t i = 0; i < w->nr; i++) {
@@ -1235,6 +1238,7 @@ static int resolve(struct writer *w, struct gp_error *err)
 				w->nr_overflow++;
 			state[idx] = 2;
 			steps++;
+			progress_update(meter, (uint64_t)steps);
 			nr_stack--;
 		}
 	}
@@ -1245,6 +1249,7 @@ static int resolve(struct writer *w, struct gp_error *err)
 	 */
 	trace2_data_intmax("commit-graph", "generation-dfs-steps", steps);
 out:
+	progress_stop(&meter);
 	free(stack);
 	free(state);
 	return ret;

@@ -27,6 +27,7 @@ static const struct cmd_entry commands[] = {
 	{ "commit-graph", cmd_commit_graph, RUN_SETUP_GENTLY, "Write and verify Git commit-graph files" },
 	{ "count-objects", cmd_count_objects, RUN_SETUP, "Count unpacked objects and their disk usage" },
 	{ "for-each-repo", cmd_for_each_repo, RUN_SETUP_GENTLY, "Run a Git command on a list of repositories" },
+	{ "gc", cmd_gc, RUN_SETUP, "Cleanup unnecessary files and optimize the local repository" },
 	{ "index-pack", cmd_index_pack, RUN_SETUP_GENTLY, "Build the .idx and .rev for a pack" },
 	{ "maintenance", cmd_maintenance, RUN_SETUP, "Run tasks to optimize repository data (a server's maintenance)" },
 	{ "multi-pack-index", cmd_multi_pack_index, RUN_SETUP_GENTLY, "Write and verify multi-pack-indexes" },

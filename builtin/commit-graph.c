@@ -62,6 +62,30 @@ static int add_ref(const char *refname, const struct object_id *oid,
 	return 0;
 }
 
+/*
+ * The meter git shows while it reads the refs of --reachable: how many
+ * distinct commits they name (peeled). The walk starts from every tip
+ * anyway; this only reports.
+ */
+static void count_referenced_commits(struct odb *odb, const struct tips *tips, bool show)
+{
+	struct progress *meter = progress_start("Collecting referenced commits", 0, show);
+	struct oidset commits = OIDSET_INIT;
+	if (!meter)
+		return;
+	for (size_t i = 0; i < tips->nr; i++) {
+		struct object_info info;
+		struct gp_error err = GP_ERROR_INIT;
+		if (!odb_read_object_info(odb, &tips->items[i], &info, 0, &err) &&
+		    info.type == OBJ_COMMIT)
+			oidset_insert(&commits, &tips->items[i]);
+		gp_error_clear(&err);
+		progress_update(meter, oidset_size(&commits));
+	}
+	progress_stop(&meter);
+	oidset_release(&commits);
+}
+
 static const char *objdir_of(struct repository *repo, const char *object_dir)
 {
 	if (object_dir)
@@ -254,6 +278,7 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 			die("--reachable needs a repository");
 		if (refs_for_each(repo, "", add_ref, &tips, &err))
 			die_error(&err);
+		count_referenced_commits(odb, &tips, opts.progress);
 	} else if (stdin_commits) {
 		struct progress *meter = progress_start("Collecting commits from input", 0,
 							opts.progress);

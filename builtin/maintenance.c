@@ -17,9 +17,8 @@
  *                       (=incremental, with bitmaps, where bitmaps are wanted);
  *                       when the roll-up would take every pack, an
  *                       all-into-one with a cruft pack instead (as git's);
- *   gc                  pack-refs, then a repack -d -l -q --cruft child and
- *                       the expired loose objects pruned (git gc's job
- *                       on a bare repository);
+ *   gc                  pack-refs, then child: gc --quiet --no-detach
+ *                       --skip-foreground-tasks (builtin/gc.c);
  *   commit-graph        child: gitpack commit-graph write --reachable --split;
  *   pack-refs           child: pack-refs --all --prune.
  * prefetch, reflog-expire, worktree-prune and rerere-gc are accepted
@@ -387,30 +386,6 @@ struct loose_batch {
 	struct progress *progress;
 };
 
-static bool in_a_pack(struct odb *odb, const struct object_id *oid)
-{
-	for (size_t i = 0; i < odb_nr_packs(odb); i++) {
-		uint32_t idx_pos;
-		if (pack_find_oid(odb_pack(odb, i), oid, &idx_pos))
-			return true;
-	}
-	return false;
-}
-
-/* After the last object of a fan-out directory went, the directory goes too (as git's prune). */
-static void remove_loose(const char *path, size_t *nr)
-{
-	char *dir;
-	if (unlink(path))
-		return;
-	(*nr)++;
-	dir = xstrdup(path);
-	if (strrchr(dir, '/'))
-		*strrchr(dir, '/') = '\0';
-	rmdir(dir); /* fails while other objects are there */
-	free(dir);
-}
-
 static int batch_one(const struct object_id *oid, const char *path, void *data)
 {
 	struct loose_batch *lb = data;
@@ -694,56 +669,25 @@ static int task_gc_foreground(struct maint *m)
 	return gc_packs_refs(m) ? task_pack_refs(m) : 0;
 }
 
-struct prune_expired {
-	struct maint *m;
-	int64_t expiry;
-	size_t nr;
-};
-
-static int prune_expired_one(const struct object_id *oid, const char *path, void *data)
-{
-	struct prune_expired *pe = data;
-	struct stat st;
-	if (in_a_pack(pe->m->odb, oid) || lstat(path, &st) || (int64_t)st.st_mtime >= pe->expiry)
-		return 0;
-	remove_loose(path, &pe->nr);
-	return 0;
-}
-
+/*
+ * As git's task: the rest of git gc in a child, "git gc --quiet
+ * --no-detach --skip-foreground-tasks" (--auto under --auto,
+ * --no-quiet when not quiet): gitpack's gc (builtin/gc.c), started as
+ * this binary with git's argv. The foreground part ran already.
+ */
 static int task_gc(struct maint *m)
 {
-	const char *expire = prune_expire(m);
-	char *arg = xstrfmt("--cruft-expiration=%s", expire);
-	const char *argv[] = { "git", "repack", "-d", "-l", "-q", "--cruft", arg, NULL, NULL, NULL };
-	size_t nr = 7;
-	struct prune_expired pe = { .m = m };
-	int64_t when = 0;
-	bool never = !parse_expiry_date(expire, (int64_t)time(NULL), &when) || !when;
-	int ret;
+	const char *argv[7] = { "git", "gc" };
+	size_t nr = 2;
 
-	if (never)
-		nr = 6;
-	/* A MIDX stays right (and keeps its bitmap) only when written anew. */
-	if (odb_midx(m->odb)) {
-		argv[nr++] = "--write-midx";
-		if (config_get_bool_or(&m->repo->config, "repack.writebitmaps", m->repo->bare))
-			argv[nr++] = "--write-bitmap-index";
-	}
+	if (m->auto_flag)
+		argv[nr++] = "--auto";
+	argv[nr++] = m->quiet ? "--quiet" : "--no-quiet";
+	argv[nr++] = "--no-detach";
+	argv[nr++] = "--skip-foreground-tasks";
 	argv[nr] = NULL;
-	/* git gc's repack is a child of its own, as the other steps of git's tasks. */
-	ret = run_self_child(m, argv);
-	free(arg);
-	if (ret)
-		return error("failed to run repack");
-	/*
-	 * git gc's prune: what the cruft pack left out has expired and
-	 * is loose still. Anything loose and unpacked now is either that,
-	 * or written after the repack looked, and then it is young.
-	 */
-	if (!never) {
-		pe.expiry = when == EXPIRY_EVERYTHING ? (int64_t)time(NULL) + 1 : when;
-		loose_for_each(m->repo->objdir, m->repo->hash_algo, prune_expired_one, &pe);
-	}
+	if (run_self_child(m, argv))
+		return error("failed to run gc");
 	return 0;
 }
 
