@@ -95,6 +95,10 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * -h is a question (stdout, exit 0, as Git 2.55 answers it); a usage
+ * error is not (stderr, exit 129).
+ */
 static GP_NORETURN void print_usage_and_exit(FILE *out, const char *const *usage,
 						const struct option *opts)
 {
@@ -103,7 +107,7 @@ static GP_NORETURN void print_usage_and_exit(FILE *out, const char *const *usage
 	fflush(stdout);
 	fwrite(text.buf, 1, text.len, out);
 	strbuf_release(&text);
-	exit(129);
+	exit(out == stdout ? 0 : 129);
 }
 
 void usage_with_options(const char *const *usage, const struct option *opts)

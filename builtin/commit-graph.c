@@ -394,6 +394,8 @@ int cmd_commit_graph(int argc, const char **argv, struct repository *repo)
 {
 	if (argc < 2)
 		usage_with_options(cg_usage, (struct option[]){ OPT_END() });
+	if (!strcmp(argv[1], "-h")) /* answered on stdout, with success */
+		parse_options(argc, argv, (struct option[]){ OPT_END() }, cg_usage);
 	if (!strcmp(argv[1], "write"))
 		return cmd_write(argc - 1, argv + 1, repo);
 	if (!strcmp(argv[1], "verify"))

@@ -36,6 +36,13 @@ static GP_NORETURN void usage_exit(void)
 	exit(129);
 }
 
+/* -h: a question, answered on stdout with success (Git 2.55). */
+static GP_NORETURN void usage_help(void)
+{
+	printf("usage: %s\n", index_pack_usage);
+	exit(0);
+}
+
 struct index_pack_args {
 	const char *pack_name, *index_name, *keep_msg, *promisor_msg, *progress_title;
 	const char *object_format;
@@ -153,7 +160,7 @@ static void parse_args(int argc, const char **argv, struct index_pack_args *a)
 		} else if (!strcmp(arg, "--no-rev-index")) {
 			a->rev_index = 0;
 		} else if (!strcmp(arg, "-h")) {
-			usage_exit();
+			usage_help();
 		} else {
 			usage_exit();
 		}

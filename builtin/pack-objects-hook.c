@@ -230,10 +230,15 @@ static char *self_command(void)
 	return strbuf_detach(&cmd, NULL);
 }
 
+#define PACK_OBJECTS_HOOK_USAGE \
+	"usage: gitpack pack-objects-hook [--cache-dir=<dir>] [--cache-max-size=<size>]\n" \
+	"                                 [--cache-min-occurrences=<n>] [--cache-max-age=<s>]\n" \
+	"                                 git pack-objects <args>"
+
 int cmd_pack_objects_hook(int argc, const char **argv, struct repository *repo)
 {
 	struct hook_opts o = { .max_bytes = 10ull << 30, .min_occurrences = 2, .max_age_s = 300 };
-	struct config_set *cs = &repo->config;
+	struct config_set *cs;
 	struct strbuf in = STRBUF_INIT, desc = STRBUF_INIT;
 	struct gen_state g = { .tmp_fd = -1, .progress = STRBUF_INIT };
 	unsigned char key[32];
@@ -243,6 +248,12 @@ int cmd_pack_objects_hook(int argc, const char **argv, struct repository *repo)
 	int i, lock_fd, code = 0, ret;
 	struct gp_error err = GP_ERROR_INIT;
 
+	if (argc == 2 && !strcmp(argv[1], "-h")) {
+		/* a question, answered with success; no repository is needed for it */
+		puts(PACK_OBJECTS_HOOK_USAGE);
+		return 0;
+	}
+	cs = &repo->config;
 	/* config first (the protected config that named the hook), then options */
 	if (!config_get_string(cs, "serve.cachedir", &v))
 		o.dir = v;
@@ -264,9 +275,7 @@ int cmd_pack_objects_hook(int argc, const char **argv, struct repository *repo)
 		else if (!strncmp(a, "--cache-max-age=", 16))
 			o.max_age_s = atoi(a + 16);
 		else
-			die("unknown option '%s'\nusage: gitpack pack-objects-hook [--cache-dir=<dir>] "
-			    "[--cache-max-size=<size>] [--cache-min-occurrences=<n>] "
-			    "[--cache-max-age=<s>] git pack-objects <args>", a);
+			die("unknown option '%s'\n" PACK_OBJECTS_HOOK_USAGE, a);
 	}
 	/* "git [<options>] pack-objects <args>": git puts --shallow-file '' there */
 	{

@@ -77,7 +77,7 @@ static int prune_one(const struct object_id *oid, const char *path, void *data)
 
 int cmd_prune_packed(int argc, const char **argv, struct repository *repo)
 {
-	struct prune_packed pp = { .objdir = repo->objdir, .last_dir = -1 };
+	struct prune_packed pp = { .last_dir = -1 };
 	struct gp_error err = GP_ERROR_INIT;
 	int quiet = 0;
 	char *shown;
@@ -90,6 +90,7 @@ int cmd_prune_packed(int argc, const char **argv, struct repository *repo)
 	argc = parse_options(argc, argv, options, prune_packed_usage);
 	if (argc)
 		usage_with_options(prune_packed_usage, options);
+	pp.objdir = repo->objdir; /* only now: "-h" runs without a repository */
 	if (repo_odb(repo, &pp.odb, &err))
 		die_error(&err);
 	shown = repo_objdir_shown(repo);

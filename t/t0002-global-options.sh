@@ -340,17 +340,29 @@ test_expect_success '-c errors: an empty name, exit 128 as in git' '
 	done
 '
 
-test_expect_success 'every command: -h prints usage, exit 129, inside a repository and outside' '
+test_expect_success 'every command: -h prints usage on stdout, exit 0 (as Git 2.55), inside a repository and outside' '
 	git init -q inside &&
 	mkdir outside &&
-	for cmd in cat-file count-objects index-pack multi-pack-index pack-objects \
-		repack rev-list show-index verify-pack
+	for cmd in cat-file commit-graph count-objects for-each-repo gc index-pack \
+		maintenance multi-pack-index pack-objects pack-objects-hook pack-refs \
+		prune-packed repack rev-list serve show-index upload-pack verify-pack
 	do
 		for dir in inside outside
 		do
-			test_expect_code 129 gitpack -C $dir $cmd -h >out 2>err &&
-			cat out err | grep "^usage: [a-z]* $cmd" || return 1
+			gitpack -C $dir $cmd -h >out 2>err &&
+			grep "^usage: [a-z]* $cmd" out &&
+			test_must_be_empty err || return 1
 		done || return 1
+	done
+'
+
+test_expect_success 'a bad option is a usage error: usage on stderr, exit 129' '
+	for cmd in cat-file count-objects gc index-pack multi-pack-index pack-objects \
+		pack-refs prune-packed repack rev-list show-index verify-pack
+	do
+		test_expect_code 129 gitpack -C inside $cmd --no-such-option >out 2>err </dev/null &&
+		grep "usage: [a-z]* $cmd" err &&
+		test_must_be_empty out || return 1
 	done
 '
 
