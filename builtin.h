@@ -54,7 +54,8 @@ const struct commit_graph *walk_commit_graph(struct repository *repo, bool shall
 /*
  * Parse a command's options (parse-options.h) as git does: returns the
  * number of arguments left; "-h" prints the usage on stdout and exits
- * 129; an error prints "error: ..." and the usage on stderr, exit 129.
+ * 0 (as Git 2.55); an error prints "error: ..." and the usage on
+ * stderr, exit 129.
  */
 int parse_options(int argc, const char **argv, const struct option *opts,
 		  const char *const *usage);
@@ -70,6 +71,14 @@ GP_NORETURN void die_error(const struct gp_error *err);
 GP_PRINTF(1, 2) int error(const char *fmt, ...);
 /* Print "warning: <msg>\n". */
 GP_PRINTF(1, 2) void warning(const char *fmt, ...);
+
+/*
+ * A config key of repo read as the type, or dflt when it is not set; a
+ * value that does not parse dies with the config's message, as git does.
+ */
+int repo_config_int(struct repository *repo, const char *key, int dflt);
+unsigned long repo_config_ulong(struct repository *repo, const char *key, unsigned long dflt);
+bool repo_config_bool(struct repository *repo, const char *key, bool dflt);
 
 /*
  * The pack size limit of pack-objects and repack: given (--max-pack-size)

@@ -4,6 +4,7 @@
  * only commands may use.
  */
 #include "builtin.h"
+#include "config.h"
 #include "error.h"
 #include "parse-options.h"
 #include "repository.h"
@@ -108,6 +109,36 @@ static GP_NORETURN void print_usage_and_exit(FILE *out, const char *const *usage
 	fwrite(text.buf, 1, text.len, out);
 	strbuf_release(&text);
 	exit(out == stdout ? 0 : 129);
+}
+
+/* A set key's value, or die on a bad one; GP_ENOTFOUND when it is not set. */
+static int config_or_die(int ret, struct gp_error *err)
+{
+	if (ret && ret != GP_ENOTFOUND)
+		die_error(err);
+	gp_error_clear(err);
+	return ret;
+}
+
+int repo_config_int(struct repository *repo, const char *key, int dflt)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	int v;
+	return config_or_die(config_get_int(&repo->config, key, &v, &err), &err) ? dflt : v;
+}
+
+unsigned long repo_config_ulong(struct repository *repo, const char *key, unsigned long dflt)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	unsigned long v;
+	return config_or_die(config_get_ulong(&repo->config, key, &v, &err), &err) ? dflt : v;
+}
+
+bool repo_config_bool(struct repository *repo, const char *key, bool dflt)
+{
+	struct gp_error err = GP_ERROR_INIT;
+	bool v;
+	return config_or_die(config_get_bool(&repo->config, key, &v, &err), &err) ? dflt : v;
 }
 
 void usage_with_options(const char *const *usage, const struct option *opts)

@@ -71,44 +71,6 @@ struct gc_config {
 /* ------------------------------------------------------------------ */
 /* Configuration                                                      */
 
-static int cfg_int(struct repository *repo, const char *key, int dflt)
-{
-	struct gp_error err = GP_ERROR_INIT;
-	int v, ret = config_get_int(&repo->config, key, &v, &err);
-	if (!ret)
-		return v;
-	if (ret != GP_ENOTFOUND)
-		die_error(&err);
-	gp_error_clear(&err);
-	return dflt;
-}
-
-static unsigned long cfg_ulong(struct repository *repo, const char *key, unsigned long dflt)
-{
-	struct gp_error err = GP_ERROR_INIT;
-	unsigned long v;
-	int ret = config_get_ulong(&repo->config, key, &v, &err);
-	if (!ret)
-		return v;
-	if (ret != GP_ENOTFOUND)
-		die_error(&err);
-	gp_error_clear(&err);
-	return dflt;
-}
-
-static bool cfg_bool(struct repository *repo, const char *key, bool dflt)
-{
-	struct gp_error err = GP_ERROR_INIT;
-	bool v;
-	int ret = config_get_bool(&repo->config, key, &v, &err);
-	if (!ret)
-		return v;
-	if (ret != GP_ENOTFOUND)
-		die_error(&err);
-	gp_error_clear(&err);
-	return dflt;
-}
-
 static const char *cfg_string(struct repository *repo, const char *key, const char *dflt)
 {
 	const char *v;
@@ -154,23 +116,23 @@ static void read_gc_config(struct repository *repo, struct gc_config *cfg)
 	/* Both kinds of entry kept for ever: "reflog expire" would do nothing. */
 	cfg->prune_reflogs = !(cfg_is_never(repo, "gc.reflogexpire") &&
 			       cfg_is_never(repo, "gc.reflogexpireunreachable"));
-	cfg->aggressive_window = cfg_int(repo, "gc.aggressivewindow", 250);
-	cfg->aggressive_depth = cfg_int(repo, "gc.aggressivedepth", 50);
-	cfg->detach_auto = cfg_bool(repo, "gc.autodetach", true);
+	cfg->aggressive_window = repo_config_int(repo, "gc.aggressivewindow", 250);
+	cfg->aggressive_depth = repo_config_int(repo, "gc.aggressivedepth", 50);
+	cfg->detach_auto = repo_config_bool(repo, "gc.autodetach", true);
 	if (cfg->cruft_packs < 0)
-		cfg->cruft_packs = cfg_bool(repo, "gc.cruftpacks", true);
-	cfg->max_cruft_size = cfg_ulong(repo, "gc.maxcruftsize", 0);
+		cfg->cruft_packs = repo_config_bool(repo, "gc.cruftpacks", true);
+	cfg->max_cruft_size = repo_config_ulong(repo, "gc.maxcruftsize", 0);
 	cfg->prune_expire = cfg_expiry(repo, "gc.pruneexpire", "2.weeks.ago");
 	cfg->worktree_expire = cfg_expiry(repo, "gc.worktreepruneexpire", "3.months.ago");
 	cfg->log_expiry = cfg_expiry(repo, "gc.logexpiry", "1.day.ago");
-	cfg->auto_threshold = cfg_int(repo, "gc.auto", 6700);
-	cfg->auto_pack_limit = cfg_int(repo, "gc.autopacklimit", 50);
-	cfg->big_pack_threshold = cfg_ulong(repo, "gc.bigpackthreshold", 0);
+	cfg->auto_threshold = repo_config_int(repo, "gc.auto", 6700);
+	cfg->auto_pack_limit = repo_config_int(repo, "gc.autopacklimit", 50);
+	cfg->big_pack_threshold = repo_config_ulong(repo, "gc.bigpackthreshold", 0);
 	cfg->repack_filter = cfg_string(repo, "gc.repackfilter", NULL);
 	cfg->repack_filter_to = cfg_string(repo, "gc.repackfilterto", NULL);
-	cfg->write_commit_graph = cfg_bool(repo, "core.commitgraph", true) &&
-				  cfg_bool(repo, "gc.writecommitgraph", true);
-	cfg->precious_objects = cfg_bool(repo, "extensions.preciousobjects", false);
+	cfg->write_commit_graph = repo_config_bool(repo, "core.commitgraph", true) &&
+				  repo_config_bool(repo, "gc.writecommitgraph", true);
+	cfg->precious_objects = repo_config_bool(repo, "extensions.preciousobjects", false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -536,8 +498,8 @@ static bool repack_wants_too_much(struct repository *repo, struct odb *odb, long
 		objects += odb_pack(odb, i)->nr_objects;
 	want = file_size(p->pack_path) + file_size(p->idx_path);
 	want += objects * 256;
-	want += cfg_ulong(repo, "pack.deltacachesize", 256UL << 20);
-	want += cfg_ulong(repo, "core.deltabasecachelimit", 96UL << 20);
+	want += repo_config_ulong(repo, "pack.deltacachesize", 256UL << 20);
+	want += repo_config_ulong(repo, "core.deltabasecachelimit", 96UL << 20);
 	return have && want >= have / 2;
 }
 
@@ -645,7 +607,7 @@ static void midx_args(struct gc_run *r, struct odb *odb, struct argv_list *a)
 	if (!odb_midx(odb))
 		return;
 	push(a, "--write-midx");
-	if (cfg_bool(r->repo, "repack.writebitmaps", r->repo->bare))
+	if (repo_config_bool(r->repo, "repack.writebitmaps", r->repo->bare))
 		push(a, "--write-bitmap-index");
 }
 

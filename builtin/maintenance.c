@@ -187,22 +187,10 @@ static int take_lock(struct repository *repo)
 /* ------------------------------------------------------------------ */
 /* Config                                                             */
 
-static int config_int_or(struct repository *repo, const char *key, int dflt)
-{
-	struct gp_error err = GP_ERROR_INIT;
-	int v, ret = config_get_int(&repo->config, key, &v, &err);
-	if (!ret)
-		return v;
-	if (ret != GP_ENOTFOUND)
-		die_error(&err);
-	gp_error_clear(&err);
-	return dflt;
-}
-
 static int config_task_int(struct maint *m, const char *task, const char *name, int dflt)
 {
 	char *key = xstrfmt("maintenance.%s.%s", task, name);
-	int v = config_int_or(m->repo, key, dflt);
+	int v = repo_config_int(m->repo, key, dflt);
 	free(key);
 	return v;
 }
@@ -426,11 +414,11 @@ static int task_loose_objects(struct maint *m)
 	opts.progress = !m->quiet && isatty(2);
 	if (!m->quiet && getenv("GIT_PROGRESS_DELAY"))
 		opts.progress = true;
-	opts.window = config_int_or(m->repo, "pack.window", 10);
-	opts.depth = config_int_or(m->repo, "pack.depth", 50);
-	opts.threads = config_int_or(m->repo, "pack.threads", 0);
-	opts.compression = config_int_or(m->repo, "pack.compression",
-					 config_int_or(m->repo, "core.compression", -1));
+	opts.window = repo_config_int(m->repo, "pack.window", 10);
+	opts.depth = repo_config_int(m->repo, "pack.depth", 50);
+	opts.threads = repo_config_int(m->repo, "pack.threads", 0);
+	opts.compression = repo_config_int(m->repo, "pack.compression",
+					 repo_config_int(m->repo, "core.compression", -1));
 	if (pack_objects_new(&lb.po, m->odb, &opts))
 		die("cannot start packing loose objects");
 	lb.limit = batch > 0 ? (size_t)batch : 0;
@@ -637,8 +625,8 @@ static int task_pack_refs(struct maint *m)
 
 static bool gc_needed(struct maint *m)
 {
-	int limit = config_int_or(m->repo, "gc.auto", 6700);
-	int pack_limit = config_int_or(m->repo, "gc.autopacklimit", 50);
+	int limit = repo_config_int(m->repo, "gc.auto", 6700);
+	int pack_limit = repo_config_int(m->repo, "gc.autopacklimit", 50);
 	size_t nr = 0;
 	if (limit <= 0)
 		return false;

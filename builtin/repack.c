@@ -112,26 +112,6 @@ static void config_int(struct repository *repo, const char *key, int *out, int u
 	gp_error_clear(&err);
 }
 
-/* An integer config key, or dflt when it is not set. */
-static int config_int_or(struct repository *repo, const char *key, int dflt)
-{
-	int v = dflt;
-	config_int(repo, key, &v, dflt);
-	return v;
-}
-
-static int config_bool(struct repository *repo, const char *key, int dflt)
-{
-	struct gp_error err = GP_ERROR_INIT;
-	bool v;
-	int ret = config_get_bool(&repo->config, key, &v, &err);
-	if (!ret)
-		return v;
-	if (ret != GP_ENOTFOUND)
-		die_error(&err);
-	gp_error_clear(&err);
-	return dflt;
-}
 
 int cmd_repack(int argc, const char **argv, struct repository *repo)
 {
@@ -235,9 +215,9 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	config_int(repo, "repack.cruftwindow", &opts.cruft_window, -1);
 	config_int(repo, "repack.cruftdepth", &opts.cruft_depth, -1);
 	config_int(repo, "repack.cruftthreads", &opts.cruft_threads, -1);
-	opts.midx_must_contain_cruft = config_bool(repo, "repack.midxmustcontaincruft", 1);
-	opts.midx_split_factor = config_int_or(repo, "repack.midxsplitfactor", 2);
-	opts.midx_new_layer_threshold = config_int_or(repo, "repack.midxnewlayerthreshold", 8);
+	opts.midx_must_contain_cruft = repo_config_bool(repo, "repack.midxmustcontaincruft", 1);
+	opts.midx_split_factor = repo_config_int(repo, "repack.midxsplitfactor", 2);
+	opts.midx_new_layer_threshold = repo_config_int(repo, "repack.midxnewlayerthreshold", 8);
 	/* As git, whether or not an incremental MIDX is asked for. */
 	if (opts.midx_split_factor < 2)
 		die("invalid value for %s: %d", "--midx-split-factor", opts.midx_split_factor);
@@ -246,8 +226,11 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		    opts.midx_new_layer_threshold);
 	if (cruft && !delete_old)
 		all = 1;
-	if (write_bitmap < 0)
-		write_bitmap = config_bool(repo, "repack.writebitmaps", -1);
+	/* repack.writeBitmaps set either way decides; unset leaves the default below. */
+	if (write_bitmap < 0 && repo_config_bool(repo, "repack.writebitmaps", false))
+		write_bitmap = 1;
+	else if (write_bitmap < 0 && !repo_config_bool(repo, "repack.writebitmaps", true))
+		write_bitmap = 0;
 	if (write_bitmap < 0) {
 		/* By default, bare repositories get a bitmap with every full repack. */
 		opts.bitmap_quiet = true;
@@ -256,7 +239,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	if (write_bitmap > 0 && !(all || all_loosen || cruft) && !write_midx)
 		die("Incremental repacks are incompatible with bitmap indexes.  Use\n"
 		    "--no-write-bitmap-index or disable the pack.writeBitmaps configuration.");
-	opts.no_rev_index = !config_bool(repo, "pack.writereverseindex", 1);
+	opts.no_rev_index = !repo_config_bool(repo, "pack.writereverseindex", 1);
 	opts.all = all || all_loosen || cruft;
 	opts.cruft = cruft;
 	opts.has_cruft_expiration = cruft_expiration.set;
@@ -274,7 +257,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	opts.midx_incremental = write_midx == 2;
 	opts.geometric = geometric;
 	if (delta_islands < 0)
-		delta_islands = config_bool(repo, "repack.usedeltaislands", 0);
+		delta_islands = repo_config_bool(repo, "repack.usedeltaislands", 0);
 	opts.delta_islands = delta_islands;
 	opts.path_walk = path_walk;
 	opts.reuse_delta = !no_reuse_delta;
@@ -309,7 +292,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 			"--max-pack-size or pack.packSizeLimit");
 	if (result.bitmap_incomplete && !opts.bitmap_quiet)
 		warning("disabling bitmap writing, as some objects are not being packed");
-	if (!no_update_server_info && config_bool(repo, "repack.updateserverinfo", 1) &&
+	if (!no_update_server_info && repo_config_bool(repo, "repack.updateserverinfo", 1) &&
 	    update_server_info(repo, &err))
 		die_error(&err);
 	if (!quiet && !result.new_packs.nr)
