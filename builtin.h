@@ -80,6 +80,9 @@ int repo_config_int(struct repository *repo, const char *key, int dflt);
 unsigned long repo_config_ulong(struct repository *repo, const char *key, unsigned long dflt);
 bool repo_config_bool(struct repository *repo, const char *key, bool dflt);
 
+/* "fatal: bad config variable '<key>' in file '<path>' at line <n>", as git dies. */
+GP_NORETURN void die_bad_config(struct repository *repo, const char *key);
+
 /*
  * The pack size limit of pack-objects and repack: given (--max-pack-size)
  * unless 0, else pack.packSizeLimit, else 0 (none); a limit under 1 MiB

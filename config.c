@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pwd.h>
+#include <unistd.h>
 
 /* git allows this many nested includes; one more is an error. */
 #define MAX_INCLUDE_DEPTH 10
@@ -191,6 +192,7 @@ static void config_set_truncate(struct config_set *cs, size_t nr)
 		struct config_entry *e = &cs->items[--cs->nr];
 		free(e->key);
 		free(e->value);
+		free(e->file);
 	}
 }
 
@@ -672,6 +674,8 @@ static int append_entry(struct parse_ctx *ctx, char *key, const char *value)
 	e->key = key;
 	e->value = value ? xstrdup(value) : NULL;
 	e->scope = ctx->scope;
+	e->file = ctx->path ? xstrdup(ctx->path) : NULL;
+	e->linenr = ctx->linenr;
 	/* The included entries follow their include.path, as in git. */
 	return follow_include(ctx, key, value);
 }
@@ -1550,6 +1554,17 @@ int config_get_bool(const struct config_set *cs, const char *key, bool *out,
 				    "bad boolean config value '%s' for '%s'",
 				    e->value, e->key);
 	return 0;
+}
+
+bool config_origin(const struct config_set *cs, const char *key, const char **file,
+		   size_t *linenr)
+{
+	const struct config_entry *e = find_last(cs, 0, key);
+	if (!e)
+		return false;
+	*file = e->file;
+	*linenr = e->linenr;
+	return true;
 }
 
 bool config_get_bool_or(const struct config_set *cs, const char *key, bool dflt)

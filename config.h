@@ -83,10 +83,14 @@ enum config_scope {
 	CONFIG_SCOPE_COMMAND, /* GIT_CONFIG_PARAMETERS / GIT_CONFIG_COUNT */
 };
 
+struct strbuf;
+
 struct config_entry {
 	char *key;   /* canonical "section[.subsection].name" */
 	char *value; /* NULL for a bare "key" (boolean true) */
 	enum config_scope scope;
+	char *file;    /* the file it was read from; NULL for -c, the environment, a blob */
+	size_t linenr; /* its line in file */
 };
 
 struct config_set {
@@ -249,6 +253,13 @@ int config_set_load_format(struct config_set *cs, const char *commondir,
 /* The raw value: *out is NULL for a bare "key" (no '='). */
 int config_get_value(const struct config_set *cs, const char *key,
 		     const char **out);
+/*
+ * Where the value of key that wins was set: *file (NULL when it came
+ * from -c, the environment or a blob) and *linenr. false when key is
+ * not set.
+ */
+bool config_origin(const struct config_set *cs, const char *key, const char **file,
+		   size_t *linenr);
 /* A string value; GP_EINVAL (no message) for a bare "key". */
 int config_get_string(const struct config_set *cs, const char *key,
 		      const char **out);

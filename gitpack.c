@@ -120,6 +120,28 @@ static int config_or_die(int ret, struct gp_error *err)
 	return ret;
 }
 
+void die_bad_config(struct repository *repo, const char *key)
+{
+	const char *file, *base;
+	size_t linenr, len;
+	char *cwd = NULL;
+
+	if (!config_origin(&repo->config, key, &file, &linenr))
+		die("bad config variable '%s'", key);
+	if (!file)
+		die("unable to parse '%s' from command-line config", key);
+	/*
+	 * The path as git opens it: from the top of the work tree, where git
+	 * has moved, or from the current directory (a bare repository).
+	 */
+	base = repo->work_dir && repo->worktree ? repo->worktree : (cwd = getcwd(NULL, 0));
+	len = base ? strlen(base) : 0;
+	if (base && !strncmp(file, base, len) && file[len] == '/')
+		file += len + 1;
+	free(cwd);
+	die("bad config variable '%s' in file '%s' at line %zu", key, file, linenr);
+}
+
 int repo_config_int(struct repository *repo, const char *key, int dflt)
 {
 	struct gp_error err = GP_ERROR_INIT;

@@ -439,6 +439,11 @@ static int check_format(struct repository *repo, const struct config_set *format
 		for (size_t idx = 0; idx < ARRAY_SIZE(any_version); idx++)
 			if (!strcmp(name, any_version[idx]))
 				known = true;
+		if (!strcmp(name, "preciousobjects")) {
+			/* The last entry wins; a value that is no boolean keeps objects too. */
+			bool precious;
+			repo->precious_objects = !config_parse_bool(e->value, &precious) || precious;
+		}
 		if (known)
 			continue;
 		if (!strcmp(name, "objectformat")) {

@@ -73,6 +73,8 @@ struct repository {
 	 */
 	char *commondir;
 	enum ref_storage ref_storage;
+	/* extensions.preciousObjects (any version, as git): no object or pack may be deleted */
+	bool precious_objects;
 	struct ref_store *refs; /* refs.h's cache (packed-refs, reftable stacks); lazily made */
 	/*
 	 * The file listing the shallow commits (technical/shallow): NULL

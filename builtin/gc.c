@@ -86,8 +86,10 @@ static const char *cfg_expiry(struct repository *repo, const char *key, const ch
 	int64_t when;
 	if (!v)
 		return dflt;
-	if (strcmp(v, "now") && !parse_expiry_date(v, (int64_t)time(NULL), &when))
-		die("invalid value for '%s': '%s'", key, v);
+	if (strcmp(v, "now") && !parse_expiry_date(v, (int64_t)time(NULL), &when)) {
+		error("Invalid %s: '%s'", key, v);
+		die_bad_config(repo, key);
+	}
 	return v;
 }
 
@@ -132,7 +134,7 @@ static void read_gc_config(struct repository *repo, struct gc_config *cfg)
 	cfg->repack_filter_to = cfg_string(repo, "gc.repackfilterto", NULL);
 	cfg->write_commit_graph = repo_config_bool(repo, "core.commitgraph", true) &&
 				  repo_config_bool(repo, "gc.writecommitgraph", true);
-	cfg->precious_objects = repo_config_bool(repo, "extensions.preciousobjects", false);
+	cfg->precious_objects = repo->precious_objects;
 }
 
 /* ------------------------------------------------------------------ */
@@ -693,26 +695,85 @@ out:
 	return ret;
 }
 
-/* An .idx whose .pack is gone is garbage git's gc removes. */
+/* The pack files that belong together: "<base>.<ext>" for these. */
+static const char *const pack_exts[] = { "pack", "idx", "keep", "bitmap", "rev", "mtimes",
+					 "promisor" };
+
+static bool pack_file_base(const char *name, size_t *base_len, const char **ext)
+{
+	const char *dot = strrchr(name, '.');
+	if (!dot || dot == name)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(pack_exts); i++)
+		if (!strcmp(dot + 1, pack_exts[i])) {
+			*base_len = (size_t)(dot - name);
+			*ext = pack_exts[i];
+			return true;
+		}
+	return false;
+}
+
+/* By base, then extension: a base's files are then next to each other. */
+static int cmp_names(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	size_t xl = (size_t)(strrchr(x, '.') - x), yl = (size_t)(strrchr(y, '.') - y);
+	int c = memcmp(x, y, xl < yl ? xl : yl);
+	if (c)
+		return c;
+	if (xl != yl)
+		return xl < yl ? -1 : 1;
+	return strcmp(x + xl, y + yl);
+}
+
+/*
+ * The garbage git's gc removes from objects/pack: every file of a
+ * "<base>" that has an .idx but no .pack (its .keep, .rev, ... too).
+ * Other garbage (a .pack without .idx, a lone .keep) is only reported,
+ * by count-objects -v, as in git.
+ */
 static void remove_pack_garbage(struct repository *repo)
 {
 	char *dir = xstrfmt("%s/pack", repo->objdir);
 	DIR *d = opendir(dir);
 	struct dirent *de;
+	char **names = NULL;
+	size_t nr = 0, alloc = 0;
+
 	while (d && (de = readdir(d))) {
-		char *idx, *pack;
-		size_t len = strlen(de->d_name);
-		if (!starts_with(de->d_name, "pack-") || !ends_with(de->d_name, ".idx"))
-			continue;
-		idx = xstrfmt("%s/%s", dir, de->d_name);
-		pack = xstrfmt("%s/%.*s.pack", dir, (int)(len - 4), de->d_name);
-		if (access(pack, F_OK) && errno == ENOENT && unlink(idx))
-			warning("unable to unlink '%s': %s", idx, strerror(errno));
-		free(idx);
-		free(pack);
+		size_t base_len;
+		const char *ext;
+		if (pack_file_base(de->d_name, &base_len, &ext)) {
+			ALLOC_GROW(names, nr + 1, alloc);
+			names[nr++] = xstrdup(de->d_name);
+		}
 	}
 	if (d)
 		closedir(d);
+	if (nr)
+		qsort(names, nr, sizeof(*names), cmp_names);
+	for (size_t i = 0, j; i < nr; i = j) {
+		size_t base_len, len;
+		const char *ext;
+		bool has_idx = false, has_pack = false;
+		pack_file_base(names[i], &base_len, &ext);
+		for (j = i; j < nr; j++) {
+			if (!pack_file_base(names[j], &len, &ext) || len != base_len ||
+			    strncmp(names[j], names[i], base_len))
+				break;
+			has_idx |= !strcmp(ext, "idx");
+			has_pack |= !strcmp(ext, "pack");
+		}
+		for (size_t k = i; k < j && has_idx && !has_pack; k++) {
+			char *path = xstrfmt("%s/%s", dir, names[k]);
+			if (unlink(path) && errno != ENOENT)
+				warning("unable to unlink '%s': %s", path, strerror(errno));
+			free(path);
+		}
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(names[i]);
+	free(names);
 	free(dir);
 }
 

@@ -224,6 +224,8 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	if (opts.midx_new_layer_threshold < 1)
 		die("invalid value for %s: %d", "--midx-new-layer-threshold",
 		    opts.midx_new_layer_threshold);
+	if (delete_old && repo->precious_objects)
+		die("cannot delete packs in a precious-objects repo");
 	if (cruft && !delete_old)
 		all = 1;
 	/* repack.writeBitmaps set either way decides; unset leaves the default below. */

@@ -393,6 +393,60 @@ test_expect_success 'a background run that fails leaves gc.log' '
 	checked bg
 '
 
+test_expect_success 'pack garbage: an .idx without its .pack goes with its other files, as git gc removes it' '
+	rm -rf pg && git init -q pg && test_commit -C pg one &&
+	git -C pg repack -q -d &&
+	(
+		cd pg/.git/objects/pack &&
+		p=$(ls pack-*.pack) &&
+		: >foo.keep && : >foo.pack && : >fake.idx &&
+		: >fake2.keep && : >fake2.idx && : >fake3.keep &&
+		: >pack-0123.idx && : >pack-0123.rev &&
+		# the real pack keeps its .idx: garbage is decided per name
+		: >${p%.pack}.keep
+	) &&
+	cp -R pg pg-git &&
+	gitpack -C pg gc --no-cruft -q &&
+	git -C pg-git gc --no-cruft -q &&
+	(cd pg-git/.git/objects/pack && ls | sed "s/^pack-[0-9a-f]\{40,\}/pack-X/") >expect &&
+	(cd pg/.git/objects/pack && ls | sed "s/^pack-[0-9a-f]\{40,\}/pack-X/") >actual &&
+	test_cmp expect actual &&
+	(cd pg/.git/objects/pack && ls | grep -v "^pack-") >actual &&
+	test_write_lines fake3.keep foo.keep foo.pack >expect &&
+	test_cmp expect actual &&
+	git -C pg fsck --full
+'
+
+test_expect_success 'gc: a bad gc.pruneExpire names the file and line, as git' '
+	rm -rf pe && git init -q pe &&
+	git -C pe config gc.pruneExpire invalid &&
+	test_must_fail git -C pe gc 2>expect &&
+	test_must_fail gitpack -C pe gc 2>actual &&
+	test_cmp expect actual &&
+	grep "in file .\.git/config. at line" actual &&
+	test_must_fail git -C pe -c gc.pruneExpire=bad gc 2>expect &&
+	test_must_fail gitpack -C pe -c gc.pruneExpire=bad gc 2>actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'extensions.preciousObjects: repack -d refuses, as git; gc deletes nothing' '
+	rm -rf po && git init -q po && test_commit -C po one && test_commit -C po two &&
+	git -C po repack -q -d && test_commit -C po three && git -C po repack -q &&
+	git -C po config extensions.preciousObjects true &&
+	ls po/.git/objects/pack >before &&
+	test_must_fail git -C po repack -a -d 2>expect &&
+	test_must_fail gitpack -C po repack -a -d 2>actual &&
+	test_cmp expect actual &&
+	test_must_fail gitpack -C po repack -d 2>actual &&
+	test_cmp expect actual &&
+	gitpack -C po repack -q &&
+	gitpack -C po gc -q &&
+	ls po/.git/objects/pack >after &&
+	comm -23 before after >gone &&
+	test_must_be_empty gone &&
+	git -C po fsck --full
+'
+
 test_expect_success 'usage: git gc, exit 129 on a bad option; -h alone answers' '
 	test_expect_code 129 gitpack -C bg gc --nonsense 2>err &&
 	grep "usage: git gc" err &&
