@@ -7,6 +7,7 @@
 #include "config.h"
 #include "error.h"
 #include "parse-options.h"
+#include "path-patterns.h"
 #include "repository.h"
 #include "strbuf.h"
 #include "trace2.h"
@@ -429,6 +430,47 @@ static int handle_global_options(int *argc_p, const char ***argv_p, char **shall
 	return ret;
 }
 
+/*
+ * git's "interesting" config in the trace: each entry (every scope, in
+ * the order read) whose key matches a pattern of GIT_TRACE2_CONFIG_PARAMS,
+ * else of trace2.configParams (comma-separated globs, any case).
+ */
+static void trace2_list_config(const struct config_set *cs)
+{
+	static const char *const scopes[] = {
+		[CONFIG_SCOPE_SYSTEM] = "system", [CONFIG_SCOPE_GLOBAL] = "global",
+		[CONFIG_SCOPE_LOCAL] = "local", [CONFIG_SCOPE_COMMAND] = "command",
+	};
+	const char *list = getenv("GIT_TRACE2_CONFIG_PARAMS");
+	char *patterns, *pat, *save = NULL, **pats = NULL;
+	size_t nr = 0, alloc = 0;
+
+	if (!trace2_enabled())
+		return;
+	if (!list || !*list)
+		if (config_get_string(cs, "trace2.configparams", &list))
+			return;
+	patterns = xstrdup(list);
+	for (pat = strtok_r(patterns, ",", &save); pat; pat = strtok_r(NULL, ",", &save)) {
+		ALLOC_GROW(pats, nr + 1, alloc);
+		pats[nr++] = pat;
+	}
+	/* each entry once, in the order read, as git lists them */
+	for (size_t i = 0; i < cs->nr; i++) {
+		const struct config_entry *e = &cs->items[i];
+		for (size_t k = 0; k < nr; k++) {
+			if (!glob_match(pats[k], strlen(pats[k]), e->key, strlen(e->key), GLOB_ICASE))
+				continue;
+			trace2_def_param(e->scope < ARRAY_SIZE(scopes) && scopes[e->scope]
+					 ? scopes[e->scope] : "unknown",
+					 e->key, e->value ? e->value : "");
+			break;
+		}
+	}
+	free(pats);
+	free(patterns);
+}
+
 int main(int argc, const char **argv)
 {
 	struct repository *repo = NULL;
@@ -472,6 +514,8 @@ int main(int argc, const char **argv)
 			die_error(&err);
 		}
 	}
+	if (repo)
+		trace2_list_config(&repo->config);
 	if (repo && shallow_file) {
 		repo->shallow_file = shallow_file;
 		shallow_file = NULL;

@@ -232,6 +232,28 @@ static void data_event(const char *category, const char *key, const char *value,
 	emit(&sb);
 }
 
+void trace2_def_param(const char *scope, const char *param, const char *value)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (perf_fd >= 0) {
+		char *where = xstrfmt("scope:%s", scope);
+		strbuf_addf(&sb, "%s:%s", param, value);
+		perf_line("def_param", where, sb.buf);
+		strbuf_reset(&sb);
+		free(where);
+	}
+	if (trace_fd < 0)
+		return;
+	event_head(&sb, "def_param");
+	strbuf_addstr(&sb, ",\"scope\":");
+	json_string(&sb, scope);
+	strbuf_addstr(&sb, ",\"param\":");
+	json_string(&sb, param);
+	strbuf_addstr(&sb, ",\"value\":");
+	json_string(&sb, value);
+	emit(&sb);
+}
+
 void trace2_data_string(const char *category, const char *key, const char *value)
 {
 	data_event(category, key, value, false);

@@ -34,6 +34,13 @@ void trace2_region_leave(const char *category, const char *label);
 int trace2_child_start(const char *child_class, const char *const *argv);
 void trace2_child_exit(int child_id, int code);
 
+/*
+ * A "def_param" event: a setting the operator asked to see in the trace
+ * (git's trace2.configParams / GIT_TRACE2_CONFIG_PARAMS), with the
+ * scope it came from ("system", "global", "local", "command").
+ */
+void trace2_def_param(const char *scope, const char *param, const char *value);
+
 void trace2_data_string(const char *category, const char *key, const char *value);
 /* A data_json event: json must be one well-formed JSON value. */
 void trace2_data_json(const char *category, const char *key, const char *json);

@@ -366,6 +366,24 @@ test_expect_success 'a bad option is a usage error: usage on stderr, exit 129' '
 	done
 '
 
+test_expect_success 'GIT_TRACE2_CONFIG_PARAMS and trace2.configParams: def_param events as git writes them' '
+	git init -q tp &&
+	git -C tp config gc.autoPackLimit 7 &&
+	git -C tp config core.bigFileThreshold 9m &&
+	for who in git gitpack
+	do
+		rm -f tp.$who.ev &&
+		GIT_TRACE2_EVENT="$(pwd)/tp.$who.ev" GIT_TRACE2_CONFIG_PARAMS="gc.autoPackLimit,core.big*" \
+			$who -C tp -c gc.autoPackLimit=1 count-objects >/dev/null &&
+		grep "\"def_param\"" tp.$who.ev | sed "s/.*\"scope\"/\"scope\"/" >tp.$who.params || return 1
+	done &&
+	test_line_count = 3 tp.gitpack.params &&
+	test_cmp tp.git.params tp.gitpack.params &&
+	rm -f tp.ev &&
+	GIT_TRACE2_EVENT="$(pwd)/tp.ev" gitpack -C tp -c trace2.configParams=core.bigfilethreshold count-objects >/dev/null &&
+	grep "\"param\":\"core.bigfilethreshold\",\"value\":\"9m\"" tp.ev
+'
+
 test_expect_success 'GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS=1: an abbreviated option is fatal, as in git' '
 	git init -q abbrev &&
 	test_commit -C abbrev one &&
