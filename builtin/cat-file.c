@@ -365,6 +365,23 @@ static bool is_missing(struct odb *odb, const struct object_id *oid, int ret)
 	return missing;
 }
 
+/*
+ * --batch-all-objects listed an object that cannot be read because a
+ * damaged multi-pack-index listed it (and its packs' own indexes did not
+ * find it either): git dies there rather than call it missing, with its
+ * summary of the damage, the part before our details (`gitpack
+ * multi-pack-index verify` gives those: file and offset). A damaged
+ * loose object stays "missing", as in git.
+ */
+static void die_if_midx_damaged(struct odb *odb)
+{
+	for (size_t i = odb_nr_warnings(odb); i-- > 0;) {
+		const char *w = odb_warning(odb, i), *colon = strstr(w, ": ");
+		if (starts_with(w, "multi-pack-index") && colon)
+			die("%.*s", (int)(colon - w), w);
+	}
+}
+
 /* What a failed read was for: git words the final message by that. */
 enum read_purpose {
 	FOR_INFO,   /* -t, -s */
@@ -544,7 +561,8 @@ static void convert_blob(struct repository *repo, int cmdmode, const char *path,
  * (oid, or its replacement), entry_mode the mode of the tree entry the
  * name went through (0: none). known, when not NULL, is the object's
  * info, already looked up. in_all: --batch-all-objects, where objects
- * the filter omits are left out rather than reported "excluded".
+ * the filter omits are left out rather than reported "excluded", and
+ * where an object an index lists but no store can read is fatal.
  */
 static void batch_one(struct batch_state *st, enum batch_mode mode, const char *name,
 		      const struct object_id *oid, const struct object_id *read_oid,
@@ -604,6 +622,8 @@ static void batch_one(struct batch_state *st, enum batch_mode mode, const char *
 					   "object's content does not match its recorded type and size");
 		}
 	}
+	if (ret && in_all)
+		die_if_midx_damaged(st->odb);
 	if (ret) {
 		if (!is_missing(st->odb, read_oid, ret))
 			explain_read_failure(st->odb, read_oid, name, &err, FOR_BATCH);

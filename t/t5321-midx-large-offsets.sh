@@ -31,6 +31,25 @@ fake_pack () {
 	} | test-tool write-idx --object-format=$algo pack-$name.idx
 }
 
+# clear-loff.pl: a MIDX on stdin with its LOFF chunk replaced by
+# nothing (the chunks after it moved up), on stdout.
+cat >clear-loff.pl <<\EOF
+local $/;
+my $d = <STDIN>;
+my $n = ord(substr($d, 6, 1));
+my (@id, @o);
+for my $i (0 .. $n) {
+	$id[$i] = substr($d, 12 + 12 * $i, 4);
+	my ($hi, $lo) = unpack("NN", substr($d, 16 + 12 * $i, 8));
+	$o[$i] = $hi * 4294967296 + $lo;
+}
+my ($k) = grep { $id[$_] eq "LOFF" } 0 .. $n - 1;
+my $len = $o[$k + 1] - $o[$k];
+substr($d, $o[$k], $len) = "";
+substr($d, 16 + 12 * $_, 8) = pack("NN", 0, $o[$_] - $len) for $k + 1 .. $n;
+print $d;
+EOF
+
 for algo in $test_hash_algos
 do
 	test_expect_success "MIDX with large offsets is byte-identical to git's ($algo)" '
@@ -64,6 +83,17 @@ do
 			test_must_be_empty extra &&
 			grep " 18000000000\$" actual
 		)
+	'
+
+	test_expect_success "a LOFF chunk emptied: --batch-all-objects dies with the message of git ($algo)" '
+		rm -rf cleared-$algo && cp -R loff-$algo cleared-$algo &&
+		midx=cleared-$algo/objects/pack/multi-pack-index &&
+		perl "$TRASH_DIRECTORY/clear-loff.pl" <$midx >$midx.new &&
+		mv -f $midx.new $midx &&
+		test_must_fail gitpack -C cleared-$algo cat-file --batch-all-objects \
+			--batch-check="%(objectsize)" >out 2>err &&
+		echo "fatal: multi-pack-index large offset out of bounds" >expect &&
+		test_cmp expect err
 	'
 done
 
