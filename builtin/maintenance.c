@@ -30,6 +30,8 @@
  * builtin/maintenance-schedule.c's; start ends with register's config.
  */
 #include "../builtin.h"
+#include "../commit-graph.h"
+#include "../commit.h"
 #include "../config.h"
 #include "../date.h"
 #include "../error.h"
@@ -705,68 +707,82 @@ static void sq_quote(struct strbuf *sb, const char *s)
 	strbuf_addch(sb, '\'');
 }
 
-static bool graph_exists(struct maint *m)
-{
-	char *one = xstrfmt("%s/info/commit-graph", m->repo->objdir);
-	char *chain = xstrfmt("%s/info/commit-graphs/commit-graph-chain", m->repo->objdir);
-	bool exists = !access(one, F_OK) || !access(chain, F_OK);
-	free(one);
-	free(chain);
-	return exists;
-}
-
-struct commit_count {
-	struct odb *odb;
-	size_t nr, limit;
+/*
+ * The walk of maintenance.commit-graph.auto: from every ref (tags
+ * peeled), the commits no commit-graph holds, stopping at those it
+ * holds (the graph is closed under parents) and once limit are counted.
+ */
+struct graph_gap {
+	struct maint *m;
+	const struct commit_graph *graph; /* NULL: there is none */
+	struct oidset seen;
+	struct object_id *stack;
+	size_t nr, alloc, counted, limit;
 };
 
-static int count_commit(const struct object_id *oid, void *data)
+static void gap_push(struct graph_gap *g, const struct object_id *oid)
 {
-	struct commit_count *cc = data;
-	struct object_info info;
-	struct gp_error err = GP_ERROR_INIT;
-	if (!odb_read_object_info(cc->odb, oid, &info, 0, &err) && info.type == OBJ_COMMIT)
-		cc->nr++;
-	gp_error_clear(&err);
-	return cc->nr >= cc->limit;
+	uint32_t pos;
+	if (g->graph && commit_graph_find(g->graph, oid, &pos))
+		return;
+	if (!oidset_insert(&g->seen, oid))
+		return;
+	ALLOC_GROW(g->stack, g->nr + 1, g->alloc);
+	g->stack[g->nr++] = *oid;
 }
 
-/*
- * maintenance.commit-graph.auto: commits no commit-graph holds, at
- * least the limit. Without a commit-graph: the commits of the
- * repository. NEEDSWORK: with one, gitpack has no reader of it here;
- * any object written since the newest graph file (a newer pack or a
- * loose object) counts as a reason to run, and the child's --split
- * write costs what is new.
- */
+static int gap_ref(const char *refname, const struct object_id *oid,
+		   const struct object_id *peeled, unsigned flags, void *data)
+{
+	gap_push(data, peeled ? peeled : oid);
+	return 0;
+}
+
 static bool commit_graph_needed(struct maint *m)
 {
 	int limit = config_task_int(m, "commit-graph", "auto", 100);
-	struct commit_count cc = { m->odb, 0, 0 };
+	struct graph_gap g = { .m = m, .seen = OIDSET_INIT };
+	struct gp_error err = GP_ERROR_INIT;
+
 	if (!config_get_bool_or(&m->repo->config, "core.commitgraph", true) || !limit)
 		return false;
 	if (limit < 0)
 		return true;
-	if (!graph_exists(m)) {
-		cc.limit = (size_t)limit;
-		odb_for_each_object(m->odb, count_commit, &cc);
-		return cc.nr >= cc.limit;
-	} else {
-		char *chain = xstrfmt("%s/info/commit-graphs/commit-graph-chain", m->repo->objdir);
-		char *one = xstrfmt("%s/info/commit-graph", m->repo->objdir);
-		struct stat st;
-		int64_t graph_time = 0;
-		bool newer = nr_loose_objects(m, 1) > 0;
-		if (!stat(chain, &st) || !stat(one, &st))
-			graph_time = (int64_t)st.st_mtime;
-		for (size_t i = 0; !newer && i < odb_nr_packs(m->odb); i++)
-			if (!stat(odb_pack(m->odb, i)->pack_path, &st) &&
-			    (int64_t)st.st_mtime > graph_time)
-				newer = true;
-		free(chain);
-		free(one);
-		return newer;
+	g.limit = (size_t)limit;
+	if (repo_commit_graph(m->repo, &g.graph, &err))
+		g.graph = NULL; /* an unreadable graph: every commit counts */
+	gp_error_clear(&err);
+	if (refs_for_each(m->repo, "", gap_ref, &g, &err))
+		gp_error_clear(&err);
+	while (g.nr && g.counted < g.limit) {
+		struct object_id oid = g.stack[--g.nr];
+		struct commit_info ci = COMMIT_INFO_INIT;
+		enum object_type type;
+		unsigned char *buf = NULL;
+		size_t len;
+		if (odb_read_object(m->odb, &oid, &type, &buf, &len, &err)) {
+			gp_error_clear(&err);
+			continue;
+		}
+		if (type == OBJ_TAG) {
+			/* a ref whose tag was not peeled for us: follow it */
+			struct tag_info ti;
+			if (!tag_parse(buf, len, m->repo->hash_algo, &ti, &err))
+				gap_push(&g, &ti.object);
+			gp_error_clear(&err);
+		} else if (type == OBJ_COMMIT &&
+			   !commit_parse(buf, len, m->repo->hash_algo, &ci, &err)) {
+			g.counted++;
+			for (size_t i = 0; i < ci.nr_parents; i++)
+				gap_push(&g, &ci.parents[i]);
+		}
+		gp_error_clear(&err);
+		commit_info_release(&ci);
+		free(buf);
 	}
+	oidset_release(&g.seen);
+	free(g.stack);
+	return g.counted >= g.limit;
 }
 
 static int task_commit_graph(struct maint *m)

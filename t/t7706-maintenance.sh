@@ -551,6 +551,40 @@ test_expect_success 'commit-graph: a split chain that stock git verifies, a laye
 '
 
 
+test_expect_success 'commit-graph --auto: reachable commits the graph lacks, at least maintenance.commit-graph.auto' '
+	rm -rf ca && git init -q ca &&
+	for i in 1 2 3 4 5; do test_commit -C ca c$i || return 1; done &&
+	git -C ca commit-graph write --reachable --split &&
+	test_commit -C ca c6 &&
+	test_commit -C ca c7 &&
+	# an unreachable commit does not count
+	git -C ca commit-tree -m loose $(git -C ca rev-parse HEAD^{tree}) >/dev/null &&
+	gitpack -C ca -c maintenance.commit-graph.auto=2 maintenance is-needed --auto --task=commit-graph &&
+	test_must_fail gitpack -C ca -c maintenance.commit-graph.auto=3 \
+		maintenance is-needed --auto --task=commit-graph &&
+	test_must_fail gitpack -C ca maintenance is-needed --auto --task=commit-graph &&
+	gitpack -C ca -c maintenance.commit-graph.auto=-1 maintenance is-needed --auto --task=commit-graph &&
+	test_must_fail gitpack -C ca -c maintenance.commit-graph.auto=0 \
+		maintenance is-needed --auto --task=commit-graph &&
+	# without a graph every reachable commit counts (7)
+	rm -rf ca/.git/objects/info/commit-graphs &&
+	gitpack -C ca -c maintenance.commit-graph.auto=7 maintenance is-needed --auto --task=commit-graph &&
+	test_must_fail gitpack -C ca -c maintenance.commit-graph.auto=8 \
+		maintenance is-needed --auto --task=commit-graph &&
+	if test_have_prereq GIT_NEW
+	then
+		for n in 7 8
+		do
+			git_new -C ca -c maintenance.commit-graph.auto=$n maintenance is-needed --auto \
+				--task=commit-graph && echo yes >expect || echo no >expect
+			gitpack -C ca -c maintenance.commit-graph.auto=$n maintenance is-needed --auto \
+				--task=commit-graph && echo yes >actual || echo no >actual
+			test_cmp expect actual || return 1
+		done
+	fi
+'
+
+
 # The child git processes a trace records, as "argv words" lines.
 children () {
 	sed -n "s/.*\"event\":\"child_start\".*\"argv\":\[\(.*\)\].*/\1/p" "$1" |
