@@ -482,6 +482,22 @@ static void drop_damaged_midx(struct odb *odb, struct odb_dir *dir)
 	FREE_AND_NULL(dir->midx_packs);
 }
 
+void odb_check_midx_entries(struct odb *odb)
+{
+	for (size_t d = 0; d < odb->nr_dirs; d++) {
+		struct odb_dir *dir = &odb->dirs[d];
+		uint32_t nr = dir->midx ? midx_nr_objects(dir->midx) : 0;
+		for (uint32_t pos = 0; pos < nr; pos++) {
+			uint32_t pack_int_id;
+			uint64_t ofs;
+			if (!midx_nth_entry(dir->midx, pos, &pack_int_id, &ofs)) {
+				drop_damaged_midx(odb, dir);
+				break;
+			}
+		}
+	}
+}
+
 /*
  * pack_find_oid(), and when the lookup found the pack's .idx damaged,
  * that is reported (once): the pack then answers no lookup, as if it

@@ -141,6 +141,13 @@ bool odb_pack_is_local(const struct odb *odb, size_t index);
  * pack_int_ids (NULL when that pack is missing).
  */
 struct midx *odb_midx(const struct odb *odb);
+/*
+ * Check every entry of every MIDX (own and alternates': pack ids, large
+ * offsets), as lookups check them lazily; a damaged MIDX is dropped with
+ * its warning (odb_warnings()), as a lookup drops it. For commands that
+ * are about to read every object anyway. O(objects in the MIDXs).
+ */
+void odb_check_midx_entries(struct odb *odb);
 struct packed_git *odb_midx_pack(const struct odb *odb, uint32_t pack_int_id);
 
 const char *odb_objdir(const struct odb *odb);

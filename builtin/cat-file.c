@@ -1017,6 +1017,12 @@ static void batch_all(struct batch_state *st)
 	size_t hint = 0, nr;
 
 	oid_array_init(&ids, st->algo);
+	/*
+	 * Every object is read: find a damaged MIDX before any, so that the
+	 * first object it leaves unreadable is fatal (batch_one()), as in git.
+	 */
+	if (!names_only)
+		odb_check_midx_entries(st->odb);
 	for (size_t i = 0; i < odb_nr_packs(st->odb); i++)
 		hint += odb_pack(st->odb, i)->nr_objects;
 	oid_array_grow(&ids, hint);
