@@ -724,29 +724,66 @@ static int add_new_pack(struct repack *r, const char *base, const char *hex, str
 
 /*
  * Where git's repack starts a pack-objects child, the trace2 event
- * stream shows its argv; gitpack writes the pack in-process, so it
- * records the options that pack was written with instead, in
- * pack-objects' spelling, as a "data" event (category "repack", key
- * "pack-objects").
+ * stream shows its argv; gitpack writes the pack in-process. So that
+ * what reads the trace (Git's own tests, an operator's tooling) still
+ * sees the step and its options, it is recorded as a child of class
+ * "in-process" with the argv git's child would have had for these
+ * options (pack-objects' spelling), from the start of the write to its
+ * end (trace_pack_done()). Returns the child id, -1 when not tracing.
  */
-static void trace_pack_options(const struct pack_objects_opts *po_opts, const char *kind)
+static int trace_pack_options(const struct repack_opts *opts,
+			      const struct pack_objects_opts *po_opts, const char *kind)
 {
 	struct strbuf sb = STRBUF_INIT;
+	const char *argv[24];
+	char *owned[8], *words, *word, *save = NULL;
+	size_t argc = 0, nr_owned = 0, first_opt;
+	int id;
+
 	if (!trace2_enabled())
-		return;
-	strbuf_addf(&sb, "--window=%d --depth=%d --threads=%d", po_opts->window, po_opts->depth,
-		    po_opts->threads);
+		return -1;
+	argv[argc++] = "git";
+	argv[argc++] = "pack-objects";
+	/* kind is one or two words ("--unpacked --incremental") */
+	words = owned[nr_owned++] = xstrdup(kind);
+	for (word = strtok_r(words, " ", &save); word && argc < 4;
+	     word = strtok_r(NULL, " ", &save))
+		argv[argc++] = word;
+	first_opt = argc;
+	argv[argc++] = owned[nr_owned++] = xstrfmt("--window=%d", po_opts->window);
+	argv[argc++] = owned[nr_owned++] = xstrfmt("--depth=%d", po_opts->depth);
+	argv[argc++] = owned[nr_owned++] = xstrfmt("--threads=%d", po_opts->threads);
 	if (po_opts->max_pack_size)
-		strbuf_addf(&sb, " --max-pack-size=%" PRIu64, po_opts->max_pack_size);
+		argv[argc++] = owned[nr_owned++] =
+			xstrfmt("--max-pack-size=%" PRIu64, po_opts->max_pack_size);
 	if (!po_opts->reuse_delta)
-		strbuf_addstr(&sb, " --no-reuse-delta");
+		argv[argc++] = "--no-reuse-delta";
 	if (!po_opts->reuse_object)
-		strbuf_addstr(&sb, " --no-reuse-object");
+		argv[argc++] = "--no-reuse-object";
+	if (opts->name_hash_version_arg)
+		argv[argc++] = owned[nr_owned++] =
+			xstrfmt("--name-hash-version=%d", opts->name_hash_version_arg);
+	if (po_opts->by_path)
+		argv[argc++] = "--path-walk";
 	if (po_opts->delta_base_offset)
-		strbuf_addstr(&sb, " --delta-base-offset");
-	strbuf_addf(&sb, " %s", kind);
+		argv[argc++] = "--delta-base-offset";
+	argv[argc] = NULL;
+	id = trace2_child_start("in-process", argv);
+	/* the same, as the data event earlier gitpacks wrote */
+	for (size_t i = first_opt; i < argc; i++)
+		strbuf_addf(&sb, "%s ", argv[i]);
+	strbuf_addstr(&sb, kind);
 	trace2_data_string("repack", "pack-objects", sb.buf);
 	strbuf_release(&sb);
+	for (size_t i = 0; i < nr_owned; i++)
+		free(owned[i]);
+	return id;
+}
+
+static void trace_pack_done(int id, int ret)
+{
+	if (id >= 0)
+		trace2_child_exit(id, ret ? 128 : 0);
 }
 
 /*
@@ -766,7 +803,7 @@ static int write_cruft_pack(struct repack *r, const char *base, bool has_expirat
 	struct pack_objects_names names = { 0 };
 	const char **discard = xcalloc(r->nr_packs + 1, sizeof(*discard));
 	size_t nr_discard = 0;
-	int ret;
+	int ret, child_id;
 
 	for (size_t i = 0; i < r->nr_packs; i++)
 		if (r->packs[i].replaced)
@@ -782,13 +819,15 @@ static int write_cruft_pack(struct repack *r, const char *base, bool has_expirat
 	po_opts.progress = r->opts->progress;
 	po_opts.max_pack_size = r->opts->max_cruft_size ? r->opts->max_cruft_size
 							: r->opts->max_pack_size;
-	trace_pack_options(&po_opts, "--cruft");
+	po_opts.name_hash_version = r->opts->name_hash_version;
+	child_id = trace_pack_options(r->opts, &po_opts, "--cruft");
 	pack_objects_new(&po, r->odb, &po_opts);
 	pack_objects_set_recent(po, r->recent, r->nr_recent);
 	ret = pack_objects_add_cruft(po, NULL, 0, discard, nr_discard,
 				     has_expiration ? expiration : 0, err);
 	if (!ret && pack_objects_nr(po))
 		ret = pack_objects_write_files(po, base, !r->opts->no_rev_index, &names, err);
+	trace_pack_done(child_id, ret);
 	pack_objects_free(po);
 	for (size_t k = 0; !ret && into_repo && k < names.nr; k++) {
 		ret = add_new_pack(r, base, names.hex[k], err);
@@ -1442,6 +1481,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	po_opts.progress = opts->progress;
 	po_opts.max_pack_size = opts->max_pack_size;
 	po_opts.by_path = opts->path_walk;
+	po_opts.name_hash_version = opts->name_hash_version;
 	r.po_opts = po_opts;
 	pack_objects_new(&r.po, r.odb, &po_opts);
 
@@ -1460,6 +1500,7 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 	if (pack_objects_nr(r.po)) {
 		struct bitmap_index *old_bitmap = NULL;
 		struct gp_error ignored = GP_ERROR_INIT;
+		int child_id;
 		/*
 		 * An all-into-one pack with a bitmap follows the current
 		 * bitmap's order, so that its bitmap can be built from it
@@ -1471,9 +1512,10 @@ int repack_run(struct repository *repo, const struct repack_opts *opts,
 			pack_objects_follow(r.po, bitmap_index_order(old_bitmap));
 		gp_error_clear(&ignored);
 		base = xstrfmt("%s/pack", r.pack_dir);
-		trace_pack_options(&po_opts, opts->geometric ? "--stdin-packs"
-					     : opts->all ? "--all" : "--unpacked --incremental");
+		child_id = trace_pack_options(opts, &po_opts, opts->geometric ? "--stdin-packs"
+					      : opts->all ? "--all" : "--unpacked --incremental");
 		ret = pack_objects_write_files(r.po, base, !opts->no_rev_index, written, err);
+		trace_pack_done(child_id, ret);
 		bitmap_index_free(old_bitmap);
 		if (ret)
 			goto out;

@@ -67,6 +67,8 @@ struct repack_opts {
 	bool reuse_object;      /* off: -F */
 	int pack_kept_objects;  /* --pack-kept-objects; -1: when -b without --write-midx */
 	int window, depth, threads;
+	int name_hash_version;  /* the name hash the packs are written with: 1 or 2 */
+	int name_hash_version_arg; /* --name-hash-version as given, for the trace; 0: none */
 	uint64_t big_file_threshold;   /* core.bigFileThreshold (0: the default) */
 	uint64_t max_pack_size;  /* --max-pack-size: several new packs; 0: one */
 	const char *const *keep_packs;  /* --keep-pack names */
@@ -125,7 +127,7 @@ struct repack_opts {
 	.reuse_delta = true, .reuse_object = true, .pack_kept_objects = -1, \
 	.window = 10, .depth = 50, .cruft_window = -1, .cruft_depth = -1, \
 	.cruft_threads = -1, .midx_must_contain_cruft = true, \
-	.midx_split_factor = 2, .midx_new_layer_threshold = 8, \
+	.midx_split_factor = 2, .midx_new_layer_threshold = 8, .name_hash_version = 1, \
 }
 
 struct repack_result {

@@ -122,7 +122,7 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	int all = 0, all_loosen = 0, delete_old = 0, no_reuse_delta = 0, no_reuse_object = 0;
 	int local = 0, quiet = 0, write_bitmap = -1, write_midx = 0, geometric = 0;
 	int progress = -1, pack_kept_objects = -1, no_update_server_info = 0;
-	int cruft = 0, keep_unreachable = 0, name_hash_version = 1, path_walk = 0;
+	int cruft = 0, keep_unreachable = 0, name_hash_version = 0, path_walk = 0;
 	int delta_islands = -1;
 	struct repack_expiry cruft_expiration = { 0 }, unpack_unreachable = { 0 };
 	uint64_t max_cruft_size = 0, combine_cruft_below_size = 0, window_memory = 0;
@@ -199,8 +199,10 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 	}
 	if (cruft_expiration.set && !cruft)
 		warning("--cruft-expiration is only useful with --cruft");
-	if (name_hash_version < 1 || name_hash_version > 2)
+	/* 0 is "not given", as git's repack does not pass it on then */
+	if (name_hash_version < 0 || name_hash_version > 2)
 		die("invalid --name-hash-version option: %d", name_hash_version);
+	opts.name_hash_version_arg = name_hash_version;
 	/* pack-objects' own defaults and config, as git's child would read them. */
 	config_int(repo, "pack.window", &opts.window, -2);
 	config_int(repo, "pack.depth", &opts.depth, -2);
@@ -262,6 +264,16 @@ int cmd_repack(int argc, const char **argv, struct repository *repo)
 		delta_islands = repo_config_bool(repo, "repack.usedeltaislands", 0);
 	opts.delta_islands = delta_islands;
 	opts.path_walk = path_walk;
+	/* what git's pack-objects child would use: the option, else its test knob, else 1 */
+	opts.name_hash_version = name_hash_version;
+	if (!opts.name_hash_version) {
+		const char *env = getenv("GIT_TEST_NAME_HASH_VERSION");
+		opts.name_hash_version = env && atoi(env) == 2 ? 2 : 1;
+	}
+	if (opts.write_bitmap && !write_midx && opts.name_hash_version != 1) {
+		warning("currently, --write-bitmap-index requires --name-hash-version=1");
+		opts.name_hash_version = 1;
+	}
 	opts.reuse_delta = !no_reuse_delta;
 	opts.reuse_object = !no_reuse_object;
 	if (pack_kept_objects < 0) {

@@ -1179,6 +1179,24 @@ test_expect_success "core.bigFileThreshold: larger blobs are neither deltas nor 
 	! awk "NF == 7" vp | grep " blob "
 '
 
+
+test_expect_success "the in-process pack step in trace2 as git's pack-objects child; --name-hash-version passes through ($algo)" '
+	rm -rf nh && git init -q --object-format=$algo nh &&
+	test_commit -C nh one && test_commit -C nh two &&
+	GIT_TRACE2_EVENT="$(pwd)/nh.ev" gitpack -C nh repack -a -d --name-hash-version=2 &&
+	grep "\"child_start\".*\"child_class\":\"in-process\".*\"argv\":\[\"git\",\"pack-objects\",\"--all\",.*\"--name-hash-version=2\"" nh.ev &&
+	grep "\"child_exit\".*\"code\":0" nh.ev &&
+	git -C nh fsck --full &&
+	rm -f nh.ev &&
+	GIT_TRACE2_EVENT="$(pwd)/nh.ev" gitpack -C nh repack -a -d &&
+	grep "\"argv\":\[\"git\",\"pack-objects\"" nh.ev &&
+	! grep "name-hash-version" nh.ev &&
+	test_must_fail gitpack -C nh repack -a -d --name-hash-version=3 2>err &&
+	grep "invalid --name-hash-version option: 3" err &&
+	gitpack -C nh repack -a -d -b --name-hash-version=2 2>err &&
+	grep "requires --name-hash-version=1" err
+'
+
 done
 
 test_done
