@@ -1,0 +1,361 @@
+/*
+ * reftable-compact.c: compacting a reftable stack (reftable-compact.h).
+ */
+#include "reftable-compact.h"
+#include "reftable-write.h"
+#include "reftable.h"
+#include "error.h"
+#include "strbuf.h"
+#include "util.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TABLES_LIST "tables.list"
+#define LOCK_SUFFIX ".lock"
+/* a table's bytes that are not records: the v1 header and footer */
+#define TABLE_OVERHEAD (24 + 68)
+
+struct names {
+	char **items;
+	size_t nr, alloc;
+};
+
+static void names_release(struct names *n)
+{
+	for (size_t i = 0; i < n->nr; i++)
+		free(n->items[i]);
+	free(n->items);
+	n->items = NULL;
+	n->nr = n->alloc = 0;
+}
+
+static int read_names(const char *path, struct names *out, struct gp_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *p, *nl;
+
+	if (strbuf_read_file(&sb, path, 256) < 0) {
+		strbuf_release(&sb);
+		if (errno == ENOENT)
+			return 0;
+		return gp_error_errno(err, "cannot read '%s'", path);
+	}
+	for (p = sb.buf; p < sb.buf + sb.len; p = nl + 1) {
+		nl = memchr(p, '\n', sb.buf + sb.len - p);
+		if (!nl)
+			nl = sb.buf + sb.len;
+		if (nl > p) {
+			ALLOC_GROW(out->items, out->nr + 1, out->alloc);
+			out->items[out->nr++] = xstrfmt("%.*s", (int)(nl - p), p);
+		}
+	}
+	strbuf_release(&sb);
+	return 0;
+}
+
+/* Create path exclusively; GP_EIO "data is locked" when it exists. */
+static int lock_file(const char *path, int *fd, struct gp_error *err)
+{
+	*fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (*fd >= 0)
+		return 0;
+	if (errno == EEXIST)
+		return gp_error_set(err, GP_EIO, "data is locked");
+	return gp_error_errno(err, "cannot create '%s'", path);
+}
+
+static int write_file_at(int fd, const char *path, const void *buf, size_t len, mode_t mode,
+			 unsigned *nr_fsyncs, struct gp_error *err)
+{
+	if (write_in_full(fd, buf, len) < 0 || fsync(fd) < 0)
+		return gp_error_errno(err, "cannot write '%s'", path);
+	(*nr_fsyncs)++;
+	if (mode && fchmod(fd, mode) < 0)
+		return gp_error_errno(err, "cannot chmod '%s'", path);
+	return 0;
+}
+
+/*
+ * The segment [*start, *end) that auto compaction merges: from the
+ * newest table down, the first place where a table is less than factor
+ * times its newer neighbour, widened to older tables while they are
+ * smaller than factor times the segment's bytes so far.
+ */
+static void geometric_segment(const uint64_t *sizes, size_t nr, unsigned factor,
+			      size_t *start, size_t *end)
+{
+	uint64_t bytes = 0;
+	*start = *end = 0;
+	for (size_t pos = nr; pos > 1; pos--) {
+		if (sizes[pos - 2] < sizes[pos - 1] * factor) {
+			*end = pos;
+			*start = pos - 1;
+			bytes = sizes[pos - 1];
+			break;
+		}
+	}
+	if (*end == 0)
+		return;
+	while (*start > 0) {
+		size_t prev = *start - 1;
+		if (sizes[prev] >= bytes * factor)
+			break;
+		*start = prev;
+		bytes += sizes[prev];
+	}
+}
+
+static int merge_tables(struct reftable_table **tables, size_t nr, bool drop_deletions,
+			const struct reftable_compact_opts *opts, struct strbuf *image,
+			bool *empty, struct gp_error *err)
+{
+	struct reftable_stack *st = reftable_stack_of_tables(tables, nr);
+	struct reftable_writer *w;
+	struct reftable_iter *it = NULL;
+	struct reftable_ref ref;
+	struct reftable_log log;
+	size_t records = 0;
+	int ret;
+
+	w = reftable_writer_new(opts->algo, opts->write,
+				reftable_table_min_update_index(tables[0]),
+				reftable_table_max_update_index(tables[nr - 1]));
+	ret = reftable_stack_refs(st, NULL, &it, err);
+	if (ret)
+		goto out;
+	if (!drop_deletions)
+		reftable_iter_show_deletions(it);
+	while ((ret = reftable_iter_next_ref(it, &ref, err)) == 1) {
+		records++;
+		ret = reftable_writer_add_ref(w, &ref, err);
+		if (ret)
+			goto out;
+	}
+	if (ret)
+		goto out;
+	reftable_iter_free(it);
+	it = NULL;
+	ret = reftable_stack_logs(st, NULL, &it, err);
+	if (ret)
+		goto out;
+	if (!drop_deletions)
+		reftable_iter_show_deletions(it);
+	while ((ret = reftable_iter_next_log(it, &log, err)) == 1) {
+		records++;
+		ret = reftable_writer_add_log(w, &log, err);
+		if (ret)
+			goto out;
+	}
+	if (ret)
+		goto out;
+	*empty = !records;
+	ret = reftable_writer_finish(w, image, err);
+out:
+	reftable_iter_free(it);
+	reftable_writer_free(w);
+	reftable_stack_free(st);
+	return ret;
+}
+
+/* Remove the *.ref files of dir that keep does not name and no one locked. */
+static void remove_stale(const char *dir, const struct names *keep)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		bool listed = false;
+		char *path, *lock;
+		struct stat sb;
+
+		if (len < 4 || strcmp(de->d_name + len - 4, ".ref"))
+			continue;
+		for (size_t i = 0; i < keep->nr && !listed; i++)
+			listed = !strcmp(keep->items[i], de->d_name);
+		if (listed)
+			continue;
+		path = xstrfmt("%s/%s", dir, de->d_name);
+		lock = xstrfmt("%s%s", path, LOCK_SUFFIX);
+		if (lstat(lock, &sb) < 0)
+			unlink(path);
+		free(path);
+		free(lock);
+	}
+	closedir(d);
+}
+
+int reftable_compact(const char *dir, struct reftable_compact_opts *opts,
+		     struct gp_error *err)
+{
+	char *list_path = xstrfmt("%s/" TABLES_LIST, dir);
+	char *list_lock = xstrfmt("%s%s", list_path, LOCK_SUFFIX);
+	char *tmp_path = NULL, *new_name = NULL;
+	struct names names = { 0 }, result = { 0 };
+	struct reftable_table **tables = NULL;
+	int *lock_fds = NULL;
+	uint64_t *sizes = NULL;
+	struct strbuf image = STRBUF_INIT, list = STRBUF_INIT;
+	size_t start = 0, end = 0, locked = 0;
+	unsigned factor = opts->geometric_factor ? opts->geometric_factor : 2;
+	int list_fd = -1, tmp_fd = -1, ret;
+	bool empty = false, listed_new = false;
+	mode_t mode = 0;
+	struct stat sb;
+
+	ret = lock_file(list_lock, &list_fd, err);
+	if (ret) {
+		list_fd = -1;
+		goto out;
+	}
+	if (!stat(list_path, &sb))
+		mode = sb.st_mode & 07777;
+	ret = read_names(list_path, &names, err);
+	if (ret)
+		goto out;
+	tables = xcalloc(names.nr + 1, sizeof(*tables));
+	sizes = xcalloc(names.nr + 1, sizeof(*sizes));
+	for (size_t i = 0; i < names.nr; i++) {
+		char *path = xstrfmt("%s/%s", dir, names.items[i]);
+		ret = reftable_table_open(&tables[i], path, opts->algo, err);
+		if (!ret && !stat(path, &sb))
+			sizes[i] = sb.st_size > TABLE_OVERHEAD ? (uint64_t)sb.st_size - TABLE_OVERHEAD : 0;
+		free(path);
+		if (ret)
+			goto out;
+	}
+	if (opts->autocompact)
+		geometric_segment(sizes, names.nr, factor, &start, &end);
+	else
+		end = names.nr;
+	if (end - start < 2) {
+		/* nothing to merge; the stale tables still go */
+		remove_stale(dir, &names);
+		goto out;
+	}
+
+	lock_fds = xcalloc(end - start, sizeof(*lock_fds));
+	for (size_t i = start; i < end; i++) {
+		char *lock = xstrfmt("%s/%s%s", dir, names.items[i], LOCK_SUFFIX);
+		ret = lock_file(lock, &lock_fds[i - start], err);
+		free(lock);
+		if (ret) {
+			if (opts->autocompact)
+				ret = 0; /* git skips a busy compaction quietly */
+			goto out;
+		}
+		locked++;
+	}
+
+	ret = merge_tables(tables + start, end - start, start == 0, opts, &image, &empty, err);
+	if (ret)
+		goto out;
+	if (!empty) {
+		uint32_t rnd;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		rnd = (uint32_t)(ts.tv_nsec ^ (getpid() << 16) ^ ts.tv_sec);
+		new_name = xstrfmt("0x%012" PRIx64 "-0x%012" PRIx64 "-%08x.ref",
+				   reftable_table_min_update_index(tables[start]),
+				   reftable_table_max_update_index(tables[end - 1]), rnd);
+		tmp_path = xstrfmt("%s/%s.temp", dir, new_name);
+		tmp_fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		if (tmp_fd < 0) {
+			ret = gp_error_errno(err, "cannot create '%s'", tmp_path);
+			free(tmp_path);
+			tmp_path = NULL;
+			goto out;
+		}
+		ret = write_file_at(tmp_fd, tmp_path, image.buf, image.len, mode, &opts->nr_fsyncs, err);
+		close(tmp_fd);
+		tmp_fd = -1;
+		if (!ret) {
+			char *final = xstrfmt("%s/%s", dir, new_name);
+			if (rename(tmp_path, final) < 0)
+				ret = gp_error_errno(err, "cannot rename '%s'", tmp_path);
+			free(final);
+		}
+		if (ret)
+			goto out;
+		free(tmp_path);
+		tmp_path = NULL;
+	}
+
+	for (size_t i = 0; i < names.nr; i++) {
+		if (i >= start && i < end) {
+			if (i == start && new_name) {
+				strbuf_addf(&list, "%s\n", new_name);
+				ALLOC_GROW(result.items, result.nr + 1, result.alloc);
+				result.items[result.nr++] = xstrdup(new_name);
+			}
+			continue;
+		}
+		strbuf_addf(&list, "%s\n", names.items[i]);
+		ALLOC_GROW(result.items, result.nr + 1, result.alloc);
+		result.items[result.nr++] = xstrdup(names.items[i]);
+	}
+	ret = write_file_at(list_fd, list_lock, list.buf, list.len, mode, &opts->nr_fsyncs, err);
+	if (!ret && rename(list_lock, list_path) < 0)
+		ret = gp_error_errno(err, "cannot rename '%s'", list_lock);
+	if (ret)
+		goto out;
+	listed_new = true;
+	close(list_fd);
+	list_fd = -1;
+	/* the list no longer names the compacted tables; readers retry */
+	for (size_t i = start; i < end; i++) {
+		char *path = xstrfmt("%s/%s", dir, names.items[i]);
+		unlink(path);
+		free(path);
+	}
+	for (size_t i = 0; i < locked; i++) {
+		char *lock = xstrfmt("%s/%s%s", dir, names.items[start + i], LOCK_SUFFIX);
+		close(lock_fds[i]);
+		unlink(lock);
+		free(lock);
+	}
+	locked = 0;
+	remove_stale(dir, &result);
+out:
+	if (tmp_path) {
+		unlink(tmp_path);
+		free(tmp_path);
+	}
+	if (ret && new_name && !listed_new) {
+		char *path = xstrfmt("%s/%s", dir, new_name);
+		unlink(path);
+		free(path);
+	}
+	for (size_t i = 0; i < locked; i++) {
+		char *lock = xstrfmt("%s/%s%s", dir, names.items[start + i], LOCK_SUFFIX);
+		close(lock_fds[i]);
+		unlink(lock);
+		free(lock);
+	}
+	if (list_fd >= 0) {
+		close(list_fd);
+		unlink(list_lock);
+	}
+	for (size_t i = 0; tables && i < names.nr; i++)
+		reftable_table_free(tables[i]);
+	free(tables);
+	free(sizes);
+	free(lock_fds);
+	free(new_name);
+	names_release(&names);
+	names_release(&result);
+	strbuf_release(&image);
+	strbuf_release(&list);
+	free(list_path);
+	free(list_lock);
+	return ret;
+}
