@@ -438,9 +438,10 @@ int reftable_writer_add_log(struct reftable_writer *w, const struct reftable_log
 
 	if (w->finished)
 		return gp_error_set(err, GP_EINVAL, "reftable writer: finished");
-	if (log->update_index < w->min_ui || log->update_index > w->max_ui)
-		return gp_error_set(err, GP_EINVAL, "reftable writer: log of '%s' update index out of range",
-				    log->refname);
+	/*
+	 * No range check for logs: deleting a ref writes deletion records
+	 * under the update indexes of its older log entries.
+	 */
 	if (!w->in_logs) {
 		ret = finish_refs(w, err);
 		if (ret)

@@ -59,9 +59,10 @@ struct reftable_writer *reftable_writer_new(int algo, const struct reftable_writ
 					    uint64_t min_update_index, uint64_t max_update_index);
 
 /*
- * Add a record; refs first, each key greater than the last, update
- * indexes inside min..max. Errors: GP_EINVAL (out of order, entry too
- * large, a ref after a log).
+ * Add a record; refs first, each key greater than the last, a ref's
+ * update index inside min..max (a log's may be older: deleting a ref
+ * writes deletions under its old entries' indexes). Errors: GP_EINVAL
+ * (out of order, entry too large, a ref after a log).
  */
 int reftable_writer_add_ref(struct reftable_writer *w, const struct reftable_ref *ref,
 			    struct gp_error *err);
