@@ -67,9 +67,28 @@ static int lock_file(const char *path, int *fd, struct gp_error *err)
 	*fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (*fd >= 0)
 		return 0;
-	if (errno == EEXIST)
-		return gp_error_set(err, GP_EIO, "data is locked");
+	if (errno == EEXIST) {
+		gp_error_set(err, GP_EIO, "data is locked");
+		errno = EEXIST; /* lock_file_wait() tells a held lock by it */
+		return GP_EIO;
+	}
 	return gp_error_errno(err, "cannot create '%s'", path);
+}
+
+/* lock_file(), retried for up to timeout_ms (-1: forever) while the lock is held */
+static int lock_file_wait(const char *path, int *fd, long timeout_ms, struct gp_error *err)
+{
+	long waited_ms = 0, step_ms = 1;
+	for (;;) {
+		int ret = lock_file(path, fd, err);
+		if (!ret || errno != EEXIST || (timeout_ms >= 0 && waited_ms >= timeout_ms))
+			return ret;
+		gp_error_clear(err);
+		usleep((useconds_t)step_ms * 1000);
+		waited_ms += step_ms;
+		if (step_ms < 64)
+			step_ms *= 2;
+	}
 }
 
 static int write_file_at(int fd, const char *path, const void *buf, size_t len, mode_t mode,
@@ -212,7 +231,7 @@ int reftable_compact(const char *dir, struct reftable_compact_opts *opts,
 	mode_t mode = 0;
 	struct stat sb;
 
-	ret = lock_file(list_lock, &list_fd, err);
+	ret = lock_file_wait(list_lock, &list_fd, opts->lock_timeout_ms, err);
 	if (ret) {
 		list_fd = -1;
 		goto out;

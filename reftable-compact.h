@@ -34,6 +34,12 @@ struct reftable_compact_opts {
 	 */
 	bool autocompact;
 	unsigned geometric_factor;                /* 0: 2 */
+	/*
+	 * How long to wait for tables.list.lock, in milliseconds
+	 * (reftable.lockTimeout: 0 not at all, -1 forever); the tables'
+	 * own locks are never waited for.
+	 */
+	long lock_timeout_ms;
 	/* out: files flushed to disk (git counts them in trace2) */
 	unsigned nr_fsyncs;
 };

@@ -10,6 +10,7 @@
 #include "../reftable-write.h"
 #include "../repository.h"
 #include "../trace2.h"
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,22 @@ static long config_long(struct repository *repo, const char *key, long dflt)
 	}
 	if (ret)
 		die_error(&err);
+	return (long)v;
+}
+
+/* reftable.lockTimeout, checked as git checks it; 100 by default */
+static long lock_timeout(struct repository *repo)
+{
+	const char *value;
+	int64_t v;
+	if (config_get_string(&repo->config, "reftable.locktimeout", &value) || !value)
+		return 100;
+	if (!config_parse_int64(value, &v))
+		die("bad numeric config value '%s' for 'reftable.locktimeout'", value);
+	if (v > LONG_MAX)
+		die("reftable lock timeout cannot exceed %ld", LONG_MAX);
+	if (v < 0 && v != -1)
+		die("reftable lock timeout does not support negative values other than -1");
 	return (long)v;
 }
 
@@ -52,7 +69,11 @@ int pack_refs_reftable(struct repository *repo, bool autocompact)
 	copts.algo = repo->hash_algo;
 	copts.write = &wopts;
 	copts.autocompact = autocompact;
-	copts.geometric_factor = (unsigned)config_long(repo, "reftable.geometricfactor", 2);
+	v = config_long(repo, "reftable.geometricfactor", 2);
+	if (v > 255)
+		die("reftable geometric factor cannot exceed 255");
+	copts.geometric_factor = (unsigned)v;
+	copts.lock_timeout_ms = lock_timeout(repo);
 
 	dir = xstrfmt("%s/reftable", own ? repo->gitdir : repo->commondir);
 	ret = reftable_compact(dir, &copts, &err);

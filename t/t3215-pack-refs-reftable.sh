@@ -151,14 +151,19 @@ do
 done
 
 test_expect_success REFTABLE 'a held tables.list.lock: git'"'"'s error, nothing changed' '
-	rm -rf p && cp -R r-sha1 p &&
-	cp p/.git/reftable/tables.list list.before &&
-	touch p/.git/reftable/tables.list.lock &&
+	cp -R r-sha1 lk &&
+	cp lk/.git/reftable/tables.list list.before &&
+	touch lk/.git/reftable/tables.list.lock &&
 	echo "error: unable to compact stack: data is locked" >expect &&
-	test_must_fail gitpack -C p pack-refs 2>err &&
+	test_must_fail gitpack -C lk pack-refs 2>err &&
 	test_cmp expect err &&
-	test_cmp_bin list.before p/.git/reftable/tables.list &&
-	test_path_is_file p/.git/reftable/tables.list.lock
+	test_cmp_bin list.before lk/.git/reftable/tables.list &&
+	test_path_is_file lk/.git/reftable/tables.list.lock &&
+	# reftable.lockTimeout=-1 waits for the holder to let go
+	{ (sleep 1 && rm lk/.git/reftable/tables.list.lock) & } &&
+	gitpack -C lk -c reftable.lockTimeout=-1 pack-refs &&
+	wait &&
+	test_line_count = 1 lk/.git/reftable/tables.list
 '
 
 test_expect_success REFTABLE 'a locked table: error; --auto skips quietly' '
@@ -206,6 +211,12 @@ test_expect_success REFTABLE 'bad write options: git'"'"'s messages' '
 	test_cmp expect err &&
 	echo "fatal: reftable block size cannot exceed 65535" >expect &&
 	test_must_fail gitpack -C r-sha1 -c reftable.restartInterval=65536 pack-refs 2>err &&
+	test_cmp expect err &&
+	echo "fatal: reftable geometric factor cannot exceed 255" >expect &&
+	test_must_fail gitpack -C r-sha1 -c reftable.geometricFactor=256 pack-refs --auto 2>err &&
+	test_cmp expect err &&
+	echo "fatal: reftable lock timeout does not support negative values other than -1" >expect &&
+	test_must_fail gitpack -C r-sha1 -c reftable.lockTimeout=-2 pack-refs 2>err &&
 	test_cmp expect err &&
 	rm -rf p && cp -R r-sha1 p &&
 	echo "error: unable to compact stack: entry too large" >expect &&
