@@ -5,6 +5,7 @@
 #include "reftable-write.h"
 #include "reftable.h"
 #include "error.h"
+#include "hash.h"
 #include "strbuf.h"
 #include "util.h"
 #include <dirent.h>
@@ -20,8 +21,9 @@
 
 #define TABLES_LIST "tables.list"
 #define LOCK_SUFFIX ".lock"
-/* a table's bytes that are not records: the v1 header and footer */
-#define TABLE_OVERHEAD (24 + 68)
+/* a table's bytes that are not records: header and footer, v1 and v2 */
+#define TABLE_OVERHEAD_V1 (24 + 68)
+#define TABLE_OVERHEAD_V2 (28 + 72)
 
 struct names {
 	char **items;
@@ -103,32 +105,38 @@ static int write_file_at(int fd, const char *path, const void *buf, size_t len, 
 }
 
 /*
- * The segment [*start, *end) that auto compaction merges: from the
- * newest table down, the first place where a table is less than factor
- * times its newer neighbour, widened to older tables while they are
- * smaller than factor times the segment's bytes so far.
+ * The segment [*start, *end) that auto compaction merges (empty when
+ * the sizes already form the geometric sequence). Its end: from the
+ * newest table down, the first table whose older neighbour is less
+ * than factor times its size (the tables above it are in sequence, and
+ * together smaller than it). Its start: walking on down to the oldest,
+ * with the bytes of the segment so far accumulated (the merge gathers
+ * them all), the oldest table smaller than factor times the bytes
+ * newer than it; the walk goes on past the first such table, as an
+ * older one may break the sequence too.
  */
 static void geometric_segment(const uint64_t *sizes, size_t nr, unsigned factor,
 			      size_t *start, size_t *end)
 {
 	uint64_t bytes = 0;
+	size_t pos;
+
 	*start = *end = 0;
-	for (size_t pos = nr; pos > 1; pos--) {
-		if (sizes[pos - 2] < sizes[pos - 1] * factor) {
-			*end = pos;
-			*start = pos - 1;
-			bytes = sizes[pos - 1];
+	for (pos = nr ? nr - 1 : 0; pos > 0; pos--) {
+		if (sizes[pos - 1] < sizes[pos] * factor) {
+			*end = pos + 1;
+			*start = pos;
+			bytes = sizes[pos];
 			break;
 		}
 	}
-	if (*end == 0)
+	if (!*end)
 		return;
-	while (*start > 0) {
-		size_t prev = *start - 1;
-		if (sizes[prev] >= bytes * factor)
-			break;
-		*start = prev;
-		bytes += sizes[prev];
+	for (; pos > 0; pos--) {
+		uint64_t newer = bytes;
+		bytes += sizes[pos - 1];
+		if (sizes[pos - 1] < newer * factor)
+			*start = pos - 1;
 	}
 }
 
@@ -213,6 +221,21 @@ static void remove_stale(const char *dir, const struct names *keep)
 	closedir(d);
 }
 
+/* Release the table locks taken (lock_fds[i] >= 0 for each). */
+static void unlock_tables(const char *dir, const struct names *names, int *lock_fds)
+{
+	for (size_t i = 0; i < names->nr; i++) {
+		char *lock;
+		if (lock_fds[i] < 0)
+			continue;
+		lock = xstrfmt("%s/%s%s", dir, names->items[i], LOCK_SUFFIX);
+		close(lock_fds[i]);
+		unlink(lock);
+		free(lock);
+		lock_fds[i] = -1;
+	}
+}
+
 int reftable_compact(const char *dir, struct reftable_compact_opts *opts,
 		     struct gp_error *err)
 {
@@ -224,11 +247,12 @@ int reftable_compact(const char *dir, struct reftable_compact_opts *opts,
 	int *lock_fds = NULL;
 	uint64_t *sizes = NULL;
 	struct strbuf image = STRBUF_INIT, list = STRBUF_INIT;
-	size_t start = 0, end = 0, locked = 0;
+	size_t start = 0, end = 0;
 	unsigned factor = opts->geometric_factor ? opts->geometric_factor : 2;
 	int list_fd = -1, tmp_fd = -1, ret;
 	bool empty = false, listed_new = false;
 	mode_t mode = 0;
+	off_t overhead;
 	struct stat sb;
 
 	ret = lock_file_wait(list_lock, &list_fd, opts->lock_timeout_ms, err);
@@ -241,13 +265,14 @@ int reftable_compact(const char *dir, struct reftable_compact_opts *opts,
 	ret = read_names(list_path, &names, err);
 	if (ret)
 		goto out;
+	overhead = opts->algo == GP_HASH_SHA1 ? TABLE_OVERHEAD_V1 : TABLE_OVERHEAD_V2;
 	tables = xcalloc(names.nr + 1, sizeof(*tables));
 	sizes = xcalloc(names.nr + 1, sizeof(*sizes));
 	for (size_t i = 0; i < names.nr; i++) {
 		char *path = xstrfmt("%s/%s", dir, names.items[i]);
 		ret = reftable_table_open(&tables[i], path, opts->algo, err);
 		if (!ret && !stat(path, &sb))
-			sizes[i] = sb.st_size > TABLE_OVERHEAD ? (uint64_t)sb.st_size - TABLE_OVERHEAD : 0;
+			sizes[i] = sb.st_size > overhead ? (uint64_t)sb.st_size - overhead : 0;
 		free(path);
 		if (ret)
 			goto out;
@@ -262,18 +287,30 @@ int reftable_compact(const char *dir, struct reftable_compact_opts *opts,
 		goto out;
 	}
 
-	lock_fds = xcalloc(end - start, sizeof(*lock_fds));
-	for (size_t i = start; i < end; i++) {
+	/*
+	 * Newest first: with --auto a table locked by another process ends
+	 * the segment there, and the newer tables are merged without it,
+	 * as git does; otherwise a held lock is an error.
+	 */
+	lock_fds = xcalloc(names.nr, sizeof(*lock_fds));
+	for (size_t i = 0; i < names.nr; i++)
+		lock_fds[i] = -1;
+	for (size_t i = end; i-- > start;) {
 		char *lock = xstrfmt("%s/%s%s", dir, names.items[i], LOCK_SUFFIX);
-		ret = lock_file(lock, &lock_fds[i - start], err);
+		ret = lock_file(lock, &lock_fds[i], err);
 		free(lock);
-		if (ret) {
-			if (opts->autocompact)
-				ret = 0; /* git skips a busy compaction quietly */
+		if (!ret)
+			continue;
+		lock_fds[i] = -1;
+		if (!opts->autocompact)
 			goto out;
-		}
-		locked++;
+		gp_error_clear(err);
+		ret = 0;
+		start = i + 1;
+		break;
 	}
+	if (end - start < 2)
+		goto out;
 
 	ret = merge_tables(tables + start, end - start, start == 0, opts, &image, &empty, err);
 	if (ret)
@@ -336,13 +373,7 @@ int reftable_compact(const char *dir, struct reftable_compact_opts *opts,
 		unlink(path);
 		free(path);
 	}
-	for (size_t i = 0; i < locked; i++) {
-		char *lock = xstrfmt("%s/%s%s", dir, names.items[start + i], LOCK_SUFFIX);
-		close(lock_fds[i]);
-		unlink(lock);
-		free(lock);
-	}
-	locked = 0;
+	unlock_tables(dir, &names, lock_fds);
 	remove_stale(dir, &result);
 out:
 	if (tmp_path) {
@@ -354,12 +385,8 @@ out:
 		unlink(path);
 		free(path);
 	}
-	for (size_t i = 0; i < locked; i++) {
-		char *lock = xstrfmt("%s/%s%s", dir, names.items[start + i], LOCK_SUFFIX);
-		close(lock_fds[i]);
-		unlink(lock);
-		free(lock);
-	}
+	if (lock_fds)
+		unlock_tables(dir, &names, lock_fds);
 	if (list_fd >= 0) {
 		close(list_fd);
 		unlink(list_lock);

@@ -29,8 +29,9 @@ struct reftable_compact_opts {
 	/*
 	 * Auto: compact only the segment that breaks the geometric sequence
 	 * of table sizes (each table at least factor times the size of the
-	 * next newer one), and a locked table is not an error (nothing is
-	 * done). Otherwise everything is compacted.
+	 * next newer one), and a table locked by another process is not an
+	 * error: the segment is cut above it. Otherwise everything is
+	 * compacted.
 	 */
 	bool autocompact;
 	unsigned geometric_factor;                /* 0: 2 */

@@ -166,16 +166,29 @@ test_expect_success REFTABLE 'a held tables.list.lock: git'"'"'s error, nothing 
 	test_line_count = 1 lk/.git/reftable/tables.list
 '
 
-test_expect_success REFTABLE 'a locked table: error; --auto skips quietly' '
+test_expect_success REFTABLE 'a locked table: an error; --auto merges the newer ones as git' '
 	rm -rf p && cp -R r-sha1 p &&
 	cp p/.git/reftable/tables.list list.before &&
-	touch p/.git/reftable/$(tail -n 1 p/.git/reftable/tables.list).lock &&
+	locked=$(sed -n 3p p/.git/reftable/tables.list) &&
+	touch p/.git/reftable/$locked.lock &&
 	test_must_fail gitpack -C p pack-refs 2>err &&
 	grep "unable to compact stack: data is locked" err &&
 	test_cmp_bin list.before p/.git/reftable/tables.list &&
 	test_path_is_missing p/.git/reftable/tables.list.lock &&
 	ls p/.git/reftable/*.lock >locks &&
-	test_line_count = 1 locks
+	test_line_count = 1 locks &&
+	rm -rf g && cp -R p g &&
+	git_new -C g pack-refs --auto &&
+	gitpack -C p pack-refs --auto &&
+	test_line_count = $(wc -l <g/.git/reftable/tables.list) p/.git/reftable/tables.list &&
+	test $(wc -l <p/.git/reftable/tables.list) -lt $(wc -l <list.before) &&
+	grep -x "$locked" p/.git/reftable/tables.list &&
+	test_path_is_file p/.git/reftable/$locked.lock &&
+	while read ga && read pa <&3
+	do
+		test_cmp_bin g/.git/reftable/$ga p/.git/reftable/$pa || return 1
+	done <g/.git/reftable/tables.list 3<p/.git/reftable/tables.list &&
+	same_view g p
 '
 
 test_expect_success REFTABLE 'a corrupt table: file and offset named, no table left behind' '
