@@ -1113,6 +1113,11 @@ static int iter_pick(struct reftable_iter *it, struct table_iter **pick, struct 
 	return 0;
 }
 
+void reftable_iter_show_deletions(struct reftable_iter *it)
+{
+	it->merged = false;
+}
+
 int reftable_iter_next_ref(struct reftable_iter *it, struct reftable_ref *ref,
 			   struct gp_error *err)
 {

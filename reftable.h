@@ -227,6 +227,12 @@ int reftable_iter_next_ref(struct reftable_iter *it, struct reftable_ref *ref,
 			   struct gp_error *err);
 int reftable_iter_next_log(struct reftable_iter *it, struct reftable_log *log,
 			   struct gp_error *err);
+/*
+ * Make a stack iterator return deletions too (still one record per key,
+ * the newest): compacting tables above the oldest must keep them, as
+ * they hide older records.
+ */
+void reftable_iter_show_deletions(struct reftable_iter *it);
 /* Accepts NULL. */
 void reftable_iter_free(struct reftable_iter *it);
 

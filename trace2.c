@@ -272,3 +272,17 @@ void trace2_data_intmax(const char *category, const char *key, int64_t value)
 	snprintf(buf, sizeof(buf), "%" PRId64, value);
 	trace2_data_string(category, key, buf);
 }
+
+void trace2_counter(const char *category, const char *name, int64_t count)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (trace_fd < 0)
+		return;
+	event_head(&sb, "counter");
+	strbuf_addstr(&sb, ",\"category\":");
+	json_string(&sb, category);
+	strbuf_addstr(&sb, ",\"name\":");
+	json_string(&sb, name);
+	strbuf_addf(&sb, ",\"count\":%" PRId64, count);
+	emit(&sb);
+}

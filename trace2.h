@@ -45,5 +45,7 @@ void trace2_data_string(const char *category, const char *key, const char *value
 /* A data_json event: json must be one well-formed JSON value. */
 void trace2_data_json(const char *category, const char *key, const char *json);
 void trace2_data_intmax(const char *category, const char *key, int64_t value);
+/* A "counter" event, as git emits its fsync counts ("fsync", "hardware-flush"). */
+void trace2_counter(const char *category, const char *name, int64_t count);
 
 #endif

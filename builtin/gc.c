@@ -520,8 +520,8 @@ static int foreground_steps(struct gc_run *r)
 	if (r->cfg->pack_refs) {
 		const char *argv[] = { "git", "pack-refs", "--all", "--prune",
 				       r->auto_flag ? "--auto" : NULL, NULL };
-		/* gitpack packs the files backend's refs; git compacts reftable tables. */
-		if (run_step(r->repo->ref_storage == REF_STORAGE_FILES, argv))
+		/* gitpack packs loose refs and compacts reftable stacks */
+		if (run_step(true, argv))
 			return error("failed to run pack-refs");
 	}
 	if (r->cfg->prune_reflogs) {

@@ -600,7 +600,10 @@ static bool pack_refs_needed(struct maint *m)
 	struct pack_refs_opts opts = { .flags = PACK_REFS_ALL | PACK_REFS_PRUNE };
 	struct gp_error err = GP_ERROR_INIT;
 	bool needed = false;
-	if (m->repo->ref_storage == REF_STORAGE_FILES &&
+	/* a reftable stack: the child's --auto picks the tables to merge, if any */
+	if (m->repo->ref_storage != REF_STORAGE_FILES)
+		return true;
+	if (
 	    pack_refs_check_auto(m->repo, &opts, &needed, NULL, &err))
 		gp_error_clear(&err); /* not due then, as in git */
 	return needed;
@@ -609,11 +612,6 @@ static bool pack_refs_needed(struct maint *m)
 static int task_pack_refs(struct maint *m)
 {
 	const char *argv[] = { "git", "pack-refs", "--all", "--prune", NULL, NULL };
-	if (m->repo->ref_storage != REF_STORAGE_FILES) {
-		if (!m->quiet)
-			warning("skipping pack-refs task: gitpack does not compact reftable tables");
-		return 0;
-	}
 	/* As git's task: under --auto the child decides again, with git's heuristic. */
 	if (m->auto_flag)
 		argv[4] = "--auto";

@@ -4,7 +4,8 @@
  * options select go into packed-refs (pack-refs.h writes the bytes git
  * writes) and their files are removed, unless --no-prune. Without
  * --all or --include only the tags are selected; what is packed
- * already stays packed.
+ * already stays packed. A reftable repository's stack is compacted
+ * instead (builtin/pack-refs-reftable.h).
  */
 #include "../builtin.h"
 #include "../error.h"
@@ -13,6 +14,7 @@
 #include "../path-patterns.h"
 #include "../refs.h"
 #include "../repository.h"
+#include "pack-refs-reftable.h"
 #include <stdio.h>
 
 static const char *const pack_refs_usage[] = {
@@ -52,8 +54,8 @@ int cmd_pack_refs(int argc, const char **argv, struct repository *repo)
 	argc = parse_options(argc, argv, options, pack_refs_usage);
 	if (argc)
 		usage_with_options(pack_refs_usage, options);
-	if (repo->ref_storage != REF_STORAGE_FILES)
-		die("gitpack pack-refs: a reftable repository is not supported");
+	if (repo->ref_storage == REF_STORAGE_REFTABLE)
+		return pack_refs_reftable(repo, auto_flag);
 	warn_malformed(&includes, "--include");
 	warn_malformed(&excludes, "--exclude");
 	opts.flags = (all ? PACK_REFS_ALL : 0) | (prune ? PACK_REFS_PRUNE : 0) |
