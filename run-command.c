@@ -296,3 +296,13 @@ int run_shell_capture(const char *dir, const char *command, const char *const *a
 		ret = gp_error_set(err, GP_EIO, "'%s' failed", command);
 	return ret;
 }
+
+char *run_self_path(void)
+{
+	char buf[4096];
+	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (len <= 0 || (size_t)len >= sizeof(buf) - 1)
+		return NULL;
+	buf[len] = '\0';
+	return xstrdup(buf);
+}

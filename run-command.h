@@ -57,6 +57,12 @@ int run_command_capture(const char *const *argv, unsigned flags, struct strbuf *
 int run_command_detached(const char *const *argv, struct gp_error *err);
 
 /*
+ * The absolute path of the running binary (/proc/self/exe): gitpack's
+ * children that are gitpack itself run it. NULL when it cannot be read.
+ */
+char *run_self_path(void);
+
+/*
  * Run command through the shell in directory dir, with args as its
  * arguments ("$@"), standard input from in[0..in_len) (through a
  * temporary file, so that no pipe can fill up both ways) and standard

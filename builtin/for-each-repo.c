@@ -102,16 +102,6 @@ static char *expand_path(const char *path)
 	return xstrfmt("%s%s", pw->pw_dir, rest);
 }
 
-static char *self_program(void)
-{
-	char buf[4096];
-	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (len <= 0 || (size_t)len >= sizeof(buf) - 1)
-		return NULL;
-	buf[len] = '\0';
-	return xstrdup(buf);
-}
-
 /* "git -C <path> <args>": the child's exit status (128 + signal). */
 static int run_on_repo(const char *self, const char *path, int argc, const char **args)
 {
@@ -216,7 +206,7 @@ int cmd_for_each_repo(int argc, const char **argv, struct repository *repo)
 
 	for (size_t i = 0; i < ARRAY_SIZE(repo_env); i++)
 		unsetenv(repo_env[i]);
-	self = self_program();
+	self = run_self_path();
 	for (size_t i = 0; i < nr_paths; i++) {
 		int code = run_on_repo(self, paths[i], argc, argv);
 		if (!code)

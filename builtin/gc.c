@@ -142,12 +142,8 @@ static void read_gc_config(struct repository *repo, struct gc_config *cfg)
 
 static char *self_path(void)
 {
-	char buf[4096];
-	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (len <= 0)
-		return xstrdup("gitpack");
-	buf[len] = '\0';
-	return xstrdup(buf);
+	char *path = run_self_path();
+	return path ? path : xstrdup("gitpack");
 }
 
 /* GIT_TRACE's line for a child, as git writes it: "trace: run_command: git repack -d ...". */

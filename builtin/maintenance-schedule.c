@@ -12,6 +12,7 @@
 #include "../maintenance-schedule.h"
 #include "../parse-options.h"
 #include "../repository.h"
+#include "../run-command.h"
 #include <errno.h>
 #include <signal.h>
 #include <unistd.h>
@@ -42,13 +43,10 @@ static void report_warning(void *data, const char *msg)
 /* The absolute path of the running binary: what the jobs will run. */
 static char *self_program(void)
 {
-	char buf[4096];
-	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (len <= 0 || (size_t)len >= sizeof(buf) - 1)
-		die("cannot find the path of the running gitpack (/proc/self/exe): %s",
-		    len < 0 ? strerror(errno) : "too long");
-	buf[len] = '\0';
-	return xstrdup(buf);
+	char *path = run_self_path();
+	if (!path)
+		die("cannot find the path of the running gitpack (/proc/self/exe)");
+	return path;
 }
 
 /* The lock this process holds and its ~pid companion, for the signal handler; NULL when none. */

@@ -331,12 +331,8 @@ static size_t nr_packs_outside_midx(struct maint *m)
 
 static char *self_path(void)
 {
-	char buf[4096];
-	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (len <= 0)
-		return xstrdup("gitpack");
-	buf[len] = '\0';
-	return xstrdup(buf);
+	char *path = run_self_path();
+	return path ? path : xstrdup("gitpack");
 }
 
 /*

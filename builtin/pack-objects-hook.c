@@ -213,20 +213,19 @@ static int gen_output(void *data, int stream, const void *buf, size_t len)
 /* The command that makes the pack: this very program's pack-objects. */
 static char *self_command(void)
 {
-	char buf[4096];
-	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	char *self = run_self_path();
 	struct strbuf cmd = STRBUF_INIT;
-	if (len <= 0)
+	if (!self)
 		return xstrdup("gitpack");
-	buf[len] = '\0';
 	strbuf_addch(&cmd, '\'');
-	for (char *p = buf; *p; p++) {
+	for (char *p = self; *p; p++) {
 		if (*p == '\'')
 			strbuf_addstr(&cmd, "'\\''");
 		else
 			strbuf_addch(&cmd, *p);
 	}
 	strbuf_addch(&cmd, '\'');
+	free(self);
 	return strbuf_detach(&cmd, NULL);
 }
 
