@@ -34,6 +34,7 @@
 #include "progress.h"
 #include "strbuf.h"
 #include "trace2.h"
+#include "bloom.h"
 
 #include <dirent.h>
 #include <sys/mman.h>
@@ -50,6 +51,8 @@
 #define CG_CHUNK_GDO2 0x47444f32 /* "GDO2" */
 #define CG_CHUNK_EDGE 0x45444745 /* "EDGE" */
 #define CG_CHUNK_BASE 0x42415345 /* "BASE" */
+#define CG_CHUNK_BIDX 0x42494458 /* "BIDX" */
+#define CG_CHUNK_BDAT 0x42444154 /* "BDAT" */
 
 #define CG_PARENT_NONE 0x70000000u
 #define CG_EDGE_BIT 0x80000000u
@@ -943,6 +946,8 @@ struct writer {
 	uint32_t nr_edges, nr_overflow;
 	struct progress *progress;
 	struct commit_prefetch *prefetch; /* NULL: every commit read here */
+	struct bloom_filter *filters; /* by sorted index, when writing BDAT */
+	uint64_t filter_bytes;        /* their total length */
 };
 
 static uint64_t oid_key(const struct object_id *oid)
@@ -1326,6 +1331,92 @@ static void write_edge(struct hashfile *f, void *data)
 	}
 }
 
+static void write_bidx(struct hashfile *f, void *data)
+{
+	struct writer *w = data;
+	uint32_t end = 0;
+	for (size_t i = 0; i < w->nr; i++) {
+		end += (uint32_t)w->filters[i].len;
+		hashfile_write_be32(f, end);
+	}
+}
+
+static void write_bdat(struct hashfile *f, void *data)
+{
+	struct writer *w = data;
+	hashfile_write_be32(f, (uint32_t)w->opts->changed_paths_version);
+	hashfile_write_be32(f, BLOOM_NUM_HASHES);
+	hashfile_write_be32(f, BLOOM_BITS_PER_ENTRY);
+	for (size_t i = 0; i < w->nr; i++)
+		hashfile_write(f, w->filters[i].data, w->filters[i].len);
+}
+
+/* The root tree of the first parent of c, which is in w or below it. */
+static int first_parent_tree(struct writer *w, const struct wcommit *c, struct object_id *tree,
+			     struct gp_error *err)
+{
+	const struct object_id *p = &w->parents[c->first_parent];
+	struct commit_graph_entry e;
+	uint32_t idx, pos;
+	int ret;
+
+	if (sorted_find(w, p, &idx)) {
+		*tree = w->commits[idx].tree;
+		return 0;
+	}
+	if (!w->old || !commit_graph_find(w->old, p, &pos))
+		BUG("first parent neither written nor in the graph below");
+	ret = commit_graph_entry_at(w->old, pos, &e, err);
+	if (!ret)
+		*tree = e.tree;
+	return ret;
+}
+
+/*
+ * The changed-path filter of every commit written, computed afresh
+ * (the filters of the layers replaced are not read: recomputing gives
+ * the same bytes for the same hash version).
+ */
+static int compute_filters(struct writer *w, struct gp_error *err)
+{
+	intmax_t computed = 0, empty = 0, large = 0;
+	struct progress *meter = progress_start("Computing commit changed paths Bloom filters",
+						w->nr, w->opts->progress);
+	int ret = 0;
+
+	w->filters = xcalloc(w->nr ? w->nr : 1, sizeof(*w->filters));
+	for (size_t i = 0; i < w->nr && !ret; i++) {
+		const struct wcommit *c = &w->commits[i];
+		struct object_id ptree;
+		unsigned trunc;
+
+		if (c->nr_parents)
+			ret = first_parent_tree(w, c, &ptree, err);
+		if (!ret)
+			ret = bloom_filter_compute(&w->filters[i], w->odb, w->algo,
+						   c->nr_parents ? &ptree : NULL, &c->tree,
+						   w->opts->changed_paths_version, &trunc, err);
+		if (ret)
+			break;
+		w->filter_bytes += w->filters[i].len;
+		computed++;
+		empty += !!(trunc & BLOOM_TRUNC_EMPTY);
+		large += !!(trunc & BLOOM_TRUNC_LARGE);
+		progress_update(meter, i + 1);
+	}
+	progress_stop(&meter);
+	if (ret)
+		return ret;
+	if (w->filter_bytes > UINT32_MAX)
+		return gp_error_set(err, GP_EINVAL, "changed-path Bloom filters too large");
+	trace2_data_intmax("commit-graph", "filter-computed", computed);
+	trace2_data_intmax("commit-graph", "filter-not-computed", 0);
+	trace2_data_intmax("commit-graph", "filter-trunc-empty", empty);
+	trace2_data_intmax("commit-graph", "filter-trunc-large", large);
+	trace2_data_intmax("commit-graph", "filter-upgraded", 0);
+	return 0;
+}
+
 static void write_base(struct hashfile *f, void *data)
 {
 	struct writer *w = data;
@@ -1611,6 +1702,13 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	}
 	if (w.nr_edges)
 		chunk_writer_add(&chunks, CG_CHUNK_EDGE, (uint64_t)w.nr_edges * 4, write_edge);
+	if (opts->changed_paths_version) {
+		ret = compute_filters(&w, err);
+		if (ret)
+			goto out;
+		chunk_writer_add(&chunks, CG_CHUNK_BIDX, (uint64_t)w.nr * 4, write_bidx);
+		chunk_writer_add(&chunks, CG_CHUNK_BDAT, 12 + w.filter_bytes, write_bdat);
+	}
 	if (w.keep_layers)
 		chunk_writer_add(&chunks, CG_CHUNK_BASE, (uint64_t)w.keep_layers * w.rawsz, write_base);
 
@@ -1654,5 +1752,8 @@ out:
 	free(w.parent_pos);
 	free(w.table);
 	free(w.stack);
+	for (size_t i = 0; w.filters && i < w.nr; i++)
+		bloom_filter_release(&w.filters[i]);
+	free(w.filters);
 	return ret;
 }

@@ -153,6 +153,11 @@ struct commit_graph_write_opts {
 	bool no_generation_data; /* commitGraph.generationVersion=1: no GDA2 */
 	bool progress;
 	/*
+	 * Changed-path Bloom filters (BIDX, BDAT, see bloom.h) for every
+	 * commit written, with this hash version (1 or 2); 0 writes none.
+	 */
+	int changed_paths_version;
+	/*
 	 * core.sharedRepository for the files written: 0 leaves their mode
 	 * (0444) alone; a positive value is an explicit mode ("0600"),
 	 * a negative one bits to add (-0660 for "group"). Write bits are

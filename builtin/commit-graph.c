@@ -245,9 +245,20 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 		usage_with_options(write_usage, options);
 	if (reachable + stdin_packs + stdin_commits > 1)
 		die("use at most one of --reachable, --stdin-commits, or --stdin-packs");
-	if (changed_paths == 1 ||
-	    (repo && config_get_bool_or(&repo->config, "commitgraph.changedpaths", false)))
-		die("--changed-paths is not supported yet (changed-path Bloom filters are not written)");
+	if (changed_paths < 0 && repo &&
+	    config_get_bool_or(&repo->config, "commitgraph.changedpaths", false))
+		changed_paths = 1;
+	if (changed_paths == 1) {
+		/* -1 (the default) and 0 write version 1, as git does with no filters yet. */
+		int v = -1;
+		struct gp_error cerr = GP_ERROR_INIT;
+		if (repo)
+			config_get_int(&repo->config, "commitgraph.changedpathsversion", &v, &cerr);
+		gp_error_clear(&cerr);
+		if (v < -1 || v > 2)
+			die("unsupported commitGraph.changedPathsVersion %d", v);
+		opts.changed_paths_version = v == 2 ? 2 : 1;
+	}
 	if (repo && !config_get_bool_or(&repo->config, "core.commitgraph", true)) {
 		warning("attempting to write a commit-graph, but 'core.commitGraph' is disabled");
 		return 0;

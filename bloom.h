@@ -1,0 +1,59 @@
+/*
+ * bloom.h: changed-path Bloom filters, as gitformat-commit-graph(5)
+ * describes them for the BIDX and BDAT chunks.
+ *
+ * A commit's filter holds every path that differs between its root tree
+ * and its first parent's (or the empty tree for a root commit), leaves
+ * and the directories leading to them, without rename detection. Each
+ * path is hashed with 32-bit murmur3 under two seeds, and
+ * BLOOM_NUM_HASHES positions h0 + i * h1 are set in a filter of
+ * ceil(paths * BLOOM_BITS_PER_ENTRY / 8) bytes, bit (pos % 8) of byte
+ * (pos / 8). A commit with no changed path gets one zero byte; one
+ * with more than BLOOM_MAX_CHANGED_PATHS (leaves, or leaves and their
+ * directories) gets one 0xff byte.
+ *
+ * Hash version 1 reads path bytes as signed chars, as git does where
+ * char is signed (x86): it differs from version 2 only for bytes >=
+ * 0x80. Version 2 is murmur3 as published.
+ */
+#ifndef GP_BLOOM_H
+#define GP_BLOOM_H
+
+#include "object.h"
+
+struct gp_error;
+struct odb;
+
+#define BLOOM_NUM_HASHES 7
+#define BLOOM_BITS_PER_ENTRY 10
+#define BLOOM_MAX_CHANGED_PATHS 512
+
+/* 32-bit murmur3 of data[0..len) with seed, as hash version (1 or 2). */
+uint32_t bloom_murmur3(uint32_t seed, const unsigned char *data, size_t len, int version);
+
+enum bloom_trunc {
+	BLOOM_TRUNC_EMPTY = 1 << 0, /* no changed path: one zero byte */
+	BLOOM_TRUNC_LARGE = 1 << 1, /* too many: one 0xff byte */
+};
+
+struct bloom_filter {
+	unsigned char *data; /* owned; bloom_filter_release() frees it */
+	size_t len;          /* bytes */
+};
+
+#define BLOOM_FILTER_INIT { NULL, 0 }
+
+/*
+ * Compute into *out (initialised, replaced) the filter of a commit whose
+ * root tree is tree and whose first parent's is parent_tree (NULL for a
+ * root commit), reading trees from odb. *trunc gets the enum
+ * bloom_trunc bits that apply (0 for an ordinary filter). Errors:
+ * GP_ENOTFOUND (a tree missing), GP_ECORRUPT (a malformed tree, or an
+ * object that is not a tree), GP_EIO.
+ */
+int bloom_filter_compute(struct bloom_filter *out, struct odb *odb, int algo,
+			 const struct object_id *parent_tree, const struct object_id *tree,
+			 int version, unsigned *trunc, struct gp_error *err);
+void bloom_filter_release(struct bloom_filter *f);
+
+#endif
