@@ -53,6 +53,7 @@
 #define CG_CHUNK_BASE 0x42415345 /* "BASE" */
 #define CG_CHUNK_BIDX 0x42494458 /* "BIDX" */
 #define CG_CHUNK_BDAT 0x42444154 /* "BDAT" */
+#define CG_BDAT_HEADER_SIZE 12 /* version, hashes, bits per entry */
 
 #define CG_PARENT_NONE 0x70000000u
 #define CG_EDGE_BIT 0x80000000u
@@ -90,6 +91,14 @@ struct cg_layer {
 	uint32_t dir_index;     /* where it was found: 0 the first directory */
 	const unsigned char *fanout, *oids, *cdat, *gda2, *gdo2, *edge, *base;
 	uint64_t nr_gdo2, nr_edge;
+	/*
+	 * Changed-path filters: BIDX (nr ends, relative to the data after
+	 * BDAT's 12-byte header) and BDAT, or NULL with bloom_version 0
+	 * when either is missing or misshapen (git ignores them then too).
+	 */
+	const unsigned char *bidx, *bdat;
+	uint64_t bdat_size;
+	uint32_t bloom_version;
 };
 
 struct commit_graph {
@@ -208,6 +217,18 @@ static int parse_layer(struct cg_layer *l, int algo, uint32_t base_pos, struct g
 			goto out;
 		}
 		l->nr_edge = size / 4;
+	}
+	{
+		const unsigned char *bidx, *bdat;
+		uint64_t bidx_size, bdat_size;
+		if (chunk_find(&t, CG_CHUNK_BIDX, &bidx, &bidx_size) &&
+		    chunk_find(&t, CG_CHUNK_BDAT, &bdat, &bdat_size) &&
+		    bidx_size == (uint64_t)l->nr * 4 && bdat_size >= CG_BDAT_HEADER_SIZE) {
+			l->bidx = bidx;
+			l->bdat = bdat;
+			l->bdat_size = bdat_size;
+			l->bloom_version = get_be32(bdat);
+		}
 	}
 	if (chunk_find(&t, CG_CHUNK_BASE, &p, &size)) {
 		if (size != (uint64_t)l->nr_bases * rawsz) {
@@ -948,6 +969,7 @@ struct writer {
 	struct commit_prefetch *prefetch; /* NULL: every commit read here */
 	struct bloom_filter *filters; /* by sorted index, when writing BDAT */
 	uint64_t filter_bytes;        /* their total length */
+	int bloom_version;            /* the filters' hash version; 0: none written */
 };
 
 static uint64_t oid_key(const struct object_id *oid)
@@ -1344,7 +1366,7 @@ static void write_bidx(struct hashfile *f, void *data)
 static void write_bdat(struct hashfile *f, void *data)
 {
 	struct writer *w = data;
-	hashfile_write_be32(f, (uint32_t)w->opts->changed_paths_version);
+	hashfile_write_be32(f, (uint32_t)w->bloom_version);
 	hashfile_write_be32(f, BLOOM_NUM_HASHES);
 	hashfile_write_be32(f, BLOOM_BITS_PER_ENTRY);
 	for (size_t i = 0; i < w->nr; i++)
@@ -1373,13 +1395,42 @@ static int first_parent_tree(struct writer *w, const struct wcommit *c, struct o
 }
 
 /*
- * The changed-path filter of every commit written, computed afresh
- * (the filters of the layers replaced are not read: recomputing gives
- * the same bytes for the same hash version).
+ * The filter of oid in the old graph when a layer holds one of the
+ * version written, in bounds, copied into *out: git takes such a filter
+ * as it is rather than compute it.
+ */
+static bool old_filter(struct writer *w, const struct object_id *oid, struct bloom_filter *out)
+{
+	const struct cg_layer *l;
+	uint32_t pos, lpos, start, end;
+
+	if (!w->old || !w->opts->changed_paths_version || !commit_graph_find(w->old, oid, &pos))
+		return false;
+	l = layer_of(w->old, pos);
+	lpos = pos - l->base_pos;
+	if (!l->bdat || l->bloom_version != (uint32_t)w->bloom_version)
+		return false;
+	start = lpos ? get_be32(l->bidx + (size_t)(lpos - 1) * 4) : 0;
+	end = get_be32(l->bidx + (size_t)lpos * 4);
+	/* An empty one was left uncomputed (--max-new-filters): compute it. */
+	if (start >= end || end > l->bdat_size - CG_BDAT_HEADER_SIZE)
+		return false;
+	bloom_filter_release(out);
+	out->len = end - start;
+	out->data = xmemdup(l->bdat + CG_BDAT_HEADER_SIZE + start, out->len);
+	return true;
+}
+
+/*
+ * The changed-path filter of every commit written: the old graph's
+ * when it has one of this version, else computed. (Git also takes a
+ * version 1 filter for version 2 when no path has a byte >= 0x80,
+ * "upgrading" it; computing gives the same bytes, counted as computed.)
  */
 static int compute_filters(struct writer *w, struct gp_error *err)
 {
-	intmax_t computed = 0, empty = 0, large = 0;
+	/* Filters taken from the old graph count as "not computed", as git's. */
+	intmax_t computed = 0, not_computed = 0, empty = 0, large = 0;
 	struct progress *meter = progress_start("Computing commit changed paths Bloom filters",
 						w->nr, w->opts->progress);
 	int ret = 0;
@@ -1390,12 +1441,18 @@ static int compute_filters(struct writer *w, struct gp_error *err)
 		struct object_id ptree;
 		unsigned trunc;
 
+		if (old_filter(w, &c->oid, &w->filters[i])) {
+			w->filter_bytes += w->filters[i].len;
+			not_computed++;
+			progress_update(meter, i + 1);
+			continue;
+		}
 		if (c->nr_parents)
 			ret = first_parent_tree(w, c, &ptree, err);
 		if (!ret)
 			ret = bloom_filter_compute(&w->filters[i], w->odb, w->algo,
 						   c->nr_parents ? &ptree : NULL, &c->tree,
-						   w->opts->changed_paths_version, &trunc, err);
+						   w->bloom_version, &trunc, err);
 		if (ret)
 			break;
 		w->filter_bytes += w->filters[i].len;
@@ -1410,7 +1467,7 @@ static int compute_filters(struct writer *w, struct gp_error *err)
 	if (w->filter_bytes > UINT32_MAX)
 		return gp_error_set(err, GP_EINVAL, "changed-path Bloom filters too large");
 	trace2_data_intmax("commit-graph", "filter-computed", computed);
-	trace2_data_intmax("commit-graph", "filter-not-computed", 0);
+	trace2_data_intmax("commit-graph", "filter-not-computed", not_computed);
 	trace2_data_intmax("commit-graph", "filter-trunc-empty", empty);
 	trace2_data_intmax("commit-graph", "filter-trunc-large", large);
 	trace2_data_intmax("commit-graph", "filter-upgraded", 0);
@@ -1702,7 +1759,24 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	}
 	if (w.nr_edges)
 		chunk_writer_add(&chunks, CG_CHUNK_EDGE, (uint64_t)w.nr_edges * 4, write_edge);
-	if (opts->changed_paths_version) {
+	/*
+	 * As git: filters when asked, or when the graph read has them
+	 * (its top layer) and not told otherwise; their version is the
+	 * configured one, or the graph's when that is -1, and 1 unless 2.
+	 */
+	{
+		const struct cg_layer *top = w.old && opts->changed_paths_version
+						     ? &w.old->layers[w.old->nr_layers - 1] : NULL;
+		bool has = top && top->bdat;
+		if (opts->changed_paths == COMMIT_GRAPH_BLOOM_WRITE ||
+		    (opts->changed_paths == COMMIT_GRAPH_BLOOM_KEEP && has)) {
+			int v = opts->changed_paths_version;
+			if (v == -1 && has)
+				v = (int)top->bloom_version;
+			w.bloom_version = v == 2 ? 2 : 1;
+		}
+	}
+	if (w.bloom_version) {
 		ret = compute_filters(&w, err);
 		if (ret)
 			goto out;

@@ -154,8 +154,18 @@ struct commit_graph_write_opts {
 	bool progress;
 	/*
 	 * Changed-path Bloom filters (BIDX, BDAT, see bloom.h) for every
-	 * commit written, with this hash version (1 or 2); 0 writes none.
+	 * commit written: BLOOM_WRITE always (--changed-paths), BLOOM_NO
+	 * never, BLOOM_KEEP (the default) when the top layer of the graph
+	 * read has them. changed_paths_version is
+	 * commitGraph.changedPathsVersion: 2 writes version 2, -1 the
+	 * version of the graph read (else 1), 0 and 1 version 1; with 0
+	 * the existing filters are neither kept nor reused.
 	 */
+	enum commit_graph_bloom {
+		COMMIT_GRAPH_BLOOM_KEEP = 0,
+		COMMIT_GRAPH_BLOOM_WRITE,
+		COMMIT_GRAPH_BLOOM_NO,
+	} changed_paths;
 	int changed_paths_version;
 	/*
 	 * core.sharedRepository for the files written: 0 leaves their mode
@@ -166,7 +176,7 @@ struct commit_graph_write_opts {
 	int shared_perm;
 };
 
-#define COMMIT_GRAPH_WRITE_OPTS_INIT { .size_multiple = 2 }
+#define COMMIT_GRAPH_WRITE_OPTS_INIT { .size_multiple = 2, .changed_paths_version = -1 }
 
 struct commit_graph_write_result {
 	bool written;        /* false: nothing to write (no commits) */

@@ -248,16 +248,16 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 	if (changed_paths < 0 && repo &&
 	    config_get_bool_or(&repo->config, "commitgraph.changedpaths", false))
 		changed_paths = 1;
-	if (changed_paths == 1) {
-		/* -1 (the default) and 0 write version 1, as git does with no filters yet. */
+	opts.changed_paths = changed_paths < 0 ? COMMIT_GRAPH_BLOOM_KEEP
+			     : changed_paths ? COMMIT_GRAPH_BLOOM_WRITE : COMMIT_GRAPH_BLOOM_NO;
+	if (repo) {
 		int v = -1;
 		struct gp_error cerr = GP_ERROR_INIT;
-		if (repo)
-			config_get_int(&repo->config, "commitgraph.changedpathsversion", &v, &cerr);
+		config_get_int(&repo->config, "commitgraph.changedpathsversion", &v, &cerr);
 		gp_error_clear(&cerr);
 		if (v < -1 || v > 2)
-			die("unsupported commitGraph.changedPathsVersion %d", v);
-		opts.changed_paths_version = v == 2 ? 2 : 1;
+			die("unsupported value for commitGraph.changedPathsVersion: %d", v);
+		opts.changed_paths_version = v;
 	}
 	if (repo && !config_get_bool_or(&repo->config, "core.commitgraph", true)) {
 		warning("attempting to write a commit-graph, but 'core.commitGraph' is disabled");

@@ -12,7 +12,10 @@ directory, a path with bytes >= 0x80 (versions 1 and 2 hash it
 differently), an empty commit (one zero byte), a commit of more than 512
 files (one 0xff byte), one of 300 files in 300 directories (600 paths:
 also 0xff), and a merge (filtered against its first parent only). The
-trace2 counts of a fresh write are those git prints.'
+trace2 counts of a fresh write are those git prints. A graph with
+filters keeps them (and their version) when rewritten without
+--changed-paths, --no-changed-paths drops them, and a rewrite takes the
+old filters rather than compute them, as its trace2 counts show.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -117,6 +120,34 @@ do
 		sed -n "6,\$p" list | gitpack -C p commit-graph write --stdin-commits --split --changed-paths &&
 		step --reachable --split=no-merge --changed-paths &&
 		step --reachable --split=replace --changed-paths
+	'
+	test_expect_success "filters kept without the option, version taken from the graph ($algo)" '
+		fresh &&
+		git_new -C g -c commitGraph.changedPathsVersion=2 commit-graph write --reachable --changed-paths &&
+		gitpack -C p -c commitGraph.changedPathsVersion=2 commit-graph write --reachable --changed-paths &&
+		step --reachable &&
+		step --reachable --split &&
+		step --reachable --split=replace &&
+		head -c 300 p/.git/objects/info/commit-graphs/graph-*.graph | tr -c "A-Z0-9" " " >chunks &&
+		grep BDAT chunks &&
+		step --reachable --no-changed-paths &&
+		head -c 200 p/.git/objects/info/commit-graph | tr -c "A-Z0-9" " " >chunks &&
+		! grep BDAT chunks
+	'
+
+	test_expect_success "a rewrite reuses the filters: trace2 counts as git ($algo)" '
+		fresh &&
+		step --reachable --changed-paths &&
+		rm -f g.trace p.trace &&
+		GIT_TRACE2_EVENT="$PWD/g.trace" git_new -C g commit-graph write --reachable &&
+		GIT_TRACE2_EVENT="$PWD/p.trace" gitpack -C p commit-graph write --reachable &&
+		grep -o "\"key\":\"filter-[a-z-]*\",\"value\":\"[0-9]*\"" g.trace >expect &&
+		grep -o "\"key\":\"filter-[a-z-]*\",\"value\":\"[0-9]*\"" p.trace >actual &&
+		grep "filter-computed.*\"0\"" expect &&
+		test_cmp expect actual &&
+		graph_files g >expect &&
+		graph_files p >actual &&
+		test_cmp expect actual
 	'
 done
 
