@@ -1370,7 +1370,8 @@ static void write_bdat(struct hashfile *f, void *data)
 	hashfile_write_be32(f, BLOOM_NUM_HASHES);
 	hashfile_write_be32(f, BLOOM_BITS_PER_ENTRY);
 	for (size_t i = 0; i < w->nr; i++)
-		hashfile_write(f, w->filters[i].data, w->filters[i].len);
+		if (w->filters[i].len)
+			hashfile_write(f, w->filters[i].data, w->filters[i].len);
 }
 
 /* The root tree of the first parent of c, which is in w or below it. */
@@ -1427,24 +1428,58 @@ static bool old_filter(struct writer *w, const struct object_id *oid, struct blo
  * version 1 filter for version 2 when no path has a byte >= 0x80,
  * "upgrading" it; computing gives the same bytes, counted as computed.)
  */
-static int compute_filters(struct writer *w, struct gp_error *err)
+struct filter_order {
+	uint64_t generation;
+	uint64_t date;
+	size_t idx;
+};
+
+static int cmp_filter_order(const void *va, const void *vb)
+{
+	const struct filter_order *a = va, *b = vb;
+	if (a->generation != b->generation)
+		return a->generation < b->generation ? -1 : 1;
+	if (a->date != b->date)
+		return a->date < b->date ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int compute_filters(struct writer *w, bool gda2, struct gp_error *err)
 {
 	/* Filters taken from the old graph count as "not computed", as git's. */
 	intmax_t computed = 0, not_computed = 0, empty = 0, large = 0;
+	intmax_t limit = w->opts->max_new_filters >= 0 ? w->opts->max_new_filters : (intmax_t)w->nr;
 	struct progress *meter = progress_start("Computing commit changed paths Bloom filters",
 						w->nr, w->opts->progress);
+	struct filter_order *order = xcalloc(w->nr ? w->nr : 1, sizeof(*order));
 	int ret = 0;
 
+	/*
+	 * Git visits commits by generation, then date, so that under
+	 * --max-new-filters the oldest get theirs first; a commit left
+	 * out gets an empty filter (BIDX repeats the previous end).
+	 */
+	for (size_t i = 0; i < w->nr; i++) {
+		order[i].generation = gda2 ? w->commits[i].generation : w->commits[i].topo_level;
+		order[i].date = w->commits[i].date;
+		order[i].idx = i;
+	}
+	qsort(order, w->nr, sizeof(*order), cmp_filter_order);
 	w->filters = xcalloc(w->nr ? w->nr : 1, sizeof(*w->filters));
-	for (size_t i = 0; i < w->nr && !ret; i++) {
+	for (size_t n = 0; n < w->nr && !ret; n++) {
+		size_t i = order[n].idx;
 		const struct wcommit *c = &w->commits[i];
 		struct object_id ptree;
 		unsigned trunc;
 
+		progress_update(meter, n + 1);
 		if (old_filter(w, &c->oid, &w->filters[i])) {
 			w->filter_bytes += w->filters[i].len;
 			not_computed++;
-			progress_update(meter, i + 1);
+			continue;
+		}
+		if (computed >= limit) {
+			not_computed++;
 			continue;
 		}
 		if (c->nr_parents)
@@ -1459,8 +1494,8 @@ static int compute_filters(struct writer *w, struct gp_error *err)
 		computed++;
 		empty += !!(trunc & BLOOM_TRUNC_EMPTY);
 		large += !!(trunc & BLOOM_TRUNC_LARGE);
-		progress_update(meter, i + 1);
 	}
+	free(order);
 	progress_stop(&meter);
 	if (ret)
 		return ret;
@@ -1777,7 +1812,7 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 		}
 	}
 	if (w.bloom_version) {
-		ret = compute_filters(&w, err);
+		ret = compute_filters(&w, gda2, err);
 		if (ret)
 			goto out;
 		chunk_writer_add(&chunks, CG_CHUNK_BIDX, (uint64_t)w.nr * 4, write_bidx);

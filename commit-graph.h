@@ -168,6 +168,12 @@ struct commit_graph_write_opts {
 	} changed_paths;
 	int changed_paths_version;
 	/*
+	 * --max-new-filters: compute at most this many filters (oldest
+	 * generation first); the other commits without one in the graph
+	 * read get an empty filter. -1: no limit.
+	 */
+	int max_new_filters;
+	/*
 	 * core.sharedRepository for the files written: 0 leaves their mode
 	 * (0444) alone; a positive value is an explicit mode ("0600"),
 	 * a negative one bits to add (-0660 for "group"). Write bits are
@@ -176,7 +182,8 @@ struct commit_graph_write_opts {
 	int shared_perm;
 };
 
-#define COMMIT_GRAPH_WRITE_OPTS_INIT { .size_multiple = 2, .changed_paths_version = -1 }
+#define COMMIT_GRAPH_WRITE_OPTS_INIT { .size_multiple = 2, .changed_paths_version = -1, \
+				       .max_new_filters = -1 }
 
 struct commit_graph_write_result {
 	bool written;        /* false: nothing to write (no commits) */

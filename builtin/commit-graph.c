@@ -259,6 +259,13 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 			die("unsupported value for commitGraph.changedPathsVersion: %d", v);
 		opts.changed_paths_version = v;
 	}
+	/* The option wins over commitGraph.maxNewFilters; below 0 means no limit. */
+	if (max_new_filters == -1 && repo) {
+		struct gp_error cerr = GP_ERROR_INIT;
+		config_get_int(&repo->config, "commitgraph.maxnewfilters", &max_new_filters, &cerr);
+		gp_error_clear(&cerr);
+	}
+	opts.max_new_filters = max_new_filters < 0 ? -1 : max_new_filters;
 	if (repo && !config_get_bool_or(&repo->config, "core.commitgraph", true)) {
 		warning("attempting to write a commit-graph, but 'core.commitGraph' is disabled");
 		return 0;

@@ -15,7 +15,9 @@ also 0xff), and a merge (filtered against its first parent only). The
 trace2 counts of a fresh write are those git prints. A graph with
 filters keeps them (and their version) when rewritten without
 --changed-paths, --no-changed-paths drops them, and a rewrite takes the
-old filters rather than compute them, as its trace2 counts show.'
+old filters rather than compute them, as its trace2 counts show. --max-new-filters (and
+commitGraph.maxNewFilters) leave the newest commits with empty filters,
+which later writes fill in.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -148,6 +150,25 @@ do
 		graph_files g >expect &&
 		graph_files p >actual &&
 		test_cmp expect actual
+	'
+	test_expect_success "--max-new-filters and commitGraph.maxNewFilters: identical, then backfilled ($algo)" '
+		fresh &&
+		rm -f g.trace p.trace &&
+		GIT_TRACE2_EVENT="$PWD/g.trace" git_new -C g commit-graph write --reachable --changed-paths --max-new-filters=3 &&
+		GIT_TRACE2_EVENT="$PWD/p.trace" gitpack -C p commit-graph write --reachable --changed-paths --max-new-filters=3 &&
+		graph_files g >expect &&
+		graph_files p >actual &&
+		test_cmp expect actual &&
+		grep -o "\"key\":\"filter-[a-z-]*\",\"value\":\"[0-9]*\"" g.trace >expect &&
+		grep -o "\"key\":\"filter-[a-z-]*\",\"value\":\"[0-9]*\"" p.trace >actual &&
+		test_cmp expect actual &&
+		git_new -C g -c commitGraph.maxNewFilters=4 commit-graph write --reachable &&
+		gitpack -C p -c commitGraph.maxNewFilters=4 commit-graph write --reachable &&
+		graph_files g >expect &&
+		graph_files p >actual &&
+		test_cmp expect actual &&
+		step --reachable --split=replace --max-new-filters=2 &&
+		step --reachable --changed-paths
 	'
 done
 
