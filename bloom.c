@@ -11,6 +11,7 @@
 #include "bloom.h"
 #include "error.h"
 #include "odb.h"
+#include "oidset.h"
 #include "strbuf.h"
 #include "tree.h"
 
@@ -290,4 +291,56 @@ void bloom_filter_release(struct bloom_filter *f)
 	free(f->data);
 	f->data = NULL;
 	f->len = 0;
+}
+
+int bloom_tree_has_high_bit(struct bloom_high_bits *hb, const struct object_id *tree,
+			    bool *out, struct gp_error *err)
+{
+	struct path_set s = { .odb = hb->odb, .algo = hb->algo };
+	struct tree_buf t;
+	struct tree_iter it;
+	struct tree_entry e;
+	bool high = false;
+	int ret;
+
+	if (!hb->visited) {
+		hb->visited = xcalloc(1, sizeof(*hb->visited));
+		hb->high = xcalloc(1, sizeof(*hb->high));
+	}
+	if (oidset_contains(hb->visited, tree)) {
+		*out = oidset_contains(hb->high, tree);
+		return 0;
+	}
+	ret = read_tree(&s, tree, &t, err);
+	if (ret)
+		return ret;
+	tree_iter_init(&it, t.data, t.len, hb->algo);
+	while (!high && (ret = tree_iter_next(&it, &e, err)) > 0) {
+		for (size_t i = 0; i < e.name_len && !high; i++)
+			high = (unsigned char)e.name[i] >= 0x80;
+		if (!high && tree_mode_type(e.mode) == OBJ_TREE) {
+			ret = bloom_tree_has_high_bit(hb, &e.oid, &high, err);
+			if (ret)
+				break;
+		}
+	}
+	free(t.data);
+	if (ret < 0)
+		return ret;
+	oidset_insert(hb->visited, tree);
+	if (high)
+		oidset_insert(hb->high, tree);
+	*out = high;
+	return 0;
+}
+
+void bloom_high_bits_release(struct bloom_high_bits *hb)
+{
+	if (hb->visited) {
+		oidset_release(hb->visited);
+		oidset_release(hb->high);
+		free(hb->visited);
+		free(hb->high);
+	}
+	hb->visited = hb->high = NULL;
 }

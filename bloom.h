@@ -23,6 +23,7 @@
 
 struct gp_error;
 struct odb;
+struct oidset;
 
 #define BLOOM_NUM_HASHES 7
 #define BLOOM_BITS_PER_ENTRY 10
@@ -55,5 +56,25 @@ int bloom_filter_compute(struct bloom_filter *out, struct odb *odb, int algo,
 			 const struct object_id *parent_tree, const struct object_id *tree,
 			 int version, unsigned *trunc, struct gp_error *err);
 void bloom_filter_release(struct bloom_filter *f);
+
+/*
+ * Whether any path in a tree, at any depth, has a byte >= 0x80: where
+ * none has, the filters of hash versions 1 and 2 are the same bytes,
+ * and git takes a filter of the other version as it is ("upgrades"
+ * it). The answer for each tree is remembered across calls.
+ */
+struct bloom_high_bits {
+	struct odb *odb;
+	int algo;
+	struct oidset *visited, *high; /* owned; bloom_high_bits_release() */
+};
+
+/*
+ * *out: whether tree has such a path. Errors as bloom_filter_compute().
+ * O(size of the trees not seen before).
+ */
+int bloom_tree_has_high_bit(struct bloom_high_bits *hb, const struct object_id *tree,
+			    bool *out, struct gp_error *err);
+void bloom_high_bits_release(struct bloom_high_bits *hb);
 
 #endif

@@ -1395,39 +1395,61 @@ static int first_parent_tree(struct writer *w, const struct wcommit *c, struct o
 	return ret;
 }
 
+enum old_filter {
+	OLD_NONE,    /* no filter in the graph read, or an empty one */
+	OLD_SAME,    /* one of the version written */
+	OLD_OTHER,   /* one of the other version */
+};
+
 /*
- * The filter of oid in the old graph when a layer holds one of the
- * version written, in bounds, copied into *out: git takes such a filter
- * as it is rather than compute it.
+ * The filter of oid in the graph read, copied into *out when there is
+ * one in bounds: git takes one of the same version as it is rather
+ * than compute it, and may take one of the other version (see
+ * compute_filters()).
  */
-static bool old_filter(struct writer *w, const struct object_id *oid, struct bloom_filter *out)
+static enum old_filter old_filter(struct writer *w, const struct object_id *oid,
+				  struct bloom_filter *out)
 {
 	const struct cg_layer *l;
 	uint32_t pos, lpos, start, end;
 
 	if (!w->old || !w->opts->changed_paths_version || !commit_graph_find(w->old, oid, &pos))
-		return false;
+		return OLD_NONE;
 	l = layer_of(w->old, pos);
 	lpos = pos - l->base_pos;
-	if (!l->bdat || l->bloom_version != (uint32_t)w->bloom_version)
-		return false;
+	if (!l->bdat)
+		return OLD_NONE;
 	start = lpos ? get_be32(l->bidx + (size_t)(lpos - 1) * 4) : 0;
 	end = get_be32(l->bidx + (size_t)lpos * 4);
 	/* An empty one was left uncomputed (--max-new-filters): compute it. */
 	if (start >= end || end > l->bdat_size - CG_BDAT_HEADER_SIZE)
-		return false;
+		return OLD_NONE;
 	bloom_filter_release(out);
 	out->len = end - start;
 	out->data = xmemdup(l->bdat + CG_BDAT_HEADER_SIZE + start, out->len);
-	return true;
+	return l->bloom_version == (uint32_t)w->bloom_version ? OLD_SAME : OLD_OTHER;
 }
 
 /*
- * The changed-path filter of every commit written: the old graph's
- * when it has one of this version, else computed. (Git also takes a
- * version 1 filter for version 2 when no path has a byte >= 0x80,
- * "upgrading" it; computing gives the same bytes, counted as computed.)
+ * Whether a filter of the other hash version is that of this one too:
+ * when no path of c's tree nor of its first parent's has a byte >=
+ * 0x80, as git checks before "upgrading" it.
  */
+static int same_in_both_versions(struct writer *w, struct bloom_high_bits *hb,
+				 const struct wcommit *c, bool *same, struct gp_error *err)
+{
+	struct object_id ptree;
+	bool high = false;
+	int ret = bloom_tree_has_high_bit(hb, &c->tree, &high, err);
+	if (!ret && !high && c->nr_parents) {
+		ret = first_parent_tree(w, c, &ptree, err);
+		if (!ret)
+			ret = bloom_tree_has_high_bit(hb, &ptree, &high, err);
+	}
+	*same = !high;
+	return ret;
+}
+
 struct filter_order {
 	uint64_t generation;
 	uint64_t date;
@@ -1447,7 +1469,8 @@ static int cmp_filter_order(const void *va, const void *vb)
 static int compute_filters(struct writer *w, bool gda2, struct gp_error *err)
 {
 	/* Filters taken from the old graph count as "not computed", as git's. */
-	intmax_t computed = 0, not_computed = 0, empty = 0, large = 0;
+	intmax_t computed = 0, not_computed = 0, empty = 0, large = 0, upgraded = 0;
+	struct bloom_high_bits hb = { .odb = w->odb, .algo = w->algo };
 	intmax_t limit = w->opts->max_new_filters >= 0 ? w->opts->max_new_filters : (intmax_t)w->nr;
 	struct progress *meter = progress_start("Computing commit changed paths Bloom filters",
 						w->nr, w->opts->progress);
@@ -1470,17 +1493,31 @@ static int compute_filters(struct writer *w, bool gda2, struct gp_error *err)
 		size_t i = order[n].idx;
 		const struct wcommit *c = &w->commits[i];
 		struct object_id ptree;
+		enum old_filter kind;
 		unsigned trunc;
 
 		progress_update(meter, n + 1);
-		if (old_filter(w, &c->oid, &w->filters[i])) {
+		kind = old_filter(w, &c->oid, &w->filters[i]);
+		if (kind == OLD_SAME) {
 			w->filter_bytes += w->filters[i].len;
 			not_computed++;
 			continue;
 		}
 		if (computed >= limit) {
+			bloom_filter_release(&w->filters[i]);
 			not_computed++;
 			continue;
+		}
+		if (kind == OLD_OTHER) {
+			bool same;
+			ret = same_in_both_versions(w, &hb, c, &same, err);
+			if (ret)
+				break;
+			if (same) {
+				w->filter_bytes += w->filters[i].len;
+				upgraded++;
+				continue;
+			}
 		}
 		if (c->nr_parents)
 			ret = first_parent_tree(w, c, &ptree, err);
@@ -1496,6 +1533,7 @@ static int compute_filters(struct writer *w, bool gda2, struct gp_error *err)
 		large += !!(trunc & BLOOM_TRUNC_LARGE);
 	}
 	free(order);
+	bloom_high_bits_release(&hb);
 	progress_stop(&meter);
 	if (ret)
 		return ret;
@@ -1505,7 +1543,7 @@ static int compute_filters(struct writer *w, bool gda2, struct gp_error *err)
 	trace2_data_intmax("commit-graph", "filter-not-computed", not_computed);
 	trace2_data_intmax("commit-graph", "filter-trunc-empty", empty);
 	trace2_data_intmax("commit-graph", "filter-trunc-large", large);
-	trace2_data_intmax("commit-graph", "filter-upgraded", 0);
+	trace2_data_intmax("commit-graph", "filter-upgraded", upgraded);
 	return 0;
 }
 

@@ -255,8 +255,11 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 		struct gp_error cerr = GP_ERROR_INIT;
 		config_get_int(&repo->config, "commitgraph.changedpathsversion", &v, &cerr);
 		gp_error_clear(&cerr);
-		if (v < -1 || v > 2)
-			die("unsupported value for commitGraph.changedPathsVersion: %d", v);
+		if (v < -1 || v > 2) {
+			warning("attempting to write a commit-graph, but "
+				"'commitGraph.changedPathsVersion' (%d) is not supported", v);
+			return 0;
+		}
 		opts.changed_paths_version = v;
 	}
 	/* The option wins over commitGraph.maxNewFilters; below 0 means no limit. */

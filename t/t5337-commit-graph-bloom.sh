@@ -17,7 +17,9 @@ filters keeps them (and their version) when rewritten without
 --changed-paths, --no-changed-paths drops them, and a rewrite takes the
 old filters rather than compute them, as its trace2 counts show. --max-new-filters (and
 commitGraph.maxNewFilters) leave the newest commits with empty filters,
-which later writes fill in.'
+which later writes fill in. Version 1 filters rewritten as version 2 are
+taken as they are where neither tree has a path with a byte >= 0x80
+(trace2 "filter-upgraded"), computed again elsewhere.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -169,6 +171,28 @@ do
 		test_cmp expect actual &&
 		step --reachable --split=replace --max-new-filters=2 &&
 		step --reachable --changed-paths
+	'
+	test_expect_success "version 1 filters rewritten as version 2: upgraded where no path has high bits ($algo)" '
+		fresh &&
+		step --reachable --changed-paths &&
+		rm -f g.trace p.trace &&
+		GIT_TRACE2_EVENT="$PWD/g.trace" git_new -C g -c commitGraph.changedPathsVersion=2 commit-graph write --reachable &&
+		GIT_TRACE2_EVENT="$PWD/p.trace" gitpack -C p -c commitGraph.changedPathsVersion=2 commit-graph write --reachable &&
+		graph_files g >expect &&
+		graph_files p >actual &&
+		test_cmp expect actual &&
+		grep -o "\"key\":\"filter-[a-z-]*\",\"value\":\"[0-9]*\"" g.trace >expect &&
+		grep -o "\"key\":\"filter-[a-z-]*\",\"value\":\"[0-9]*\"" p.trace >actual &&
+		! grep "filter-upgraded.*\"0\"" expect &&
+		! grep "filter-computed.*\"0\"" expect &&
+		test_cmp expect actual
+	'
+
+	test_expect_success "an unsupported commitGraph.changedPathsVersion: a warning, no write ($algo)" '
+		fresh &&
+		gitpack -C p -c commitGraph.changedPathsVersion=3 commit-graph write --reachable 2>err &&
+		grep "commitGraph.changedPathsVersion.*(3) is not supported" err &&
+		test_path_is_missing p/.git/objects/info/commit-graph
 	'
 done
 
