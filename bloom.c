@@ -78,6 +78,7 @@ struct path_set {
 	char **items;
 	size_t nr, alloc;
 	size_t nr_leaves;
+	uint32_t max_changed_paths;
 	bool too_many; /* more leaves than BLOOM_MAX_CHANGED_PATHS: stopped */
 	struct odb *odb;
 	int algo;
@@ -87,7 +88,7 @@ struct path_set {
 static void add_leaf(struct path_set *s, const struct strbuf *path)
 {
 	size_t len = path->len;
-	if (++s->nr_leaves > BLOOM_MAX_CHANGED_PATHS) {
+	if (++s->nr_leaves > s->max_changed_paths) {
 		s->too_many = true;
 		return;
 	}
@@ -233,9 +234,12 @@ static int cmp_str(const void *a, const void *b)
 
 int bloom_filter_compute(struct bloom_filter *out, struct odb *odb, int algo,
 			 const struct object_id *parent_tree, const struct object_id *tree,
-			 int version, unsigned *trunc, struct gp_error *err)
+			 const struct bloom_settings *settings, unsigned *trunc,
+			 struct gp_error *err)
 {
-	struct path_set s = { .odb = odb, .algo = algo };
+	struct path_set s = { .odb = odb, .algo = algo,
+			      .max_changed_paths = settings->max_changed_paths };
+	int version = (int)settings->hash_version;
 	struct strbuf base = STRBUF_INIT;
 	size_t nr_paths = 0;
 	int ret;
@@ -254,14 +258,14 @@ int bloom_filter_compute(struct bloom_filter *out, struct odb *odb, int algo,
 				free(s.items[i]);
 		s.nr = nr_paths;
 	}
-	if (s.too_many || nr_paths > BLOOM_MAX_CHANGED_PATHS) {
+	if (s.too_many || nr_paths > settings->max_changed_paths) {
 		*trunc = BLOOM_TRUNC_LARGE;
 		out->len = 1;
 		out->data = xmalloc(1);
 		out->data[0] = 0xff;
 		goto out;
 	}
-	out->len = (nr_paths * BLOOM_BITS_PER_ENTRY + 7) / 8;
+	out->len = (nr_paths * settings->bits_per_entry + 7) / 8;
 	if (!out->len) {
 		*trunc = BLOOM_TRUNC_EMPTY;
 		out->len = 1;
@@ -273,7 +277,7 @@ int bloom_filter_compute(struct bloom_filter *out, struct odb *odb, int algo,
 		uint32_t h0 = bloom_murmur3(BLOOM_SEED0, p, len, version);
 		uint32_t h1 = bloom_murmur3(BLOOM_SEED1, p, len, version);
 		uint64_t bits = (uint64_t)out->len * 8;
-		for (uint32_t n = 0; n < BLOOM_NUM_HASHES; n++) {
+		for (uint32_t n = 0; n < settings->num_hashes; n++) {
 			uint64_t pos = (uint32_t)(h0 + n * h1) % bits;
 			out->data[pos / 8] |= (unsigned char)(1u << (pos % 8));
 		}

@@ -29,6 +29,16 @@ struct oidset;
 #define BLOOM_BITS_PER_ENTRY 10
 #define BLOOM_MAX_CHANGED_PATHS 512
 
+/* What a filter is made with (BDAT's header, and the change limit). */
+struct bloom_settings {
+	uint32_t hash_version;      /* 1 or 2 */
+	uint32_t num_hashes;
+	uint32_t bits_per_entry;
+	uint32_t max_changed_paths; /* more paths: one 0xff byte */
+};
+
+#define BLOOM_SETTINGS_INIT { 1, BLOOM_NUM_HASHES, BLOOM_BITS_PER_ENTRY, BLOOM_MAX_CHANGED_PATHS }
+
 /* 32-bit murmur3 of data[0..len) with seed, as hash version (1 or 2). */
 uint32_t bloom_murmur3(uint32_t seed, const unsigned char *data, size_t len, int version);
 
@@ -47,14 +57,15 @@ struct bloom_filter {
 /*
  * Compute into *out (initialised, replaced) the filter of a commit whose
  * root tree is tree and whose first parent's is parent_tree (NULL for a
- * root commit), reading trees from odb. *trunc gets the enum
+ * root commit), reading trees from odb, made with settings. *trunc gets the enum
  * bloom_trunc bits that apply (0 for an ordinary filter). Errors:
  * GP_ENOTFOUND (a tree missing), GP_ECORRUPT (a malformed tree, or an
  * object that is not a tree), GP_EIO.
  */
 int bloom_filter_compute(struct bloom_filter *out, struct odb *odb, int algo,
 			 const struct object_id *parent_tree, const struct object_id *tree,
-			 int version, unsigned *trunc, struct gp_error *err);
+			 const struct bloom_settings *settings, unsigned *trunc,
+			 struct gp_error *err);
 void bloom_filter_release(struct bloom_filter *f);
 
 /*

@@ -98,7 +98,7 @@ struct cg_layer {
 	 */
 	const unsigned char *bidx, *bdat;
 	uint64_t bdat_size;
-	uint32_t bloom_version;
+	uint32_t bloom_version, bloom_num_hashes, bloom_bits_per_entry;
 };
 
 struct commit_graph {
@@ -228,6 +228,8 @@ static int parse_layer(struct cg_layer *l, int algo, uint32_t base_pos, struct g
 			l->bdat = bdat;
 			l->bdat_size = bdat_size;
 			l->bloom_version = get_be32(bdat);
+			l->bloom_num_hashes = get_be32(bdat + 4);
+			l->bloom_bits_per_entry = get_be32(bdat + 8);
 		}
 	}
 	if (chunk_find(&t, CG_CHUNK_BASE, &p, &size)) {
@@ -970,6 +972,7 @@ struct writer {
 	struct bloom_filter *filters; /* by sorted index, when writing BDAT */
 	uint64_t filter_bytes;        /* their total length */
 	int bloom_version;            /* the filters' hash version; 0: none written */
+	struct bloom_settings bloom;  /* of the filters written */
 };
 
 static uint64_t oid_key(const struct object_id *oid)
@@ -1366,9 +1369,9 @@ static void write_bidx(struct hashfile *f, void *data)
 static void write_bdat(struct hashfile *f, void *data)
 {
 	struct writer *w = data;
-	hashfile_write_be32(f, (uint32_t)w->bloom_version);
-	hashfile_write_be32(f, BLOOM_NUM_HASHES);
-	hashfile_write_be32(f, BLOOM_BITS_PER_ENTRY);
+	hashfile_write_be32(f, w->bloom.hash_version);
+	hashfile_write_be32(f, w->bloom.num_hashes);
+	hashfile_write_be32(f, w->bloom.bits_per_entry);
 	for (size_t i = 0; i < w->nr; i++)
 		if (w->filters[i].len)
 			hashfile_write(f, w->filters[i].data, w->filters[i].len);
@@ -1524,7 +1527,7 @@ static int compute_filters(struct writer *w, bool gda2, struct gp_error *err)
 		if (!ret)
 			ret = bloom_filter_compute(&w->filters[i], w->odb, w->algo,
 						   c->nr_parents ? &ptree : NULL, &c->tree,
-						   w->bloom_version, &trunc, err);
+						   &w->bloom, &trunc, err);
 		if (ret)
 			break;
 		w->filter_bytes += w->filters[i].len;
@@ -1844,12 +1847,26 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 		if (opts->changed_paths == COMMIT_GRAPH_BLOOM_WRITE ||
 		    (opts->changed_paths == COMMIT_GRAPH_BLOOM_KEEP && has)) {
 			int v = opts->changed_paths_version;
-			if (v == -1 && has)
-				v = (int)top->bloom_version;
+			w.bloom = opts->bloom;
+			if (has) {
+				if (v == -1)
+					v = (int)top->bloom_version;
+				w.bloom.num_hashes = top->bloom_num_hashes;
+				w.bloom.bits_per_entry = top->bloom_bits_per_entry;
+				w.bloom.max_changed_paths = BLOOM_MAX_CHANGED_PATHS;
+			}
 			w.bloom_version = v == 2 ? 2 : 1;
+			w.bloom.hash_version = (uint32_t)w.bloom_version;
 		}
 	}
 	if (w.bloom_version) {
+		char json[160];
+		snprintf(json, sizeof(json),
+			 "{\"hash_version\":%u,\"num_hashes\":%u,\"bits_per_entry\":%u,"
+			 "\"max_changed_paths\":%u}",
+			 w.bloom.hash_version, w.bloom.num_hashes, w.bloom.bits_per_entry,
+			 w.bloom.max_changed_paths);
+		trace2_data_json("bloom", "settings", json);
 		ret = compute_filters(&w, gda2, err);
 		if (ret)
 			goto out;

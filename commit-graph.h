@@ -21,6 +21,7 @@
 #define GP_COMMIT_GRAPH_H
 
 #include "object.h"
+#include "bloom.h"
 
 struct gp_error;
 struct odb;
@@ -174,6 +175,12 @@ struct commit_graph_write_opts {
 	 */
 	int max_new_filters;
 	/*
+	 * Hash count, bits per entry and change limit of new filters
+	 * (git's GIT_TEST_BLOOM_SETTINGS_* knobs); those of the graph
+	 * read win when its filters are kept. hash_version is not read.
+	 */
+	struct bloom_settings bloom;
+	/*
 	 * core.sharedRepository for the files written: 0 leaves their mode
 	 * (0444) alone; a positive value is an explicit mode ("0600"),
 	 * a negative one bits to add (-0660 for "group"). Write bits are
@@ -183,7 +190,7 @@ struct commit_graph_write_opts {
 };
 
 #define COMMIT_GRAPH_WRITE_OPTS_INIT { .size_multiple = 2, .changed_paths_version = -1, \
-				       .max_new_filters = -1 }
+				       .max_new_filters = -1, .bloom = BLOOM_SETTINGS_INIT }
 
 struct commit_graph_write_result {
 	bool written;        /* false: nothing to write (no commits) */

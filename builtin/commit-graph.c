@@ -269,6 +269,16 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 		gp_error_clear(&cerr);
 	}
 	opts.max_new_filters = max_new_filters < 0 ? -1 : max_new_filters;
+	/* Git's test knobs for other filter shapes (t4216 uses them). */
+	{
+		const char *e;
+		if ((e = getenv("GIT_TEST_BLOOM_SETTINGS_NUM_HASHES")))
+			opts.bloom.num_hashes = (uint32_t)strtoul(e, NULL, 10);
+		if ((e = getenv("GIT_TEST_BLOOM_SETTINGS_BITS_PER_ENTRY")))
+			opts.bloom.bits_per_entry = (uint32_t)strtoul(e, NULL, 10);
+		if ((e = getenv("GIT_TEST_BLOOM_SETTINGS_MAX_CHANGED_PATHS")))
+			opts.bloom.max_changed_paths = (uint32_t)strtoul(e, NULL, 10);
+	}
 	if (repo && !config_get_bool_or(&repo->config, "core.commitgraph", true)) {
 		warning("attempting to write a commit-graph, but 'core.commitGraph' is disabled");
 		return 0;

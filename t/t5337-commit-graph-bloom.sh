@@ -19,7 +19,9 @@ old filters rather than compute them, as its trace2 counts show. --max-new-filte
 commitGraph.maxNewFilters) leave the newest commits with empty filters,
 which later writes fill in. Version 1 filters rewritten as version 2 are
 taken as they are where neither tree has a path with a byte >= 0x80
-(trace2 "filter-upgraded"), computed again elsewhere.'
+(trace2 "filter-upgraded"), computed again elsewhere. The GIT_TEST_BLOOM_SETTINGS_* knobs of git give
+other hash counts, bits per entry and change limits, which a rewrite
+keeps.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -193,6 +195,19 @@ do
 		gitpack -C p -c commitGraph.changedPathsVersion=3 commit-graph write --reachable 2>err &&
 		grep "commitGraph.changedPathsVersion.*(3) is not supported" err &&
 		test_path_is_missing p/.git/objects/info/commit-graph
+	'
+	test_expect_success "GIT_TEST_BLOOM_SETTINGS_*: identical, and kept by a rewrite ($algo)" '
+		fresh &&
+		GIT_TEST_BLOOM_SETTINGS_NUM_HASHES=9 GIT_TEST_BLOOM_SETTINGS_BITS_PER_ENTRY=15 \
+		GIT_TEST_BLOOM_SETTINGS_MAX_CHANGED_PATHS=10 \
+			step --reachable --changed-paths &&
+		rm -f p.trace &&
+		GIT_TRACE2_EVENT="$PWD/p.trace" gitpack -C p commit-graph write --reachable &&
+		grep "{\"hash_version\":1,\"num_hashes\":9,\"bits_per_entry\":15,\"max_changed_paths\":512}" p.trace &&
+		git_new -C g commit-graph write --reachable &&
+		graph_files g >expect &&
+		graph_files p >actual &&
+		test_cmp expect actual
 	'
 done
 
