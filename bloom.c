@@ -252,7 +252,7 @@ int bloom_filter_compute(struct bloom_filter *out, struct odb *odb, int algo,
 	if (!s.too_many) {
 		qsort(s.items, s.nr, sizeof(*s.items), cmp_str);
 		for (size_t i = 0; i < s.nr; i++)
-			if (!i || strcmp(s.items[i - 1], s.items[i]))
+			if (!nr_paths || strcmp(s.items[nr_paths - 1], s.items[i]))
 				s.items[nr_paths++] = s.items[i];
 			else
 				free(s.items[i]);

@@ -10,7 +10,7 @@ The history covers what changes a filter: files in nested directories
 same name, a mode change, a symbolic link, a deletion of a whole
 directory, a path with bytes >= 0x80 (versions 1 and 2 hash it
 differently), an empty commit (one zero byte), a commit of more than 512
-files (one 0xff byte), one of 300 files in 300 directories (600 paths:
+files (one 0xff byte), four files in one directory (which counts once), one of 300 files in 300 directories (600 paths:
 also 0xff), and a merge (filtered against its first parent only). The
 trace2 counts of a fresh write are those git prints. A graph with
 filters keeps them (and their version) when rewritten without
@@ -64,6 +64,8 @@ do
 			echo 1 >a/b/c/f && echo 2 >d/g && echo 3 >top &&
 			git add . && test_tick && git commit -qm one &&
 			echo 4 >a/b/c/f && test_tick && git commit -qam nested &&
+			for f in p q r s; do echo $f >a/b/$f || return 1; done &&
+			git add a && test_tick && git commit -qm four-in-one-dir &&
 			git rm -q top && mkdir top && echo 5 >top/x && git add top &&
 			test_tick && git commit -qm file-to-dir &&
 			chmod +x d/g && git add d/g && test_tick && git commit -qm mode &&
