@@ -1736,6 +1736,38 @@ out:
 	return ret;
 }
 
+/*
+ * As git reads a chain: the topmost layer with filters sets their
+ * version, hash count and bits per entry; the filters of a layer below
+ * with other settings are ignored (and named in result), so its
+ * commits get theirs computed anew.
+ */
+static void disable_mixed_filters(struct writer *w, struct commit_graph_write_result *result)
+{
+	const struct cg_layer *ref = NULL;
+	for (uint32_t n = w->old->nr_layers; n-- > 0;) {
+		struct cg_layer *l = &w->old->layers[n];
+		if (!l->bdat)
+			continue;
+		if (!ref) {
+			ref = l;
+			continue;
+		}
+		if (l->bloom_version == ref->bloom_version &&
+		    l->bloom_num_hashes == ref->bloom_num_hashes &&
+		    l->bloom_bits_per_entry == ref->bloom_bits_per_entry)
+			continue;
+		l->bidx = l->bdat = NULL;
+		l->bdat_size = 0;
+		l->bloom_version = 0;
+		result->bloom_disabled = xrealloc(result->bloom_disabled,
+						  (result->nr_bloom_disabled + 1) *
+							  sizeof(*result->bloom_disabled));
+		oid_from_raw(&result->bloom_disabled[result->nr_bloom_disabled++],
+			     l->map + l->size - w->rawsz, w->algo);
+	}
+}
+
 int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 		       const struct object_id *tips, size_t nr_tips,
 		       const struct commit_graph_write_opts *opts,
@@ -1775,6 +1807,8 @@ int commit_graph_write(const char *objdir, struct odb *odb, int algo,
 	}
 	gp_error_clear(&old_err);
 	ret = 0;
+	if (w.old && opts->changed_paths_version)
+		disable_mixed_filters(&w, result);
 
 	if (split) {
 		char *dir = xstrfmt("%s/" CG_CHAIN_DIR, objdir);

@@ -196,6 +196,14 @@ struct commit_graph_write_result {
 	bool written;        /* false: nothing to write (no commits) */
 	bool old_unusable;   /* the existing graph did not open and was ignored */
 	uint32_t nr_commits; /* in the file written */
+	/*
+	 * Checksums of the layers whose Bloom filters were set aside
+	 * because their settings differ from those of the topmost layer
+	 * with filters (git warns about each); the caller frees them,
+	 * whether or not the write succeeded.
+	 */
+	struct object_id *bloom_disabled;
+	size_t nr_bloom_disabled;
 };
 
 /*

@@ -345,7 +345,14 @@ static int cmd_write(int argc, const char **argv, struct repository *repo)
 			add_pack_commits(&tips, odb, odb_pack(odb, i));
 	}
 
-	if (commit_graph_write(objdir, odb, algo, tips.items, tips.nr, &opts, &result, &err)) {
+	ret = commit_graph_write(objdir, odb, algo, tips.items, tips.nr, &opts, &result, &err);
+	for (size_t i = 0; i < result.nr_bloom_disabled; i++) {
+		char hex[GP_MAX_HEXSZ + 1];
+		warning("disabling Bloom filters for commit-graph layer '%s' due to incompatible settings",
+			oid_to_hex_r(hex, &result.bloom_disabled[i]));
+	}
+	free(result.bloom_disabled);
+	if (ret) {
 		ret = error("%s", gp_error_msg(&err));
 		gp_error_clear(&err);
 		goto out;

@@ -21,7 +21,8 @@ which later writes fill in. Version 1 filters rewritten as version 2 are
 taken as they are where neither tree has a path with a byte >= 0x80
 (trace2 "filter-upgraded"), computed again elsewhere. The GIT_TEST_BLOOM_SETTINGS_* knobs of git give
 other hash counts, bits per entry and change limits, which a rewrite
-keeps.'
+keeps; a lower layer whose settings differ from those of the top layer loses its
+filters with the warning git prints.'
 
 GP_TEST_NO_INIT=1
 . ./test-lib.sh
@@ -207,6 +208,29 @@ do
 		GIT_TRACE2_EVENT="$PWD/p.trace" gitpack -C p commit-graph write --reachable &&
 		grep "{\"hash_version\":1,\"num_hashes\":9,\"bits_per_entry\":15,\"max_changed_paths\":512}" p.trace &&
 		git_new -C g commit-graph write --reachable &&
+		graph_files g >expect &&
+		graph_files p >actual &&
+		test_cmp expect actual
+	'
+	test_expect_success "a layer with other filter settings is ignored, with the warning of git ($algo)" '
+		fresh &&
+		git -C g rev-list --first-parent main >list &&
+		for r in g p
+		do
+			if test $r = g; then cg="git_new -C g"; else cg="gitpack -C p"; fi &&
+			sed -n "9,\$p" list | GIT_TEST_BLOOM_SETTINGS_NUM_HASHES=3 \
+				$cg commit-graph write --stdin-commits --split --changed-paths &&
+			sed -n "5,\$p" list | $cg commit-graph write --stdin-commits --split=no-merge --no-changed-paths &&
+			$cg commit-graph write --reachable --split=no-merge --changed-paths || return 1
+		done &&
+		graph_files g >expect &&
+		graph_files p >actual &&
+		test_cmp expect actual &&
+		layer=$(head -n 1 p/.git/objects/info/commit-graphs/commit-graph-chain) &&
+		git_new -C g commit-graph write --reachable --changed-paths 2>g.err &&
+		gitpack -C p commit-graph write --reachable --changed-paths 2>p.err &&
+		grep "disabling Bloom filters for commit-graph layer .$layer. due to incompatible settings" g.err &&
+		test_cmp g.err p.err &&
 		graph_files g >expect &&
 		graph_files p >actual &&
 		test_cmp expect actual
