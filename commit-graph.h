@@ -13,7 +13,9 @@
  * Opening validates the whole shape of each file (header, chunk table,
  * chunk sizes against the commit count, fanout, BASE against the chain)
  * so that every later lookup is bounded; parent positions are checked
- * when read. Bloom filter chunks (BIDX, BDAT) are ignored. Checksums and
+ * when read. Bloom filter chunks (BIDX, BDAT, see bloom.h) are only
+ * used by the writer, which keeps and reuses them; a misshapen pair is
+ * ignored, as git does. Checksums and
  * the agreement with the commits themselves are checked by
  * commit_graph_verify().
  */
