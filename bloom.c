@@ -249,7 +249,7 @@ int bloom_filter_compute(struct bloom_filter *out, struct odb *odb, int algo,
 	ret = diff_trees(&s, &base, parent_tree, tree, err);
 	if (ret)
 		goto out;
-	if (!s.too_many) {
+	if (!s.too_many && s.nr) {
 		qsort(s.items, s.nr, sizeof(*s.items), cmp_str);
 		for (size_t i = 0; i < s.nr; i++)
 			if (!nr_paths || strcmp(s.items[nr_paths - 1], s.items[i]))
